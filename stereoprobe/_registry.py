@@ -1,0 +1,8 @@
+"""inspect_ai entry point: importing this module registers stereoprobe's model providers and tasks.
+
+Referenced from ``[project.entry-points.inspect_ai]`` in pyproject.toml, so ``--model transformers/...``
+resolves on the inspect CLI and tasks are listed as ``stereoprobe/<task>``. Keep imports light: providers
+import torch/transformers lazily inside their factory functions.
+"""
+
+# ruff: noqa: F401

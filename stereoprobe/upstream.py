@@ -1,0 +1,137 @@
+"""Upstream data files at pinned commits: download on demand, verify SHA-256, cache.
+
+The project never ships upstream data. Full runs fetch each file from
+``https://raw.githubusercontent.com/<repository>/<commit>/<path>`` (table in ``upstream_sources.yaml``),
+check it against the recorded SHA-256 and keep it in ``~/.cache/stereoprobe/upstream/``.
+
+Machines without internet pass a local copy instead: a folder laid out like the upstream repository
+(``local=/path/to/GlobalBias``) or a mirror of several repositories named by their source key
+(``$STEREOPROBE_UPSTREAM_DIR/GlobalBias/...``). Local files are verified too; a mismatch is an error
+unless ``verify=False``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+from pathlib import Path
+
+import yaml
+
+from stereoprobe.paths import cache_dir
+
+RAW_URL = "https://raw.githubusercontent.com/{repository}/{commit}/{path}"
+MIRROR_ENV = "STEREOPROBE_UPSTREAM_DIR"
+
+
+class UpstreamDataError(RuntimeError):
+    """An upstream file could not be obtained or failed its checksum."""
+
+
+@dataclass(frozen=True)
+class UpstreamSource:
+    key: str
+    repository: str
+    commit: str
+    files: dict[str, str]  # relative path -> sha256
+
+    def url(self, path: str) -> str:
+        return RAW_URL.format(repository=self.repository, commit=self.commit, path=path)
+
+
+@cache
+def sources() -> dict[str, UpstreamSource]:
+    """All pinned upstream sources, by key (``GlobalBias``, ``Hidden-Bias-Benchmark``, ...)."""
+    text = files("stereoprobe").joinpath("upstream_sources.yaml").read_text(encoding="utf-8")
+    raw = yaml.safe_load(text)
+    return {
+        key: UpstreamSource(key=key, repository=v["repository"], commit=v["commit"], files=dict(v["files"]))
+        for key, v in raw.items()
+    }
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _source(key: str) -> UpstreamSource:
+    try:
+        return sources()[key]
+    except KeyError:
+        raise UpstreamDataError(f"unknown upstream source {key!r}; known: {', '.join(sources())}") from None
+
+
+def _check(path: Path, expected: str, what: str, verify: bool) -> Path:
+    if verify:
+        got = sha256_file(path)
+        if got != expected:
+            raise UpstreamDataError(
+                f"checksum mismatch for {what} at {path}: expected sha256 {expected}, got {got}. "
+                "The file is not the pinned upstream version; pass verify=False to use it anyway."
+            )
+    return path
+
+
+def fetch(key: str, path: str, local: str | os.PathLike[str] | None = None, verify: bool = True) -> Path:
+    """Return a verified local path of upstream file ``path`` of source ``key``.
+
+    Order: ``local`` folder (the repository's root, or a mirror holding ``<key>/``) → ``$STEREOPROBE_UPSTREAM_DIR``
+    → the cache → download from the pinned commit.
+    """
+    src = _source(key)
+    if path not in src.files:
+        raise UpstreamDataError(f"{key}: {path!r} is not a pinned file; pinned: {', '.join(src.files)}")
+    expected = src.files[path]
+    what = f"{src.repository}@{src.commit[:10]}:{path}"
+
+    roots: list[Path] = []
+    if local is not None:
+        roots += [Path(local), Path(local) / key]
+    if os.environ.get(MIRROR_ENV):
+        roots.append(Path(os.environ[MIRROR_ENV]) / key)
+    for root in roots:
+        candidate = root / path
+        if candidate.is_file():
+            return _check(candidate, expected, what, verify)
+    if local is not None:
+        raise UpstreamDataError(f"{what}: not found under the local folder {local} (looked for {path})")
+
+    cached = cache_dir("upstream", key, src.commit) / path
+    if cached.is_file():
+        return _check(cached, expected, what, verify)
+    if os.environ.get("HF_HUB_OFFLINE") == "1" and os.environ.get("STEREOPROBE_ALLOW_DOWNLOAD") != "1":
+        raise UpstreamDataError(
+            f"{what} is not cached and HF_HUB_OFFLINE=1; download it once with internet, or pass a local copy "
+            f"of the {src.repository} repository (source=/path/to/{key}) or set ${MIRROR_ENV}"
+        )
+    url = src.url(path)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with urllib.request.urlopen(url, timeout=60) as resp, tempfile.NamedTemporaryFile(
+            dir=cached.parent, delete=False
+        ) as tmp:
+            shutil.copyfileobj(resp, tmp)
+    except (urllib.error.URLError, TimeoutError, OSError) as e:
+        raise UpstreamDataError(
+            f"could not download {what} from {url} ({e}). Offline? Pass a local copy of the "
+            f"{src.repository} repository (source=/path/to/{key}) or set ${MIRROR_ENV}."
+        ) from e
+    tmp_path = Path(tmp.name)
+    try:
+        _check(tmp_path, expected, what, verify)
+    except UpstreamDataError:
+        tmp_path.unlink(missing_ok=True)
+        raise
+    tmp_path.replace(cached)
+    return cached
