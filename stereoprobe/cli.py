@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 # One line per subcommand module; each probe adds its own.
 SUBCOMMAND_MODULES: tuple[str, ...] = (
+    "stereoprobe.lm_eval_cli",
 )
 
 

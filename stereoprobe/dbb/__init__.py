@@ -1,0 +1,1 @@
+"""DBB (Description-based Bias Benchmark): data expansion, builder, scoring and bias statistics."""

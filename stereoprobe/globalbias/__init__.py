@@ -1,0 +1,1 @@
+"""GlobalBias: name x descriptor sentences, APX bias scores, character profiles."""

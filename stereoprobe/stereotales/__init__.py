@@ -1,0 +1,1 @@
+"""StereoTales: taxonomy, extraction consensus, association mining, harm judge analyses."""
