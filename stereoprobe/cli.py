@@ -15,6 +15,7 @@ from collections.abc import Sequence
 # One line per subcommand module; each probe adds its own.
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "stereoprobe.lm_eval_cli",
+    "stereoprobe.index_cli",
 )
 
 

@@ -14,3 +14,19 @@ def test_lm_eval_path_points_at_shipped_tasks(capsys) -> None:
 def test_no_command_prints_help(capsys) -> None:
     assert main([]) == 2
     assert "usage" in capsys.readouterr().out
+
+
+def test_index_links_reports_and_tables(tmp_path: Path) -> None:
+    (tmp_path / "dbb").mkdir()
+    (tmp_path / "dbb" / "report.html").write_text("<html></html>")
+    (tmp_path / "dbb" / "summary.csv").write_text("a\n1\n")
+    assert main(["index", str(tmp_path)]) == 0
+    text = (tmp_path / "index.html").read_text()
+    assert 'href="dbb/report.html"' in text and 'href="dbb/summary.csv"' in text
+
+
+def test_index_of_empty_folder_is_an_error(tmp_path: Path) -> None:
+    import pytest
+
+    with pytest.raises(FileNotFoundError, match="no HTML report"):
+        main(["index", str(tmp_path)])
