@@ -33,6 +33,8 @@ test-fast: $(STAMP)
 clean-demo:
 	rm -rf $(DEMO_OUT)
 
-# Each probe adds its demo step below (demo-size run on transformers/default, then its post-processing).
+# Each probe adds its demo step below (demo-size run on transformers/default, then its post-processing),
+# before the final index line, which links every report (results/demo/index.html).
 demo: $(STAMP)
 	mkdir -p $(DEMO_OUT)
+	$(PY) -m stereoprobe index $(DEMO_OUT)
