@@ -6,3 +6,4 @@ import torch/transformers lazily inside their factory functions.
 """
 
 # ruff: noqa: F401
+from stereoprobe.tasks.globalbias import globalbias
