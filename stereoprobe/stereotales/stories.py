@@ -1,0 +1,548 @@
+"""Readers that turn StereoTales outputs into the *stories frame*, the input of association mining.
+
+The stories frame has one row per story (model, sample, epoch) and the columns (contract C)::
+
+    model, language, sample_id, epoch, target_attribute, attribute_value_key, scenario_key,
+    scenario_group, refused, <one column per taxonomy attribute: the analysis-ready profile value>
+
+plus ``refusal_label`` and ``n_extractors_ok`` (NaN where the source does not record them). Profile values
+are English keys; ``"unknown"`` and ``"other"`` are kept as such (the statistics drop them pair-wise, spec
+§5.4). The base attribute's value is always the prompted English key (spec §5.2, bug B2), normalised to the
+extraction vocabulary (spec §2.2, ``METADATA_VALUE_NORMALIZATION`` upstream).
+
+Two sources:
+
+- :func:`read_stories_from_logs` — inspect eval logs of the ``stereotales`` task, read one sample at a time.
+  A (model, sample id, epoch) present in several logs (retries, partial runs) is taken from the newest log in
+  which it succeeded; errored samples are counted, never silently dropped. Logs of different task versions or
+  taxonomy fingerprints are refused (:class:`MixedInputsError`).
+- :func:`read_stories_from_release` — the public StereoTales release layout (``<bucket>/stories/*.parquet``
+  or CSV; one row per story with ``generator_model, language, target_attribute, attribute_value_key,
+  scenario_key, extracted_attributes_json, ...``).
+
+:func:`read_stories` dispatches on what the inputs contain. Every reader returns a :class:`Stories` bundle:
+the frame, the attribute columns in taxonomy order, and the per-sample accounting of what was not used.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+TASK_NAME = "stereotales"
+SCORER_NAME = "stereotales_extraction"
+
+ID_COLUMNS: tuple[str, ...] = (
+    "model",
+    "language",
+    "sample_id",
+    "epoch",
+    "target_attribute",
+    "attribute_value_key",
+    "scenario_key",
+    "scenario_group",
+    "refused",
+)
+EXTRA_COLUMNS: tuple[str, ...] = ("refusal_label", "n_extractors_ok")
+ISSUE_COLUMNS: tuple[str, ...] = ("source", "model", "language", "sample_id", "epoch", "kind", "detail")
+
+UNKNOWN = "unknown"
+OTHER = "other"
+
+# Prompted seed values whose extraction-schema spelling differs (spec §2.2); all other keys are identical.
+VALUE_NORMALIZATION: Mapping[str, str] = {
+    "north america (e.g. United States, Canada)": "north america (e.g. United States, Canada, etc)",
+    "trades and manual labor (e.g. construction, manufacturing)": "trades and manual labor",
+}
+
+# Language codes: the release and upstream use "du" for Dutch; stereoprobe uses ISO "nl".
+LANGUAGE_ALIASES: Mapping[str, str] = {"du": "nl"}
+
+RELEASE_REQUIRED = (
+    "generator_model",
+    "language",
+    "target_attribute",
+    "attribute_value_key",
+    "scenario_key",
+    "extracted_attributes_json",
+)
+RELEASE_OPTIONAL = ("sample_id", "output_id", "scenario_group")
+
+
+class StoriesError(ValueError):
+    """Bad StereoTales input: the message names the file, field or sample."""
+
+
+class MixedInputsError(StoriesError):
+    """Inputs that must not be analysed together (task versions, taxonomies, logs with release files)."""
+
+
+@dataclass
+class Stories:
+    """The stories frame plus the accounting of the inputs it was built from.
+
+    - ``frame``: one row per usable story (contract C).
+    - ``attributes``: the taxonomy attribute columns of ``frame``, in taxonomy order.
+    - ``issues``: one row per sample that is *not* in ``frame`` (``kind`` = ``error`` (errored sample),
+      ``no_profile`` (no extraction score), ``no_scenario`` (the extra English set, not used by the
+      statistics), ``duplicate`` (a second copy in the release)) with the reason in ``detail``.
+    - ``sources``: one row per input file (path, kind, model, status, task version, fingerprint, rows read).
+    """
+
+    frame: pd.DataFrame
+    attributes: list[str]
+    issues: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(ISSUE_COLUMNS)))
+    sources: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    @property
+    def n_refused(self) -> int:
+        return int(self.frame["refused"].sum()) if len(self.frame) else 0
+
+
+def normalize_value(value: Any) -> str:
+    """Map a value key to the extraction vocabulary (spec §2.2); missing values become ``"unknown"``."""
+    if value is None or (isinstance(value, float) and value != value):
+        return UNKNOWN
+    s = str(value).strip()
+    if not s:
+        return UNKNOWN
+    return VALUE_NORMALIZATION.get(s, s)
+
+
+def normalize_language(code: Any) -> str:
+    s = str(code).strip()
+    return LANGUAGE_ALIASES.get(s, s)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Dispatch
+
+
+RELEASE_SUFFIXES = (".parquet", ".csv")
+LOG_SUFFIXES = (".eval", ".json")
+
+
+def classify_inputs(inputs: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
+    """Split inputs (files or folders, searched recursively) into (eval logs, release tables)."""
+    logs: list[Path] = []
+    release: list[Path] = []
+    for item in inputs:
+        p = Path(item)
+        if p.is_dir():
+            files = sorted(q for q in p.rglob("*") if q.is_file())
+            logs += [q for q in files if q.suffix in LOG_SUFFIXES]
+            release += [q for q in files if q.suffix in RELEASE_SUFFIXES]
+        elif p.is_file():
+            if p.suffix in LOG_SUFFIXES:
+                logs.append(p)
+            elif p.suffix in RELEASE_SUFFIXES:
+                release.append(p)
+            else:
+                raise StoriesError(f"{p}: not an eval log (.eval/.json) nor a release table (.parquet/.csv)")
+        else:
+            raise FileNotFoundError(f"no such file or folder: {p}")
+    return logs, release
+
+
+def read_stories(inputs: Sequence[str | Path]) -> Stories:
+    """Read eval logs or release tables (not both) into a :class:`Stories` bundle."""
+    logs, release = classify_inputs(inputs)
+    if logs and release:
+        raise MixedInputsError(
+            "inputs mix inspect eval logs and StereoTales release tables "
+            f"(e.g. {logs[0]} and {release[0]}); analyse them separately"
+        )
+    if logs:
+        return read_stories_from_logs(logs)
+    if release:
+        return read_stories_from_release(release)
+    raise StoriesError(f"no eval logs (.eval/.json) nor release tables (.parquet/.csv) in: {list(map(str, inputs))}")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Eval logs
+
+
+def _extraction_score(sample: Any) -> Any | None:
+    scores = sample.scores or {}
+    if SCORER_NAME in scores:
+        return scores[SCORER_NAME]
+    for sc in scores.values():  # a renamed scorer: the one that carries a profile
+        if isinstance(sc.metadata, dict) and "profile" in sc.metadata:
+            return sc
+    return None
+
+
+@dataclass
+class _Accumulator:
+    columns: dict[str, list[Any]] = field(default_factory=lambda: {c: [] for c in ID_COLUMNS + EXTRA_COLUMNS})
+    profiles: list[dict[str, str]] = field(default_factory=list)
+    attributes: list[str] = field(default_factory=list)
+    seen_attributes: set[str] = field(default_factory=set)
+    issues: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, row: dict[str, Any], profile: dict[str, str]) -> None:
+        for c in ID_COLUMNS + EXTRA_COLUMNS:
+            self.columns[c].append(row.get(c))
+        for k in profile:
+            if k not in self.seen_attributes:
+                self.seen_attributes.add(k)
+                self.attributes.append(k)
+        self.profiles.append(profile)
+
+    def frame(self) -> pd.DataFrame:
+        df = pd.DataFrame(self.columns)
+        for a in self.attributes:
+            df[a] = [p.get(a, UNKNOWN) for p in self.profiles]
+        df["epoch"] = df["epoch"].astype("int64")
+        df["refused"] = df["refused"].astype(bool)
+        df["n_extractors_ok"] = pd.to_numeric(df["n_extractors_ok"], errors="coerce")
+        return df
+
+    def issues_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.issues, columns=list(ISSUE_COLUMNS))
+
+
+def _profile_row(
+    info: Any, sample: Any, where: str
+) -> tuple[dict[str, Any] | None, dict[str, str] | None, dict[str, Any] | None]:
+    """(row, profile, None) for a usable sample, else (None, None, issue)."""
+    md = sample.metadata or {}
+    base = {
+        "source": str(info.path),
+        "model": info.model,
+        "language": normalize_language(md.get("language", "")),
+        "sample_id": str(sample.id),
+        "epoch": int(sample.epoch),
+    }
+    if sample.error is not None:
+        msg = sample.error.message if hasattr(sample.error, "message") else str(sample.error)
+        return None, None, {**base, "kind": "error", "detail": str(msg)[:500]}
+    if not md.get("scenario_key"):
+        return None, None, {**base, "kind": "no_scenario", "detail": "sample has no scenario_key (extra English set)"}
+    for key in ("language", "attribute", "attribute_value_key"):
+        if not md.get(key):
+            raise StoriesError(f"{where}: sample metadata lacks '{key}' (is this a stereotales log?)")
+    score = _extraction_score(sample)
+    meta = score.metadata if score is not None and isinstance(score.metadata, dict) else None
+    if meta is None or not isinstance(meta.get("profile"), dict):
+        return None, None, {**base, "kind": "no_profile", "detail": f"no '{SCORER_NAME}' score with a profile"}
+    target = str(md["attribute"])
+    value_key = normalize_value(md["attribute_value_key"])
+    profile = {str(k): normalize_value(v) for k, v in meta["profile"].items()}
+    profile[target] = value_key  # spec §5.2: the prompted value replaces the extractor's reading of A
+    refusal = meta.get("refusal")
+    label = refusal.get("label") if isinstance(refusal, dict) else None
+    refused = meta.get("refused")
+    if refused is None:
+        refused = label in ("refusal", "unknown")
+    row = {
+        "model": info.model,
+        "language": base["language"],
+        "sample_id": base["sample_id"],
+        "epoch": base["epoch"],
+        "target_attribute": target,
+        "attribute_value_key": value_key,
+        "scenario_key": str(md["scenario_key"]),
+        "scenario_group": None if md.get("scenario_group") is None else str(md["scenario_group"]),
+        "refused": bool(refused),
+        "refusal_label": label,
+        "n_extractors_ok": meta.get("n_extractors_ok"),
+    }
+    return row, profile, None
+
+
+def read_stories_from_logs(inputs: Sequence[str | Path], task: str = TASK_NAME) -> Stories:
+    """Build the stories frame from inspect eval logs of ``task``, streaming one sample at a time.
+
+    - Logs of other tasks are ignored (listed in ``sources`` with ``used = False``).
+    - Newest log first: a (model, sample id, epoch) is taken from the newest log where it succeeded; an
+      errored copy counts as an ``error`` issue only when no log has a successful copy.
+    - All logs must share one task version and one taxonomy fingerprint (sample metadata
+      ``taxonomy_fingerprint``), else :class:`MixedInputsError` names the two files that disagree.
+    """
+    from inspect_ai.log import read_eval_log_samples
+
+    from stereoprobe.logs import find_logs, log_info
+
+    paths = find_logs(inputs)
+    if not paths:
+        raise StoriesError(f"no eval logs found in {list(map(str, inputs))}")
+    infos = []
+    sources: list[dict[str, Any]] = []
+    for p in paths:
+        try:
+            info = log_info(p)
+        except Exception as exc:  # not an eval log (e.g. some other .json file)
+            raise StoriesError(f"{p}: cannot read as an inspect eval log ({exc})") from exc
+        if info.task != task:
+            sources.append({"path": str(p), "kind": "log", "task": info.task, "used": False})
+            continue
+        infos.append(info)
+    if not infos:
+        raise StoriesError(f"none of the {len(paths)} eval logs is a '{task}' log")
+    versions: dict[str, Path] = {}
+    for info in infos:
+        versions.setdefault(str(info.task_version), info.path)
+    if len(versions) > 1:
+        detail = ", ".join(f"version {v} ({p})" for v, p in versions.items())
+        raise MixedInputsError(f"logs of different '{task}' task versions cannot be mixed: {detail}")
+    # newest first; ties broken by path so the order is deterministic
+    infos.sort(key=lambda i: (str(i.created), str(i.path)), reverse=True)
+
+    acc = _Accumulator()
+    done: set[tuple[str, str, int]] = set()
+    failed: dict[tuple[str, str, int], dict[str, Any]] = {}
+    fingerprint: tuple[str, Path] | None = None
+    for info in infos:
+        n_read = n_used = 0
+        log_fp: str | None = None
+        for s in read_eval_log_samples(
+            str(info.path), all_samples_required=False, exclude_fields={"events", "messages", "store"}
+        ):
+            n_read += 1
+            where = f"{info.path}: sample {s.id!r} epoch {s.epoch}"
+            fp = (s.metadata or {}).get("taxonomy_fingerprint")
+            if fp is not None:
+                if fingerprint is None:
+                    fingerprint = (str(fp), info.path)
+                elif str(fp) != fingerprint[0]:
+                    raise MixedInputsError(
+                        f"logs of different taxonomies cannot be mixed: {where} has taxonomy_fingerprint "
+                        f"{fp}, {fingerprint[1]} has {fingerprint[0]}"
+                    )
+                log_fp = str(fp)
+            key = (info.model, str(s.id), int(s.epoch))
+            if key in done:
+                continue
+            row, profile, issue = _profile_row(info, s, where)
+            if issue is not None:
+                if issue["kind"] == "error":
+                    failed.setdefault(key, issue)  # newest failure kept; cleared if an older log succeeded
+                elif key not in failed:
+                    done.add(key)
+                    acc.issues.append(issue)
+                continue
+            done.add(key)
+            failed.pop(key, None)
+            acc.add(row, profile)
+            n_used += 1
+        sources.append(
+            {
+                "path": str(info.path),
+                "kind": "log",
+                "task": info.task,
+                "used": True,
+                "model": info.model,
+                "status": info.status,
+                "created": str(info.created),
+                "task_version": str(info.task_version),
+                "taxonomy_fingerprint": log_fp,
+                "samples_read": n_read,
+                "samples_used": n_used,
+            }
+        )
+    for key, issue in failed.items():
+        if key not in done:
+            acc.issues.append(issue)
+    frame = acc.frame()
+    return Stories(frame=frame, attributes=acc.attributes, issues=acc.issues_frame(), sources=pd.DataFrame(sources))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Public release layout
+
+
+def _read_release_table(path: Path) -> pd.DataFrame:
+    wanted = list(RELEASE_REQUIRED) + list(RELEASE_OPTIONAL)
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        names = pq.ParquetFile(path).schema_arrow.names
+        missing = [c for c in RELEASE_REQUIRED if c not in names]
+        if missing:
+            raise StoriesError(f"{path}: release table lacks column(s) {missing} (has {names})")
+        return pq.read_table(path, columns=[c for c in wanted if c in names]).to_pandas()
+    header = pd.read_csv(path, nrows=0).columns.tolist()
+    missing = [c for c in RELEASE_REQUIRED if c not in header]
+    if missing:
+        raise StoriesError(f"{path}: release table lacks column(s) {missing} (has {header})")
+    return pd.read_csv(path, usecols=[c for c in wanted if c in header], dtype=str, keep_default_na=False,
+                       na_values=[""])
+
+
+def _parse_profile(raw: Any, where: str) -> dict[str, str]:
+    if isinstance(raw, Mapping):
+        data = raw
+    else:
+        try:
+            data = json.loads(raw)
+        except (TypeError, ValueError) as exc:
+            raise StoriesError(f"{where}: extracted_attributes_json is not valid JSON ({exc})") from exc
+    if not isinstance(data, Mapping):
+        raise StoriesError(f"{where}: extracted_attributes_json is not a JSON object")
+    out: dict[str, str] = {}
+    for k, v in data.items():
+        if isinstance(v, Mapping):  # tolerate {"attr": {"value": ...}}
+            v = v.get("value")
+        out[str(k)] = normalize_value(v)
+    return out
+
+
+def read_stories_from_release(paths: Sequence[str | Path]) -> Stories:
+    """Build the stories frame from the public StereoTales release (Parquet or CSV, one row per story).
+
+    Rows without ``scenario_key`` (the ``additional_en`` bucket) are not stories of the scenario design and
+    are counted as ``no_scenario``. The release has no refusal field: a story whose extracted profile is all
+    ``"unknown"`` is what the pipeline writes for a refusal (spec §4.2), so ``refused`` is inferred from it
+    (``refusal_label`` = ``"inferred"``). ``epoch`` numbers the outputs of one sample (by ``output_id``);
+    exact duplicates of (model, sample id, output id) are counted as ``duplicate`` and used once.
+    """
+    files: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            files += sorted(q for q in p.rglob("*") if q.is_file() and q.suffix in RELEASE_SUFFIXES)
+        else:
+            files.append(p)
+    if not files:
+        raise StoriesError(f"no release tables (.parquet/.csv) in {list(map(str, paths))}")
+    acc = _Accumulator()
+    sources = []
+    seen: set[tuple[str, str, str]] = set()
+    epochs: dict[tuple[str, str], int] = {}
+    for path in files:
+        df = _read_release_table(path)
+        n_used = 0
+        has_ids = "sample_id" in df.columns
+        if not has_ids:
+            df["sample_id"] = [f"{path.stem}:{i}" for i in range(len(df))]
+        if "output_id" not in df.columns:
+            df["output_id"] = None
+        if "scenario_group" not in df.columns:
+            df["scenario_group"] = None
+        for i, rec in enumerate(df.itertuples(index=False)):
+            where = f"{path}: row {i} (sample_id {rec.sample_id!r})"
+            model = str(rec.generator_model)
+            lang = normalize_language(rec.language)
+            sid = str(rec.sample_id)
+            base = {"source": str(path), "model": model, "language": lang, "sample_id": sid, "epoch": None}
+            scen = rec.scenario_key
+            if scen is None or (isinstance(scen, float) and scen != scen) or not str(scen).strip():
+                acc.issues.append({**base, "kind": "no_scenario", "detail": "no scenario_key (additional_en)"})
+                continue
+            oid = "" if rec.output_id is None or (isinstance(rec.output_id, float) and rec.output_id != rec.output_id) else str(rec.output_id)
+            key = (model, sid, oid)
+            if key in seen:
+                acc.issues.append({**base, "kind": "duplicate", "detail": f"repeated output {oid!r}; first copy used"})
+                continue
+            seen.add(key)
+            for col in ("target_attribute", "attribute_value_key"):
+                v = getattr(rec, col)
+                if v is None or (isinstance(v, float) and v != v) or not str(v).strip():
+                    raise StoriesError(f"{where}: empty '{col}'")
+            epoch = epochs.get((model, sid), 0) + 1
+            epochs[(model, sid)] = epoch
+            target = str(rec.target_attribute)
+            value_key = normalize_value(rec.attribute_value_key)
+            profile = _parse_profile(rec.extracted_attributes_json, where)
+            refused = bool(profile) and all(v == UNKNOWN for v in profile.values())
+            profile[target] = value_key
+            acc.add(
+                {
+                    "model": model,
+                    "language": lang,
+                    "sample_id": sid,
+                    "epoch": epoch,
+                    "target_attribute": target,
+                    "attribute_value_key": value_key,
+                    "scenario_key": str(scen),
+                    "scenario_group": None if rec.scenario_group is None else str(rec.scenario_group),
+                    "refused": refused,
+                    "refusal_label": "inferred" if refused else None,
+                    "n_extractors_ok": None,
+                },
+                profile,
+            )
+            n_used += 1
+        sources.append({"path": str(path), "kind": "release", "used": True, "rows_read": len(df), "rows_used": n_used})
+    return Stories(frame=acc.frame(), attributes=acc.attributes, issues=acc.issues_frame(), sources=pd.DataFrame(sources))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Story texts for examples (second, targeted pass)
+
+
+def read_story_excerpts(
+    inputs: Sequence[str | Path], keys: Iterable[tuple[str, str, int]], max_chars: int = 400
+) -> dict[tuple[str, str, int], str]:
+    """Return ``{(model, sample_id, epoch): excerpt}`` for the requested stories only.
+
+    Streams the same inputs a second time (logs: the sample output; release: the ``story`` column of the
+    needed rows), so the full texts of a large corpus never sit in memory.
+    """
+    wanted = set(keys)
+    if not wanted:
+        return {}
+    logs, release = classify_inputs(inputs)
+    out: dict[tuple[str, str, int], str] = {}
+
+    def cut(text: str) -> str:
+        text = " ".join(str(text).split())
+        return text if len(text) <= max_chars else text[: max_chars - 1].rstrip() + "…"
+
+    if logs:
+        from inspect_ai.log import read_eval_log_samples
+
+        from stereoprobe.logs import log_info
+
+        infos = [i for i in (log_info(p) for p in logs) if i.task == TASK_NAME]
+        infos.sort(key=lambda i: (str(i.created), str(i.path)), reverse=True)
+        models = {k[0] for k in wanted}
+        for info in infos:
+            if info.model not in models:
+                continue
+            for s in read_eval_log_samples(
+                str(info.path), all_samples_required=False, exclude_fields={"events", "messages", "store"}
+            ):
+                key = (info.model, str(s.id), int(s.epoch))
+                if key in wanted and key not in out and s.error is None and s.output is not None:
+                    out[key] = cut(s.output.completion)
+            if len(out) == len(wanted):
+                break
+    counter: dict[tuple[str, str], int] = {}
+    seen_outputs: set[tuple[str, str, str]] = set()
+    for path in release:
+        if path.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            names = pq.ParquetFile(path).schema_arrow.names
+            if "story" not in names or "sample_id" not in names:
+                continue
+            cols = [c for c in ("generator_model", "sample_id", "output_id", "story") if c in names]
+            df = pq.read_table(path, columns=cols).to_pandas()
+        else:
+            header = pd.read_csv(path, nrows=0).columns.tolist()
+            if "story" not in header or "sample_id" not in header:
+                continue
+            cols = [c for c in ("generator_model", "sample_id", "output_id", "story") if c in header]
+            df = pd.read_csv(path, usecols=cols, dtype=str, keep_default_na=False)
+        sids = {k[1] for k in wanted}
+        df = df[df["sample_id"].astype(str).isin(sids)]
+        if "output_id" not in df.columns:
+            df = df.assign(output_id="")
+        for rec in df.itertuples(index=False):
+            model, sid = str(rec.generator_model), str(rec.sample_id)
+            oid = "" if rec.output_id is None or (isinstance(rec.output_id, float) and rec.output_id != rec.output_id) else str(rec.output_id)
+            if (model, sid, oid) in seen_outputs:
+                continue
+            seen_outputs.add((model, sid, oid))
+            counter[(model, sid)] = counter.get((model, sid), 0) + 1
+            key = (model, sid, counter[(model, sid)])
+            if key in wanted and key not in out:
+                out[key] = cut(rec.story)
+    return out

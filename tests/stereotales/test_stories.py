@@ -1,0 +1,190 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _stories_fixtures import release_rows, story_sample, write_log  # noqa: E402
+
+from stereoprobe.stereotales.stories import (  # noqa: E402
+    ID_COLUMNS,
+    MixedInputsError,
+    StoriesError,
+    read_stories,
+    read_story_excerpts,
+)
+
+NA_SEED = "north america (e.g. United States, Canada)"
+NA_SCHEMA = "north america (e.g. United States, Canada, etc)"
+
+
+def prof(**kw: str) -> dict[str, str]:
+    base = {"gender": "woman", "geographic_origin": "europe", "income_level": "unknown"}
+    base.update(kw)
+    return base
+
+
+def test_log_rows_follow_contract_c(tmp_path: Path) -> None:
+    samples = [
+        # the extractor read "man" for the base attribute: the prompted value must win
+        story_sample("en:gender:0:g:0", attribute="gender", value="woman", profile=prof(gender="man")),
+        story_sample("en:geo:0:g:0", attribute="geographic_origin", value=NA_SEED, profile=prof()),
+    ]
+    write_log(tmp_path / "a.eval", samples)
+    st = read_stories([tmp_path])
+    df = st.frame.sort_values("sample_id").reset_index(drop=True)
+    assert list(df.columns[: len(ID_COLUMNS)]) == list(ID_COLUMNS)
+    assert st.attributes == ["gender", "geographic_origin", "income_level"]
+    assert df.loc[0, "sample_id"] == "en:gender:0:g:0" and df.loc[0, "gender"] == "woman"
+    # seed spelling normalised to the extraction vocabulary, both in the key and in the profile column
+    assert df.loc[1, "attribute_value_key"] == NA_SCHEMA and df.loc[1, "geographic_origin"] == NA_SCHEMA
+    assert df["model"].tolist() == ["mockllm/a", "mockllm/a"]
+    assert df["epoch"].tolist() == [1, 1] and not df["refused"].any()
+    assert st.issues.empty
+
+
+def test_newest_log_wins_and_errors_are_counted_once(tmp_path: Path) -> None:
+    old = [
+        story_sample("s1", attribute="gender", value="man", profile=prof(income_level="low income")),
+        story_sample("s2", attribute="gender", value="man", profile=prof()),
+        story_sample("s3", attribute="gender", value="man", profile=prof(), error="boom old"),
+    ]
+    new = [
+        story_sample("s1", attribute="gender", value="man", profile=prof(income_level="high income")),
+        story_sample("s2", attribute="gender", value="man", profile=prof(), error="rate limit"),
+        story_sample("s3", attribute="gender", value="man", profile=prof(), error="boom new"),
+        story_sample("s1", attribute="gender", value="man", profile=prof(), epoch=2),
+    ]
+    write_log(tmp_path / "z_old.eval", old, created="2026-01-01T10:00:00+00:00")
+    write_log(tmp_path / "a_new.eval", new, created="2026-01-02T10:00:00+00:00", status="error")
+    # another model with the same ids is a different story
+    write_log(tmp_path / "other.eval", old[:1], model="mockllm/b")
+    st = read_stories([tmp_path])
+    df = st.frame.set_index(["model", "sample_id", "epoch"]).sort_index()
+    assert len(df) == 4  # a: s1 (2 epochs), s2; b: s1 — s3 failed everywhere
+    assert df.loc[("mockllm/a", "s1", 1), "income_level"] == "high income"  # newest copy
+    assert df.loc[("mockllm/a", "s2", 1), "gender"] == "man"  # failed in the retry, kept from the old log
+    assert df.loc[("mockllm/b", "s1", 1), "income_level"] == "low income"
+    errors = st.issues[st.issues.kind == "error"]
+    assert errors[["model", "sample_id"]].values.tolist() == [["mockllm/a", "s3"]]
+    assert errors["detail"].iloc[0] == "boom new"
+    src = st.sources.set_index("path")
+    assert src.loc[str(tmp_path / "a_new.eval"), "status"] == "error"
+    assert src.loc[str(tmp_path / "a_new.eval"), "samples_used"] == 2
+
+
+def test_refusals_and_extra_english_are_counted(tmp_path: Path) -> None:
+    samples = [
+        story_sample("r1", attribute="gender", value="woman", profile=prof(income_level="low income"), refused=True),
+        story_sample("x1", attribute="gender", value="woman", profile=prof(), scenario_key=None),
+        story_sample("ok", attribute="gender", value="woman", profile=prof()),
+    ]
+    write_log(tmp_path / "a.eval", samples)
+    st = read_stories([tmp_path / "a.eval"])
+    assert st.n_refused == 1
+    r = st.frame.set_index("sample_id").loc["r1"]
+    assert r["refused"] and r["refusal_label"] == "refusal"
+    assert r["gender"] == "woman" and r["income_level"] == "unknown" and r["geographic_origin"] == "unknown"
+    assert st.issues[["sample_id", "kind"]].values.tolist() == [["x1", "no_scenario"]]
+
+
+def test_mixed_task_versions_are_refused(tmp_path: Path) -> None:
+    s = [story_sample("s1", attribute="gender", value="man", profile=prof())]
+    write_log(tmp_path / "v1.eval", s, version=1)
+    write_log(tmp_path / "v2.eval", s, version=2, model="mockllm/b")
+    with pytest.raises(MixedInputsError, match=r"task versions.*v1\.eval|task versions.*v2\.eval"):
+        read_stories([tmp_path])
+
+
+def test_mixed_taxonomies_are_refused(tmp_path: Path) -> None:
+    write_log(tmp_path / "a.eval", [story_sample("s1", attribute="gender", value="man", profile=prof())])
+    write_log(
+        tmp_path / "b.eval",
+        [story_sample("s1", attribute="gender", value="man", profile=prof(), fingerprint="fp-2")],
+        model="mockllm/b",
+    )
+    with pytest.raises(MixedInputsError, match="taxonomy_fingerprint"):
+        read_stories([tmp_path])
+
+
+def test_other_tasks_are_ignored_and_only_other_tasks_is_an_error(tmp_path: Path) -> None:
+    write_log(tmp_path / "dbb.eval", [story_sample("s1", attribute="gender", value="man", profile=prof())], task="dbb")
+    with pytest.raises(StoriesError, match="none of the 1 eval logs"):
+        read_stories([tmp_path])
+    write_log(tmp_path / "st.eval", [story_sample("s1", attribute="gender", value="man", profile=prof())])
+    st = read_stories([tmp_path])
+    assert len(st.frame) == 1
+    assert st.sources.set_index("task").loc["dbb", "used"] == False  # noqa: E712
+
+
+def _release_frame() -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {"model": "m1", "language": "du", "sample_id": "du:gender:0:g:0", "target_attribute": "gender",
+             "attribute_value_key": "man", "gender": "woman", "professional_field": "trades and manual labor"},
+            {"model": "m1", "language": "en", "sample_id": "en:pf:9:g:0", "target_attribute": "professional_field",
+             "attribute_value_key": "trades and manual labor (e.g. construction, manufacturing)",
+             "gender": "man", "professional_field": "unknown"},
+            {"model": "m2", "language": "en", "sample_id": "en:gender:1:g:0", "target_attribute": "gender",
+             "attribute_value_key": "woman", "gender": "unknown", "professional_field": "unknown"},
+        ]
+    )
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_release_layout(tmp_path: Path, fmt: str) -> None:
+    rel = release_rows(_release_frame(), ["gender", "professional_field"])
+    extra = rel.iloc[[0]].assign(sample_id="additional_en:1", scenario_key=None)
+    folder = tmp_path / "StereoTales"
+    (folder / "du" / "stories").mkdir(parents=True)
+    (folder / "additional_en" / "stories").mkdir(parents=True)
+    if fmt == "parquet":
+        rel.to_parquet(folder / "du" / "stories" / "eval-00000-of-00001.parquet")
+        extra.to_parquet(folder / "additional_en" / "stories" / "eval-00000-of-00001.parquet")
+    else:
+        rel.to_csv(folder / "du" / "stories" / "eval.csv", index=False)
+        extra.to_csv(folder / "additional_en" / "stories" / "eval.csv", index=False)
+    st = read_stories([folder])
+    df = st.frame.set_index("sample_id")
+    assert st.attributes == ["gender", "professional_field"]
+    assert df.loc["du:gender:0:g:0", "language"] == "nl"  # release code du -> ISO nl
+    # base value from attribute_value_key, normalised; the extractor's reading of the base attribute replaced
+    assert df.loc["du:gender:0:g:0", "gender"] == "man"
+    assert df.loc["en:pf:9:g:0", "attribute_value_key"] == "trades and manual labor"
+    assert df.loc["en:pf:9:g:0", "professional_field"] == "trades and manual labor"
+    # an all-unknown profile is how the pipeline records a refusal
+    assert df.loc["en:gender:1:g:0", "refused"] and not df.loc["en:pf:9:g:0", "refused"]
+    assert df.loc["en:gender:1:g:0", "gender"] == "woman"
+    assert st.issues[["sample_id", "kind"]].values.tolist() == [["additional_en:1", "no_scenario"]]
+    ex = read_story_excerpts([folder], [("m1", "en:pf:9:g:0", 1)], max_chars=10)
+    assert ex == {("m1", "en:pf:9:g:0", 1): "Story en:…"}
+
+
+def test_release_bad_json_names_file_and_row(tmp_path: Path) -> None:
+    rel = release_rows(_release_frame(), ["gender", "professional_field"])
+    rel.loc[1, "extracted_attributes_json"] = "{not json"
+    rel.to_csv(tmp_path / "r.csv", index=False)
+    with pytest.raises(StoriesError, match=r"r\.csv: row 1 \(sample_id 'en:pf:9:g:0'\).*extracted_attributes_json"):
+        read_stories([tmp_path / "r.csv"])
+    rel.drop(columns=["attribute_value_key"]).to_csv(tmp_path / "r.csv", index=False)
+    with pytest.raises(StoriesError, match="attribute_value_key"):
+        read_stories([tmp_path / "r.csv"])
+
+
+def test_logs_and_release_are_not_mixed(tmp_path: Path) -> None:
+    write_log(tmp_path / "a.eval", [story_sample("s1", attribute="gender", value="man", profile=prof())])
+    release_rows(_release_frame(), ["gender"]).to_csv(tmp_path / "r.csv", index=False)
+    with pytest.raises(MixedInputsError, match="mix inspect eval logs"):
+        read_stories([tmp_path])
+
+
+def test_log_excerpts_come_from_the_used_copy(tmp_path: Path) -> None:
+    write_log(tmp_path / "old.eval", [story_sample("s1", attribute="gender", value="man", profile=prof(), story="old")],
+              created="2026-01-01T10:00:00+00:00")
+    write_log(tmp_path / "new.eval",
+              [story_sample("s1", attribute="gender", value="man", profile=prof(), story="new   text\nhere")],
+              created="2026-01-03T10:00:00+00:00")
+    assert read_story_excerpts([tmp_path], [("mockllm/a", "s1", 1)]) == {("mockllm/a", "s1", 1): "new text here"}
