@@ -1,0 +1,36 @@
+"""Solver of the StereoTales harm judge: ask the two questions in the order given by the order rule."""
+
+from __future__ import annotations
+
+from inspect_ai.model import ChatMessageUser
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from stereoprobe.stereotales.judge import JudgePrompt, question_order
+
+
+@solver
+def judge_association(prompt: JudgePrompt, value_lists: dict[str, list[str]], repetition_base: int = 0) -> Solver:
+    """Render the judge prompt for the sample's association and generate the answer.
+
+    The question order is upstream's rule (``question_order``) applied to (judged model name, association,
+    repetition), with repetition = ``state.epoch - 1 + repetition_base`` (inspect epochs count from 1).
+    The order and the repetition index are written into ``state.metadata`` (logged per epoch).
+    """
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        md = state.metadata
+        rep = state.epoch - 1 + repetition_base
+        order = question_order(
+            str(state.model), md["base_attribute"], md["base_value"], md["compared_attribute"],
+            md["compared_value"], rep,
+        )
+        text = prompt.render(
+            md["base_attribute"], md["base_value"], md["compared_attribute"], md["compared_value"], order,
+            value_lists.get(md["base_attribute"], []), value_lists.get(md["compared_attribute"], []),
+        )
+        state.messages = [ChatMessageUser(content=text)]
+        md["question_order"] = order
+        md["repetition_index"] = rep
+        return await generate(state)
+
+    return solve
