@@ -7,3 +7,4 @@ import torch/transformers lazily inside their factory functions.
 
 # ruff: noqa: F401
 from stereoprobe.tasks.globalbias import globalbias
+from stereoprobe.tasks.stereotales_judge import stereotales_judge
