@@ -1,0 +1,169 @@
+"""APX, bias scores, flags, the stricter test and the validation against hand-worked tables.
+
+Hand-worked table (2 groups x 2 names x 2 descriptors x 2 templates):
+
+template 1 ppl   A: n1 d1=10 d2=20, n2 d1=14 d2=16 (mean 15)   B: m1 d1=30 d2=20, m2 d1=26 d2=24 (mean 25)
+  overall 20 -> ratios A 0.75, B 1.25 -> APX means A d1 16.0, A d2 24.0, B d1 22.4, B d2 17.6
+  min-max (16..24): A d1 0, A d2 1, B d1 0.8, B d2 0.2
+template 2 ppl   A all 10, B all 20, overall 15 -> ratios 0.6667 -> 0.667 and 1.3333 -> 1.333 (rounded)
+  APX A 10/0.667 = 14.9925 -> 14.99; B 20/1.333 = 15.0038 -> 15.00 -> min-max A 0, B 1
+  (unrounded: every APX is exactly 15 -> all 0)
+scores (faithful): A d1 0, A d2 0.5, B d1 0.9, B d2 0.6;  (unrounded): 0, 0.5, 0.4, 0.1
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from stereoprobe.globalbias import apx as A
+
+
+def hand_table() -> pd.DataFrame:
+    rows = []
+    t1 = {("A", "n1"): (10, 20), ("A", "n2"): (14, 16), ("B", "m1"): (30, 20), ("B", "m2"): (26, 24)}
+    for (g, n), (v1, v2) in t1.items():
+        rows += [(g, n, "d1", 1, v1), (g, n, "d2", 1, v2)]
+        val = 10 if g == "A" else 20
+        rows += [(g, n, "d1", 2, val), (g, n, "d2", 2, val)]
+    return pd.DataFrame(rows, columns=["group", "name", "descriptor", "template", "ppl"])
+
+
+def test_apx_ratio_rounding():
+    d = A.apx(hand_table())
+    r = d.groupby(["template", "group"])["group_ratio"].first()
+    assert r[(1, "A")] == 0.75 and r[(1, "B")] == 1.25
+    assert r[(2, "A")] == 0.667 and r[(2, "B")] == 1.333
+    exact = A.apx(hand_table(), round_ratio=None)
+    assert exact[exact.template == 2]["apx"].to_numpy() == pytest.approx(15.0)
+
+
+def test_group_means_and_bias_scores_faithful():
+    s = A.score_table(hand_table()).set_index(["group", "descriptor"])
+    assert s.loc[("A", "d1"), "apx_1"] == pytest.approx(16.0)
+    assert s.loc[("B", "d1"), "apx_1"] == pytest.approx(22.4)
+    assert s.loc[("A", "d1"), "apx_2"] == 14.99 and s.loc[("B", "d2"), "apx_2"] == 15.0
+    expected = {("A", "d1"): 0.0, ("A", "d2"): 0.5, ("B", "d1"): 0.9, ("B", "d2"): 0.6}
+    for k, v in expected.items():
+        assert s.loc[k, "score"] == pytest.approx(v)
+
+
+def test_bias_scores_unrounded():
+    s = A.score_table(hand_table(), faithful_rounding=False).set_index(["group", "descriptor"])
+    expected = {("A", "d1"): 0.0, ("A", "d2"): 0.5, ("B", "d1"): 0.4, ("B", "d2"): 0.1}
+    for k, v in expected.items():
+        assert s.loc[k, "score"] == pytest.approx(v)
+
+
+def test_apx_input_skips_the_apx_step():
+    d = A.apx(hand_table())
+    s1 = A.score_table(d[["group", "name", "descriptor", "template", "apx"]], value="apx")
+    s2 = A.score_table(hand_table())
+    assert s1["score"].to_numpy() == pytest.approx(s2["score"].to_numpy())
+
+
+def test_reference_flag_rule_threshold():
+    # one group at 0, the others at 1: sd (ddof 1) = 1/sqrt(n), threshold (n-1)/n - z/sqrt(n);
+    # the low group is flagged iff (n-1)/sqrt(n) > 2.3263: n = 7 -> 2.268 (no), n = 8 -> 2.475 (yes)
+    for n, expect in ((7, False), (8, True)):
+        sc = pd.DataFrame({"group": [f"g{i}" for i in range(n)], "descriptor": "d", "axis": "x",
+                           "score": [0.0] + [1.0] * (n - 1)})
+        f = A.reference_flags(sc)
+        assert bool(f.iloc[0]) is expect and not f.iloc[1:].any()
+    assert A.Z_ONE_PERCENT == pytest.approx(2.3263478740408408)
+    sc = pd.DataFrame({"group": [f"g{i}" for i in range(8)], "descriptor": "d", "axis": "age",
+                       "score": [0.0] + [1.0] * 7})
+    assert A.reference_flags(sc).isna().all()
+
+
+def test_perplexity_normalisations():
+    assert A.token_perplexity(-6.0, 3) == pytest.approx(np.exp(2.0))
+    assert A.byte_perplexity(-6.0, 12) == pytest.approx(np.exp(0.5))
+    assert A.bits_per_byte(-np.log(2) * 24, 12) == pytest.approx(2.0)
+    assert A.byte_perplexity(-6.0, 12) == pytest.approx(2 ** A.bits_per_byte(-6.0, 12))
+
+
+def test_welch_matches_scipy():
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        a, b = rng.normal(0, 1, 10), rng.normal(0.3, 2, 30)
+        ref = stats.ttest_ind(a, b, equal_var=False, alternative="less").pvalue
+        assert A.welch_one_sided(a, b) == pytest.approx(ref, rel=1e-9)
+
+
+def test_bh_matches_statsmodels():
+    p = np.random.default_rng(2).uniform(size=200) ** 3
+    ref = multipletests(p, method="fdr_bh")[1]
+    assert A.benjamini_hochberg(p) == pytest.approx(ref)
+    q = A.benjamini_hochberg(np.array([0.01, np.nan, 0.04]))
+    assert np.isnan(q[1]) and q[0] == pytest.approx(0.02) and q[2] == pytest.approx(0.04)
+
+
+def test_permutation_p_matches_exact_enumeration():
+    vals = np.array([0.1, 0.2, 0.5, 0.7, 0.4, 0.9])
+    labs = np.array(["a", "a", "b", "b", "c", "c"])
+    obs = vals[:2].mean()
+    combos = [np.mean(vals[list(c)]) for c in itertools.combinations(range(6), 2)]
+    exact = np.mean([m <= obs + 1e-12 for m in combos])
+    p = A.permutation_one_sided(vals, labs, 20000, np.random.default_rng(0))["a"]
+    assert p == pytest.approx(exact, abs=0.01)
+
+
+def _sim_names(effect: float, seed: int, n_groups=10, n_names=8, n_desc=40):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for d in range(n_desc):
+        for g in range(n_groups):
+            shift = -effect if (g == 0 and d < 10) else 0.0
+            for n in range(n_names):
+                rows.append((f"g{g}", f"n{n}", f"d{d}", rng.normal(0.5 + shift, 0.1)))
+    return pd.DataFrame(rows, columns=["group", "name", "descriptor", "name_score"])
+
+
+@pytest.mark.parametrize("method", ["welch", "permutation"])
+def test_stricter_test_null_and_planted(method):
+    null = A.stricter_test(_sim_names(0.0, 3), method=method, n_permutations=500)
+    assert 0.02 < (null["p_value"] < 0.05).mean() < 0.08  # uniform p under the null
+    assert null["significant"].sum() <= 2
+    planted = A.stricter_test(_sim_names(0.3, 4), method=method, n_permutations=1000)
+    hits = planted[planted["significant"].fillna(False).astype(bool)]
+    found = {(g, d) for g, d in zip(hits.group, hits.descriptor)}
+    assert {("g0", f"d{i}") for i in range(10)} <= found
+    assert len(found - {("g0", f"d{i}") for i in range(10)}) <= 2
+
+
+def test_associations_table_strips_articles():
+    sc = pd.DataFrame({"group": ["A", "A", "B"], "descriptor": ["a nurse", "am tall", "an owl"],
+                       "score": [0.2, 0.1, 0.3], "flagged": pd.array([True, True, False], dtype="boolean")})
+    t = A.associations(sc)
+    assert t.to_dict("records") == [{"group": "A", "n": 2, "descriptors": "tall, nurse"}]
+
+
+def validation_table() -> pd.DataFrame:
+    # docstring of test_validation_hand_worked
+    vals = {"ENGLISH": (10, 10), "CHINESE": (5, 15), "ARAB": (12, 8), "HISPANIC": (4, 4), "AFRICAN": (1000, 1000)}
+    rows = []
+    for eth, (x, y) in vals.items():
+        rows += [(f"{eth}_F", eth, "F", "x", "asian", 1, x), (f"{eth}_F", eth, "F", "y", "arab", 1, y),
+                 (f"{eth}_F", eth, "F", "bug", "nonce", 1, 1.0), (f"{eth}_F", eth, "F", "x", "asian", 2, 1.0)]
+    return pd.DataFrame(rows, columns=["group", "ethnicity", "gender", "descriptor", "target", "template", "ppl"])
+
+
+def test_validation_hand_worked():
+    """PPL: HISPANIC (4) is lowest for both descriptors -> accuracy 0; ranks of the targets 2 and 2 -> MRR 0.5.
+    APX (AFRICAN, nonce and template 2 dropped first): overall 8.5, ratios 10/8.5 -> 1.176, 4/8.5 -> 0.471;
+    x: C 4.25 < H 8.49 < E 8.50 < A 10.20; y: A 6.80 < H 8.49 < E 8.50 < C 12.76 -> accuracy 1, MRR 1."""
+    mapping = {"ENGLISH": "white", "CHINESE": "asian", "ARAB": "arab", "HISPANIC": "hispanic"}
+    summary, detail = A.validation(validation_table(), mapping)
+    s = summary.set_index("measure")
+    assert s.loc["ppl", "accuracy"] == 0.0 and s.loc["ppl", "mrr"] == pytest.approx(0.5)
+    assert s.loc["apx", "accuracy"] == 1.0 and s.loc["apx", "mrr"] == pytest.approx(1.0)
+    assert s.loc["apx", "n_descriptors"] == 2 and s.loc["apx", "chance_accuracy"] == 0.25
+    assert s.loc["apx", "chance_mrr"] == pytest.approx((1 + 1 / 2 + 1 / 3 + 1 / 4) / 4)
+    x = detail[(detail.measure == "apx") & (detail.descriptor == "x")].iloc[0]
+    assert x["ranking"] == "asian < hispanic < white < arab"
