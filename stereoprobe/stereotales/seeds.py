@@ -1,0 +1,185 @@
+"""Read the upstream StereoTales seed YAMLs into a :class:`~stereoprobe.stereotales.taxonomy.Taxonomy`.
+
+This reproduces the paper's exact story prompts (``step_00_generate_samples.py``): per language, for each
+base attribute (upstream ``BASE_ATTRIBUTES`` order), for each scenario (YAML order), for each value with a
+non-null template choice, ``prompts.<lang>.yaml["scenario_based"].format(context=..., character=...)``;
+2,844 prompts per language. Localised values and phrases are aligned by index with the English file;
+English value keys are normalised to the extraction vocabulary (``METADATA_VALUE_NORMALIZATION``), the
+raw seed value is kept as ``TargetValue.source_key``. Values with a null template choice ("other") are
+extraction outcomes only. Upstream's ``du`` is our ``nl``.
+
+Sources: ``load_upstream_seeds()`` fetches the pinned files (cache, else download; SHA-256 verified) via
+:func:`stereoprobe.upstream.fetch`; ``local=`` takes the upstream repository, a mirror holding
+``stereotales-pipeline/`` (both verified), or a bare seed folder (``attributes/ scenarios/
+prompts_template/``, read as is: a user's edited seeds, or upstream's test fixture). The extraction and
+refusal prompts are stereoprobe's (upstream keeps those in flare's code).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from stereoprobe.stereotales.taxonomy import (
+    UNKNOWN,
+    Attribute,
+    ExtractionPromptSpec,
+    RefusalPromptSpec,
+    Scenario,
+    TargetValue,
+    Taxonomy,
+    TaxonomyError,
+    _bundled_dir,
+    normalize_language,
+    read_yaml,
+)
+
+
+@cache
+def upstream_config() -> dict[str, Any]:
+    """``datasets/stereotales/upstream.yaml``: file layout, BASE_ATTRIBUTES, schema order, normalisation."""
+    return read_yaml(_bundled_dir() / "upstream.yaml")
+
+
+def _fetcher(local: Path | None) -> tuple[Any, str]:
+    """A function relpath -> Path (or None if absent) for the given source, and a description of it."""
+    cfg = upstream_config()
+    key, seeds_dir = cfg["source_key"], cfg["seeds_dir"]
+    if local is not None and (local / "attributes").is_dir():
+        return (lambda rel: (local / rel) if (local / rel).is_file() else None), str(local)
+
+    from stereoprobe import upstream
+
+    src = upstream.sources()[key]
+
+    def get(rel: str) -> Path | None:
+        try:
+            return upstream.fetch(key, f"{seeds_dir}/{rel}", local=local)
+        except upstream.UpstreamDataError as e:
+            raise TaxonomyError(f"upstream seeds: {e}") from e
+
+    where = f"{src.repository}@{src.commit[:10]}" + (f" (local copy {local})" if local is not None else "")
+    return get, where
+
+
+def load_upstream_seeds(local: str | Path | None = None, languages: list[str] | None = None) -> Taxonomy:
+    """The upstream seeds as a Taxonomy (see module docstring). ``languages``: upstream codes to read
+    (default: all ten for the pinned seeds, or every ``attributes.<lang>.yaml`` of a bare seed folder)."""
+    cfg = upstream_config()
+    local = Path(local).expanduser() if local is not None else None
+    get, where = _fetcher(local)
+    files = cfg["files"]
+    bare = local is not None and (local / "attributes").is_dir()
+    if languages is None:
+        if bare:
+            found = {p.name.split(".")[1] for p in (local / "attributes").glob("attributes.*.yaml")}  # type: ignore[operator]
+            languages = [c for c in cfg["languages"] if c in found] + sorted(found - set(cfg["languages"]))
+        else:
+            languages = list(cfg["languages"])
+    if "en" not in languages:
+        raise TaxonomyError(f"{where}: the English seeds (attributes.en.yaml) are required: they define the keys")
+    languages = ["en"] + [c for c in languages if c != "en"]
+
+    def load(kind: str, lang: str) -> tuple[Any, str]:
+        rel = files[kind].format(lang=lang)
+        p = get(rel)
+        if p is None:
+            raise TaxonomyError(f"{where}: missing seed file {rel}")
+        return read_yaml(p), str(p)
+
+    norm: dict[str, str] = dict(cfg["value_normalization"])
+    base_attrs: list[str] = list(cfg["base_attributes"])
+
+    # English defines the keys
+    en_attrs, en_file = load("attributes", "en")
+    if not isinstance(en_attrs, dict):
+        raise TaxonomyError(f"{en_file}: expected a mapping attribute -> {{values, template_choices}}")
+    present = [a for a in base_attrs if a in en_attrs]
+    if not present:
+        raise TaxonomyError(f"{en_file}: none of the base attributes {base_attrs} is defined")
+
+    def pairs(d: Any, attr: str, file: str) -> list[tuple[str, str | None]]:
+        entry = d.get(attr) if isinstance(d, dict) else None
+        if not isinstance(entry, dict):
+            raise TaxonomyError(f"{file}: {attr}: missing (expected values + template_choices)")
+        vals, choices = entry.get("values"), entry.get("template_choices")
+        if not isinstance(vals, list) or not isinstance(choices, list) or len(vals) != len(choices):
+            raise TaxonomyError(f"{file}: {attr}: values and template_choices must be lists of the same length")
+        return [(str(v), None if c is None else str(c)) for v, c in zip(vals, choices)]
+
+    en_pairs = {a: pairs(en_attrs, a, en_file) for a in present}
+    loc_pairs: dict[str, dict[str, list[tuple[str, str | None]]]] = {}
+    loc_scen: dict[str, dict[str, list[str]]] = {}
+    templates: dict[str, str] = {}
+    en_scen, en_scen_file = load("scenarios", "en")
+    if not isinstance(en_scen, dict) or not en_scen:
+        raise TaxonomyError(f"{en_scen_file}: expected a mapping group -> list of scenarios")
+    for lang in languages:
+        data, file = load("attributes", lang) if lang != "en" else (en_attrs, en_file)
+        loc_pairs[lang] = {}
+        for a in present:
+            p = pairs(data, a, file)
+            if len(p) != len(en_pairs[a]) or [c is None for _, c in p] != [c is None for _, c in en_pairs[a]]:
+                raise TaxonomyError(f"{file}: {a}: values are not aligned with the English seeds ({en_file})")
+            loc_pairs[lang][a] = p
+        scen, sfile = load("scenarios", lang) if lang != "en" else (en_scen, en_scen_file)
+        if not isinstance(scen, dict) or list(scen) != list(en_scen) or any(
+            not isinstance(scen[g], list) or len(scen[g]) != len(en_scen[g]) for g in en_scen
+        ):
+            raise TaxonomyError(f"{sfile}: scenario groups/lengths differ from the English seeds ({en_scen_file})")
+        loc_scen[lang] = {g: [str(x) for x in v] for g, v in scen.items()}
+        prompts, pfile = load("prompts", lang)
+        key = cfg["scenario_template_key"]
+        if not isinstance(prompts, dict) or not isinstance(prompts.get(key), str):
+            raise TaxonomyError(f"{pfile}: missing template {key!r}")
+        templates[normalize_language(lang)] = prompts[key]
+
+    extra: dict[str, str] = {}
+    extra_rel = files["extra"]
+    p = get(extra_rel)
+    if p is not None:
+        raw_extra = read_yaml(p)
+        if raw_extra is not None and not isinstance(raw_extra, dict):
+            raise TaxonomyError(f"{p}: expected a mapping template name -> template")
+        # upstream skips empty templates
+        extra = {str(k): v for k, v in (raw_extra or {}).items() if isinstance(v, str) and v.strip()}
+
+    attributes = []
+    for a in present:
+        tvs, non_targets = [], []
+        for i, (value, choice) in enumerate(en_pairs[a]):
+            if choice is None:
+                non_targets.append(norm.get(value, value))
+                continue
+            phrase = {normalize_language(l): loc_pairs[l][a][i][1] for l in languages}
+            label = {normalize_language(l): loc_pairs[l][a][i][0] for l in languages}
+            key = norm.get(value, value)
+            tvs.append(TargetValue(key=key, index=len(tvs), phrase=phrase, label=label,  # type: ignore[arg-type]
+                                   attribute=a, source_key=value if key != value else None))
+        extraction_values = [v.key for v in tvs] + [v for v in non_targets if v != UNKNOWN] + [UNKNOWN]
+        attributes.append(Attribute(key=a, target_values=tvs, extraction_values=extraction_values))
+    scenarios = [
+        Scenario(key=k, group=g, index=i, text={normalize_language(l): loc_scen[l][g][i] for l in languages})
+        for g, keys in en_scen.items()
+        for i, k in enumerate(str(x) for x in keys)
+    ]
+    order = [a for a in cfg["extraction_order"] if a in present] + [
+        a for a in present if a not in cfg["extraction_order"]
+    ]
+    bundled = _bundled_dir() / "prompts"
+    taxonomy_yaml = read_yaml(_bundled_dir() / "taxonomy.yaml")
+    return Taxonomy(
+        languages=[normalize_language(l) for l in languages],
+        attributes=attributes,
+        scenarios=scenarios,
+        story_templates=templates,
+        extra_templates=extra,
+        extraction_order=order,
+        extraction=ExtractionPromptSpec.from_file(bundled / "extraction.yaml"),
+        refusal=RefusalPromptSpec.from_file(bundled / "refusal.yaml"),
+        base_language="en",
+        language_names=taxonomy_yaml.get("language_names", {}),
+        name="stereotales-upstream-seeds",
+        source=f"upstream seeds {where}",
+    )
