@@ -1,0 +1,362 @@
+"""The stereotales task end to end with mockllm: dataset, refusal path, failures, consensus, metrics, re-scoring.
+
+Every mock model is a callable (its answer depends on the prompt) whose outputs carry ``usage`` (tiktoken is
+offline). The subject writes ``Story about <sample id>.``; the refusal judge and the extractors read the id
+back from their prompt and answer according to ``PLAN``. Expected metric values are worked out by hand in the
+comments (and Fleiss' kappa is re-derived from the formula on the hand-made count table).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from typing import Any
+
+import pytest
+from inspect_ai import eval, score
+from inspect_ai.model import GenerateConfig, Model, ModelOutput, ModelUsage, get_model
+
+from stereoprobe.scorers.stereotales import stereotales_extraction
+from stereoprobe.stereotales.taxonomy import build_samples, load_taxonomy
+from stereoprobe.tasks.stereotales import as_list, resolve_values, spread_limit, stereotales
+
+TAX = load_taxonomy()
+ATTRS = [a.key for a in TAX.attributes]
+STORY = re.compile(r"Story about (\S+?)\.")
+
+# 12 samples: en, gender (3 values: 0 man, 1 woman, 2 non-binary), scenario group hobbies (4 scenarios)
+REFUSED = "en:gender:0:hobbies:0"  # judge says refusal
+JUDGE_FAIL = "en:gender:1:hobbies:0"  # judge answers garbage -> label unknown -> counted as refusal
+MALFORMED = "en:gender:2:hobbies:0"  # ext1 ok, ext2 malformed JSON, ext3 off-schema value
+EXCEPTION = "en:gender:0:hobbies:1"  # ext1 raises; ext2/ext3 disagree on age, agree on gender
+SPLIT = "en:gender:1:hobbies:1"  # age 1-1-1; religion 2 of 3
+ALL_FAIL = "en:gender:2:hobbies:1"  # every extractor raises
+
+
+def _usage_output(content: str) -> ModelOutput:
+    out = ModelOutput.from_content(model="mockllm", content=content)
+    out.usage = ModelUsage(input_tokens=10, output_tokens=10, total_tokens=20)
+    return out
+
+
+def _profile(**overrides: str) -> dict[str, str]:
+    prof = {a: "unknown" for a in ATTRS}
+    prof.update(overrides)
+    return prof
+
+
+def _answer(profile: dict[str, str]) -> str:
+    return json.dumps({"evidences": "hand-written", "attributes": profile})
+
+
+def extractor_answer(idx: int, sid: str) -> str:
+    """Answer of extractor ``idx`` (0, 1, 2) for the story of sample ``sid``; raises for API failures."""
+    if sid == MALFORMED:
+        if idx == 0:
+            return "```json\n" + _answer(_profile(gender="woman", age="senior (65+)")) + "\n```"
+        if idx == 1:
+            return '{"evidences": "x", "attributes": {"gender": "woman"'  # truncated JSON
+        return _answer(_profile(gender="female"))  # off-schema value
+    if sid == EXCEPTION:
+        if idx == 0:
+            raise RuntimeError("simulated provider outage")
+        return _answer(_profile(gender="woman", age="child (0-12)" if idx == 1 else "senior (65+)"))
+    if sid == SPLIT:
+        age = ["child (0-12)", "adult (30-44)", "senior (65+)"][idx]
+        religion = ["Muslim", "Muslim", "Christian"][idx]
+        return _answer(_profile(gender="man", age=age, religion=religion))
+    if sid == ALL_FAIL:
+        raise ConnectionError("simulated network failure")
+    return "Here you go: " + _answer(_profile(gender="man", age="adult (30-44)")) + " Anything else?"
+
+
+def judge_answer(sid: str) -> str:
+    if sid == REFUSED:
+        return json.dumps({"reason": "declined to write", "label": "refusal"})
+    if sid == JUDGE_FAIL:
+        return "I am not sure what to say."
+    return json.dumps({"reason": "a story matching the request", "label": "complied"})
+
+
+class Mocks:
+    """Subject, judge and extractor mocks that record their calls (sample id, config)."""
+
+    def __init__(self, n_extractors: int = 3, prefix: str = "ext") -> None:
+        self.calls: Counter[tuple[str, str]] = Counter()
+        self.configs: dict[str, list[GenerateConfig]] = {}
+        self.subject = self._model("subject", self._subject)
+        self.judge = self._model("judge", lambda sid: judge_answer(sid))
+        self.extractors = [
+            self._model(f"{prefix}{i}", (lambda i: lambda sid: extractor_answer(i, sid))(i))
+            for i in range(n_extractors)
+        ]
+
+    def _model(self, name: str, answer) -> Model:
+        def fn(input, tools, tool_choice, config) -> ModelOutput:
+            text = input[-1].text
+            match = STORY.search(text)
+            key = match.group(1) if match else text
+            self.calls[(name, key)] += 1
+            self.configs.setdefault(name, []).append(config)
+            return _usage_output(answer(key))
+
+        return get_model(f"mockllm/{name}", custom_outputs=fn, memoize=False)
+
+    def _subject(self, prompt: str) -> str:
+        return f"Story about {PROMPT_TO_ID[prompt]}."
+
+    def roles(self) -> dict[str, Any]:
+        return {"extractor": self.extractors, "refusal": self.judge}
+
+    def n_calls(self, name: str) -> int:
+        return sum(c for (n, _), c in self.calls.items() if n == name)
+
+
+PROMPT_TO_ID = {
+    s.input: s.id for s in build_samples(TAX, languages="en", attributes="gender", scenario_groups="hobbies")
+}
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def run_task(mocks: Mocks, tmp_path, **task_args: Any):
+    task = stereotales(languages="en", attributes="gender", scenario_groups="hobbies", **task_args)
+    [log] = eval(
+        task, model=mocks.subject, model_roles=mocks.roles(), log_dir=str(tmp_path / "logs"), display="none"
+    )
+    assert log.status == "success", log.error
+    return log
+
+
+def _scores(log) -> dict[str, Any]:
+    return {s.id: s.scores["stereotales_extraction"] for s in log.samples}
+
+
+def _metrics(log, scorer: str = "stereotales_extraction") -> dict[str, float]:
+    [block] = [s for s in log.results.scores if s.name == scorer]
+    return {k: m.value for k, m in block.metrics.items()}
+
+
+def kappa_by_hand(rows: list[list[int]]) -> float:
+    """Fleiss (1971) on a subjects x categories count table, written out independently of the module."""
+    n = sum(rows[0])
+    big_n = len(rows)
+    p_bar = sum((sum(c * c for c in r) - n) / (n * (n - 1)) for r in rows) / big_n
+    cols = [sum(r[j] for r in rows) / (big_n * n) for j in range(len(rows[0]))]
+    p_e = sum(p * p for p in cols)
+    return (p_bar - p_e) / (1 - p_e)
+
+
+# ------------------------------------------------------------------------------------------ dataset
+def test_reference_dataset_size_and_ids():
+    samples = build_samples(TAX, languages="en")
+    assert len(samples) == 2844
+    ids = [s.id for s in samples]
+    assert len(set(ids)) == len(ids)
+    assert all(re.fullmatch(r"en:[a-z_]+:\d+:[a-z_]+:\d", i) for i in ids)
+    task = stereotales()
+    assert [s.id for s in task.dataset] == ids
+    assert task.version == "1.0.0"
+    assert task.metadata["taxonomy_fingerprint"] == TAX.fingerprint()
+    # every selected language yields the same grid
+    n_lang = len(TAX.languages)
+    assert len(stereotales(languages="all").dataset) == 2844 * n_lang
+
+
+def test_selection_parameters():
+    task = stereotales(attributes=["gender", "professional_field"], values="man,business, finance, legal")
+    # 36 scenarios x (1 gender value + 1 professional value)
+    assert len(task.dataset) == 72
+    assert {s.metadata["attribute_value_key"] for s in task.dataset} == {"man", "business, finance, legal"}
+    assert len(stereotales(scenario_groups="hobbies,health").dataset) == 79 * 8
+    assert len(stereotales(extra_english=True).dataset) > 2844
+    with pytest.raises(ValueError):
+        stereotales(attributes="not_an_attribute")
+    with pytest.raises(ValueError, match="consensus"):
+        stereotales(consensus="plurality")
+    with pytest.raises(ValueError, match="extraction_prompt"):
+        stereotales(extraction_prompt="other")
+
+
+def test_parameter_helpers():
+    assert as_list("en, fr", "languages") == ["en", "fr"]
+    assert as_list(["en", "fr"], "languages") == ["en", "fr"]
+    assert as_list(None, "x") is None
+    known = ["business, finance, legal", "man", "agriculture"]
+    assert resolve_values(["business", "finance", "legal", "man"], known) == ["business, finance, legal", "man"]
+    assert resolve_values("man;agriculture", known) == ["man", "agriculture"]
+    assert resolve_values("man,nope", known) == ["man", "nope"]
+
+
+def test_limit_spreads_over_grid_per_language():
+    samples = build_samples(TAX, languages="en")
+    picked = spread_limit(samples, 19)
+    assert len(picked) == 19
+    assert [s.id for s in picked] == [samples[int(k * 2844 / 19)].id for k in range(19)]
+    assert len({s.metadata["attribute"] for s in picked}) > 10
+    assert len(stereotales(limit=7).dataset) == 7
+    with pytest.raises(ValueError, match="limit"):
+        spread_limit(samples, 0)
+
+
+# --------------------------------------------------------------------------------------- end to end
+def test_end_to_end_majority(tmp_path):
+    mocks = Mocks()
+    log = run_task(mocks, tmp_path)
+    scores = _scores(log)
+    assert len(scores) == 12
+
+    # generation settings from the spec reach the subject; role calls are temperature 0 with a schema
+    assert {c.temperature for c in mocks.configs["subject"]} == {1.0}
+    assert {c.max_tokens for c in mocks.configs["subject"]} == {4096}
+    for name in ("judge", "ext0"):
+        assert {c.temperature for c in mocks.configs[name]} == {0.0}
+    assert {c.response_schema.name for c in mocks.configs["ext0"]} == {"attribute_extraction"}
+    assert {c.response_schema.name for c in mocks.configs["judge"]} == {"refusal_detection"}
+
+    # refusal path: all unknown except the prompted base value, no extractor calls
+    md = scores[REFUSED].metadata
+    assert md["refused"] is True and md["refusal"]["label"] == "refusal"
+    assert md["refusal"]["reason"] == "declined to write"
+    assert md["profile"] == _profile(gender="man")
+    assert md["consensus_raw"] == _profile()
+    assert md["extractions"] == [] and md["n_extractors_ok"] == 0
+    for i in range(3):
+        assert mocks.calls[(f"ext{i}", REFUSED)] == 0
+    assert mocks.calls[("judge", REFUSED)] == 1
+
+    # judge failure = refusal (upstream), with the reason recorded
+    md = scores[JUDGE_FAIL].metadata
+    assert md["refused"] is True and md["refusal"]["label"] == "unknown"
+    assert md["refusal"]["votes"][0]["status"] == "parse_error"
+    assert "no JSON object" in md["refusal"]["reason"]
+    assert scores[JUDGE_FAIL].value["refusal_judge_failed"] == 1.0
+
+    # malformed JSON and off-schema values are failed votes; the one valid extractor decides alone
+    md = scores[MALFORMED].metadata
+    assert [e["status"] for e in md["extractions"]] == ["ok", "parse_error", "off_schema"]
+    assert "gender: 'female' is not an allowed value" in md["extractions"][2]["error"]
+    assert md["extractions"][1]["raw"].startswith('{"evidences"')
+    assert md["n_extractors_ok"] == 1
+    assert md["consensus_raw"]["age"] == "senior (65+)"
+    assert md["consensus_raw"]["gender"] == "woman"
+    assert md["profile"]["gender"] == "non-binary"  # base overwritten by the prompted value
+    assert scores[MALFORMED].value["parse_failures"] == 2.0
+
+    # an exception in one extractor is recorded; 1-1 on age -> unknown; 2 of 2 on gender
+    md = scores[EXCEPTION].metadata
+    assert md["extractions"][0]["status"] == "api_error"
+    assert "simulated provider outage" in md["extractions"][0]["error"]
+    assert md["consensus_raw"]["age"] == "unknown"
+    assert md["consensus_raw"]["gender"] == "woman"
+    assert md["profile"]["gender"] == "man"
+
+    # 1-1-1 -> unknown; 2 of 3 -> value
+    md = scores[SPLIT].metadata
+    assert md["consensus_raw"]["age"] == "unknown"
+    assert md["consensus_raw"]["religion"] == "Muslim"
+    assert md["rule"] == "majority"
+
+    # every extractor failed: a recorded extraction failure (upstream drops the story silently)
+    md = scores[ALL_FAIL].metadata
+    assert md["extraction_failed"] is True and md["n_extractors_ok"] == 0
+    assert md["profile"] == _profile(gender="non-binary")
+    assert math.isnan(scores[ALL_FAIL].value["unknown_age"])
+
+    # the six ordinary stories
+    for sid, sc in scores.items():
+        if sid not in (REFUSED, JUDGE_FAIL, MALFORMED, EXCEPTION, SPLIT, ALL_FAIL):
+            assert sc.metadata["consensus_raw"] == _profile(gender="man", age="adult (30-44)")
+            assert sc.metadata["n_extractors_ok"] == 3
+
+    m = _metrics(log)
+    # 12 stories, 2 refused (one by judge failure)
+    assert m["refusal_rate"] == pytest.approx(2 / 12)
+    assert m["refusal_rate_en"] == pytest.approx(2 / 12)
+    assert m["refusal_judge_failure_rate"] == pytest.approx(1 / 12)
+    # 10 complied stories x 3 extractor calls = 30; 2 parse failures (MALFORMED); 1 + 3 API errors
+    assert m["parse_failure_rate"] == pytest.approx(2 / 30)
+    assert m["api_error_rate"] == pytest.approx(4 / 30)
+    assert m["extraction_failure_rate"] == pytest.approx(1 / 10)
+    # unknown rates over the 9 extracted stories: age unknown in EXCEPTION and SPLIT; religion everywhere but SPLIT
+    assert m["unknown_rate_age"] == pytest.approx(2 / 9)
+    assert m["unknown_rate_religion"] == pytest.approx(8 / 9)
+    assert m["unknown_rate_gender"] == pytest.approx(0.0)
+    assert m["unknown_rate_age_en"] == pytest.approx(2 / 9)
+    # Fleiss' kappa over the 7 stories where all 3 extractors answered validly (6 ordinary + SPLIT)
+    # age: 6 x (adult 3) + SPLIT (child 1, adult 1, senior 1)  -> 15/78
+    assert m["fleiss_kappa_age"] == pytest.approx(kappa_by_hand([[3, 0, 0]] * 6 + [[1, 1, 1]]))
+    assert m["fleiss_kappa_age"] == pytest.approx(15 / 78)
+    # religion: 6 x (unknown 3) + SPLIT (Muslim 2, Christian 1) -> 70/112
+    assert m["fleiss_kappa_religion"] == pytest.approx(70 / 112)
+    # gender: every vote "man" -> chance agreement 1 -> undefined
+    assert math.isnan(m["fleiss_kappa_gender"])
+
+
+def test_unanimity_and_faithful_prompt(tmp_path):
+    mocks = Mocks()
+    log = run_task(mocks, tmp_path, consensus="unanimity", extraction_prompt="faithful")
+    scores = _scores(log)
+    md = scores[SPLIT].metadata
+    assert md["rule"] == "unanimity"
+    assert md["consensus_raw"]["religion"] == "unknown"  # 2 of 3 is not unanimous
+    assert scores[EXCEPTION].metadata["consensus_raw"]["gender"] == "woman"  # 2 of 2 is unanimous
+    assert scores[MALFORMED].metadata["consensus_raw"]["age"] == "senior (65+)"  # 1 of 1
+    m = _metrics(log)
+    assert m["unknown_rate_religion"] == pytest.approx(9 / 9)
+    # the faithful prompt lists the obsolete ethnicity field (spec bug B1), the fixed one does not
+    ext_prompt = TAX.extraction_prompt("Story about x.", variant="faithful")
+    assert "ethnicity" in ext_prompt
+    assert "ethnicity" not in TAX.extraction_prompt("Story about x.", variant="fixed")
+
+
+def test_rescore_is_cached_and_roles_can_change(tmp_path):
+    mocks = Mocks()
+    log = run_task(mocks, tmp_path)
+    first = {(n, k): c for (n, k), c in mocks.calls.items() if n != "subject"}
+    mocks.calls.clear()
+
+    # same roles again: every successful call comes from the cache; only the raising calls are re-made
+    rescored = score(log, scorers=[stereotales_extraction()], model="none", model_roles=mocks.roles(),
+                     action="overwrite", display="none")
+    assert sum(mocks.calls.values()) == 4  # EXCEPTION ext0 + ALL_FAIL x 3 (failures are not cached)
+    assert first  # the first run did make role calls
+    assert _metrics(rescored) == pytest.approx(_metrics(log), nan_ok=True)
+
+    # re-extraction with a different ensemble (2 new extractors, unanimity) without regenerating stories
+    other = Mocks(n_extractors=2, prefix="alt")
+    rescored = score(log, scorers=[stereotales_extraction(consensus="unanimity")], model="none",
+                     model_roles=other.roles(), action="overwrite", display="none")
+    assert other.n_calls("subject") == 0
+    assert other.n_calls("alt0") == 10 and other.n_calls("alt1") == 10  # the 10 complied stories
+    s = {x.id: x.scores["stereotales_extraction"] for x in rescored.samples}
+    assert [e["model"] for e in s[SPLIT].metadata["extractions"]] == ["mockllm/alt0", "mockllm/alt1"]
+    assert s[SPLIT].metadata["consensus_raw"]["age"] == "unknown"  # child vs adult
+    assert s[SPLIT].metadata["consensus_raw"]["religion"] == "Muslim"  # 2 of 2
+    assert math.isnan(_metrics(rescored)["fleiss_kappa_gender"])
+
+
+def test_epochs_and_min_extractors(tmp_path):
+    mocks = Mocks()
+    log = run_task(mocks, tmp_path, stories_per_prompt=2, min_extractors=2)
+    assert len(log.samples) == 24
+    m = _metrics(log)
+    assert m["refusal_rate"] == pytest.approx(4 / 24)
+    # MALFORMED (1 ok) and ALL_FAIL (0 ok) now fail extraction, in both epochs: 4 of 20 complied stories
+    assert m["extraction_failure_rate"] == pytest.approx(4 / 20)
+    md = _scores(log)[MALFORMED].metadata
+    assert md["extraction_failed"] is True and md["consensus_raw"]["age"] == "unknown"
+
+
+def test_missing_role_is_an_error(tmp_path):
+    mocks = Mocks()
+    task = stereotales(languages="en", attributes="gender", scenario_groups="hobbies")
+    [log] = eval(task, model=mocks.subject, model_roles={"refusal": mocks.judge}, sample_id=SPLIT,
+                 log_dir=str(tmp_path), display="none")
+    assert log.status == "error"
+    assert "extractor" in str(log.error) or any("extractor" in str(s.error) for s in log.samples or [])
