@@ -1,0 +1,414 @@
+"""Human–LLM alignment and language analyses of StereoTales harm ratings (spec §8–9). Pure functions.
+
+Inputs are tidy DataFrames:
+
+- LLM ratings, one row per judge answer: ``evaluator, association_id, epoch, harm`` (1–5, NaN when the harm
+  answer could not be parsed) — built from eval logs by :mod:`stereoprobe.stereotales.cli_judge`;
+- human ratings, one row per (participant, association): ``participant_id, association_id, harm``
+  (:func:`stereoprobe.stereotales.human.load_human_ratings`);
+- association rows in the long format of ``associations.csv`` (``slice`` = language code in a per-language
+  run) with the four key columns.
+
+Aggregation rules (spec §8, "unspecified in the sources; recommended default"): an evaluator's rating of an
+association is the mean over its valid repetitions (for correlations) and its label is harmful iff the median
+of those repetitions ≥ threshold (the same rule as for humans).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from stereoprobe.stereotales.judge import KEY_COLUMNS, association_id
+
+HUMAN = "human"
+
+
+# ------------------------------------------------------------------------------------------- correlations
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """A correlation coefficient with its two-sided p-value and confidence interval."""
+
+    method: str
+    estimate: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    n: int
+    ci_method: str
+    confidence: float
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _paired(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    a = np.asarray(x, dtype=float)
+    b = np.asarray(y, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError("x and y must be 1-D arrays of the same length")
+    keep = ~(np.isnan(a) | np.isnan(b))
+    return a[keep], b[keep]
+
+
+def _r(a: np.ndarray, b: np.ndarray) -> float:
+    da, db = a - a.mean(), b - b.mean()
+    den = math.sqrt(float(np.dot(da, da)) * float(np.dot(db, db)))
+    return float(np.dot(da, db) / den) if den > 0 else float("nan")
+
+
+def _t_pvalue(r: float, n: int) -> float:
+    """Two-sided p of H0: ρ = 0 from t = r √((n−2)/(1−r²)) with n − 2 df."""
+    if n < 3 or math.isnan(r):
+        return float("nan")
+    if abs(r) >= 1:
+        return 0.0
+    t = r * math.sqrt((n - 2) / (1 - r * r))
+    return float(2 * stats.t.sf(abs(t), n - 2))
+
+
+def _fisher_z_interval(r: float, se: float, confidence: float) -> tuple[float, float]:
+    if math.isnan(r) or math.isnan(se):
+        return float("nan"), float("nan")
+    if abs(r) >= 1:
+        return r, r
+    zc = stats.norm.ppf(0.5 + confidence / 2)
+    z = math.atanh(r)
+    return math.tanh(z - zc * se), math.tanh(z + zc * se)
+
+
+def pearson_ci(x: Sequence[float], y: Sequence[float], confidence: float = 0.95) -> Correlation:
+    """Pearson r with the Fisher z interval: tanh(atanh(r) ± z_{1−α/2} / √(n − 3)) (Fisher 1921).
+
+    Pairs with a NaN are dropped. p-value: t-test with n − 2 df. Needs n ≥ 4 for an interval.
+    """
+    a, b = _paired(x, y)
+    n = len(a)
+    r = _r(a, b) if n >= 2 else float("nan")
+    se = 1 / math.sqrt(n - 3) if n > 3 else float("nan")
+    lo, hi = _fisher_z_interval(r, se, confidence)
+    return Correlation("pearson", r, lo, hi, _t_pvalue(r, n), n, "fisher-z", confidence)
+
+
+def _average_ranks(a: np.ndarray) -> np.ndarray:
+    """Ranks 1..n with ties given their average rank."""
+    order = np.argsort(a, kind="mergesort")
+    ranks = np.empty(len(a), dtype=float)
+    sa = a[order]
+    i = 0
+    while i < len(a):
+        j = i
+        while j + 1 < len(a) and sa[j + 1] == sa[i]:
+            j += 1
+        ranks[order[i : j + 1]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def spearman_ci(
+    x: Sequence[float],
+    y: Sequence[float],
+    confidence: float = 0.95,
+    method: Literal["bonett-wright", "bootstrap"] = "bonett-wright",
+    n_resamples: int = 9999,
+    seed: int = 0,
+) -> Correlation:
+    """Spearman ρ (Pearson r of average ranks) with a confidence interval.
+
+    - ``bonett-wright``: Fisher z interval with the standard error √((1 + ρ²/2) / (n − 3)) of Bonett & Wright
+      (2000, Psychometrika 65(1):23–28), better calibrated than 1/√(n − 3) for ρ.
+    - ``bootstrap``: percentile interval of ρ over ``n_resamples`` paired resamples (rows drawn with
+      replacement; numpy ``default_rng(seed)``); resamples with a constant column are skipped.
+    p-value: t approximation with n − 2 df (as ``scipy.stats.spearmanr``).
+    """
+    a, b = _paired(x, y)
+    n = len(a)
+    rho = _r(_average_ranks(a), _average_ranks(b)) if n >= 2 else float("nan")
+    if method == "bonett-wright":
+        se = math.sqrt((1 + rho * rho / 2) / (n - 3)) if n > 3 and not math.isnan(rho) else float("nan")
+        lo, hi = _fisher_z_interval(rho, se, confidence)
+    elif method == "bootstrap":
+        lo, hi = _bootstrap_spearman(a, b, confidence, n_resamples, seed) if n >= 3 else (float("nan"),) * 2
+    else:
+        raise ValueError(f"unknown Spearman interval method {method!r} (bonett-wright or bootstrap)")
+    return Correlation("spearman", rho, lo, hi, _t_pvalue(rho, n), n, method, confidence)
+
+
+def _bootstrap_spearman(a: np.ndarray, b: np.ndarray, confidence: float, n_resamples: int, seed: int) -> tuple[float, float]:
+    rng = np.random.default_rng(seed)
+    n = len(a)
+    rhos: list[np.ndarray] = []
+    done = 0
+    while done < n_resamples:  # blocks of at most 500 resamples keep memory small for large n
+        k = min(500, n_resamples - done)
+        idx = rng.integers(0, n, size=(k, n))
+        ra = stats.rankdata(a[idx], axis=1)
+        rb = stats.rankdata(b[idx], axis=1)
+        ra -= ra.mean(axis=1, keepdims=True)
+        rb -= rb.mean(axis=1, keepdims=True)
+        den = np.sqrt((ra * ra).sum(axis=1) * (rb * rb).sum(axis=1))
+        ok = den > 0
+        rhos.append((ra * rb).sum(axis=1)[ok] / den[ok])
+        done += k
+    allr = np.concatenate(rhos)
+    if len(allr) == 0:
+        return float("nan"), float("nan")
+    alpha = 1 - confidence
+    return float(np.quantile(allr, alpha / 2)), float(np.quantile(allr, 1 - alpha / 2))
+
+
+# --------------------------------------------------------------------------------------- aggregation
+
+
+def evaluator_ratings(ratings: pd.DataFrame, threshold: float = 4.0) -> pd.DataFrame:
+    """Per (evaluator, association): ``n_valid, mean_harm, median_harm, harmful`` (median ≥ threshold).
+
+    ``ratings``: ``evaluator, association_id, harm`` (NaN harm = unparsed, ignored). Associations whose every
+    answer is unparsed keep ``n_valid = 0`` and NaN ratings / label.
+    """
+    g = ratings.groupby(["evaluator", "association_id"], sort=True)["harm"]
+    out = pd.DataFrame({"n_valid": g.count(), "mean_harm": g.mean(), "median_harm": g.median()}).reset_index()
+    out["harmful"] = pd.array([None if math.isnan(m) else bool(m >= threshold) for m in out["median_harm"]], dtype="boolean")
+    return out
+
+
+def human_evaluator_table(human_ratings: pd.DataFrame, threshold: float = 4.0) -> pd.DataFrame:
+    """Human ratings as one evaluator named ``human`` (same columns as :func:`evaluator_ratings`)."""
+    return evaluator_ratings(human_ratings.assign(evaluator=HUMAN), threshold)
+
+
+def panel_labels(ratings: pd.DataFrame, threshold: float = 4.0) -> pd.DataFrame:
+    """Per association over ALL evaluators pooled: ``n_ratings, mean_harm, median_harm, harmful``.
+
+    Every LLM answer counts as one rating (like one human rater): harmful iff the median of all valid ratings of
+    the association ≥ threshold. Used for harm labels when no human label exists.
+    """
+    valid = ratings.dropna(subset=["harm"])
+    g = valid.groupby("association_id", sort=True)["harm"]
+    out = pd.DataFrame({"n_ratings": g.count(), "mean_harm": g.mean(), "median_harm": g.median()}).reset_index()
+    out["harmful"] = out["median_harm"] >= threshold
+    return out
+
+
+# ------------------------------------------------------------------------------------------ agreement
+
+
+def agreement_rate(a: Sequence[object], b: Sequence[object]) -> tuple[float, int]:
+    """Share of items with equal labels among items labelled by both (None/NaN = unlabelled); and that count."""
+    pairs = [(x, y) for x, y in zip(a, b) if not _missing(x) and not _missing(y)]
+    if not pairs:
+        return float("nan"), 0
+    return sum(bool(x) == bool(y) for x, y in pairs) / len(pairs), len(pairs)
+
+
+def _missing(v: object) -> bool:
+    return v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))
+
+
+def label_matrix(evaluations: pd.DataFrame) -> pd.DataFrame:
+    """Wide table association_id × evaluator of harmful labels (object dtype; None = unlabelled)."""
+    wide = evaluations.pivot(index="association_id", columns="evaluator", values="harmful")
+    return wide.astype(object).where(wide.notna(), None)
+
+
+def pairwise_agreement(labels: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Agreement rate and number of shared items for every pair of evaluators (columns of ``labels``)."""
+    cols = list(labels.columns)
+    rate = pd.DataFrame(np.nan, index=cols, columns=cols)
+    count = pd.DataFrame(0, index=cols, columns=cols)
+    for i, c1 in enumerate(cols):
+        for c2 in cols[i:]:
+            r, n = agreement_rate(labels[c1].tolist(), labels[c2].tolist())
+            rate.loc[c1, c2] = rate.loc[c2, c1] = r
+            count.loc[c1, c2] = count.loc[c2, c1] = n
+    return rate, count
+
+
+def agreement_summary(rate: pd.DataFrame, human: str = HUMAN) -> dict[str, float]:
+    """Mean human–LLM agreement (over LLMs) and mean inter-LLM agreement (over LLM pairs)."""
+    llms = [c for c in rate.columns if c != human]
+    hl = [rate.loc[human, m] for m in llms] if human in rate.columns else []
+    pairs = [rate.loc[a, b] for i, a in enumerate(llms) for b in llms[i + 1 :]]
+    mean = lambda v: float(np.nanmean(v)) if len(v) and not np.all(np.isnan(v)) else float("nan")  # noqa: E731
+    return {"human_vs_llm": mean(np.asarray(hl, float)), "inter_llm": mean(np.asarray(pairs, float)), "n_llms": len(llms)}
+
+
+# ------------------------------------------------------------------------------- deltas and scale use
+
+
+def delta_by_dimension(
+    per_association: pd.DataFrame,
+    llm_col: str = "llm_mean",
+    human_col: str = "human_mean",
+    dimension: Literal["both", "base", "compared"] = "both",
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """Mean (LLM − human) rating per attribute dimension with a t interval.
+
+    ``per_association``: one row per association with the key columns and the two mean ratings. An
+    association counts for its base attribute, its compared attribute, or both (``dimension``; it never counts
+    twice in one dimension since A ≠ B). Interval: mean ± t_{n−1, 1−α/2} s/√n; p: one-sample t-test of
+    mean = 0. Rows: ``dimension, n, mean_delta, ci_low, ci_high, p_value, mean_llm, mean_human``, sorted by
+    ``mean_delta``; plus a final row ``all`` over all associations once.
+    """
+    d = per_association.dropna(subset=[llm_col, human_col]).copy()
+    d["delta"] = d[llm_col] - d[human_col]
+    parts = []
+    if dimension in ("both", "base"):
+        parts.append(d.assign(dimension=d["base_attribute"]))
+    if dimension in ("both", "compared"):
+        parts.append(d.assign(dimension=d["compared_attribute"]))
+    long = pd.concat(parts, ignore_index=True) if parts else d.assign(dimension=[])
+    rows = [_mean_ci(g, str(dim), llm_col, human_col, confidence) for dim, g in long.groupby("dimension", sort=True)]
+    out = pd.DataFrame(rows, columns=["dimension", "n", "mean_delta", "ci_low", "ci_high", "p_value", "mean_llm", "mean_human"])
+    out = out.sort_values("mean_delta", kind="mergesort").reset_index(drop=True)
+    overall = pd.DataFrame([_mean_ci(d, "all", llm_col, human_col, confidence)], columns=out.columns)
+    return pd.concat([out, overall], ignore_index=True)
+
+
+def _mean_ci(g: pd.DataFrame, name: str, llm_col: str, human_col: str, confidence: float) -> list[object]:
+    x = g["delta"].to_numpy(float)
+    n = len(x)
+    m = float(x.mean()) if n else float("nan")
+    if n >= 2:
+        s = float(x.std(ddof=1))
+        half = stats.t.ppf(0.5 + confidence / 2, n - 1) * s / math.sqrt(n)
+        p = float(2 * stats.t.sf(abs(m) / (s / math.sqrt(n)), n - 1)) if s > 0 else (1.0 if m == 0 else 0.0)
+        lo, hi = m - half, m + half
+    else:
+        lo = hi = p = float("nan")
+    return [name, n, m, lo, hi, p, float(g[llm_col].mean()) if n else float("nan"), float(g[human_col].mean()) if n else float("nan")]
+
+
+def top_score_use(ratings: pd.DataFrame, top: float = 5.0) -> pd.DataFrame:
+    """Per evaluator: ``n_ratings``, ``share_top`` (share of valid ratings equal to ``top``) and, when a
+    ``human`` evaluator is present, ``human_to_evaluator_ratio`` = human share / evaluator share."""
+    valid = ratings.dropna(subset=["harm"])
+    g = valid.groupby("evaluator", sort=True)["harm"]
+    out = pd.DataFrame({"n_ratings": g.count(), "share_top": g.apply(lambda s: float((s == top).mean()))}).reset_index()
+    if HUMAN in set(out["evaluator"]):
+        h = float(out.loc[out.evaluator == HUMAN, "share_top"].iloc[0])
+        out["human_to_evaluator_ratio"] = [h / s if s > 0 else float("nan") for s in out["share_top"]]
+    return out
+
+
+# ----------------------------------------------------------------------------------- language analyses
+
+
+def _with_ids(rows: pd.DataFrame) -> pd.DataFrame:
+    if "association_id" in rows.columns:
+        return rows
+    return rows.assign(association_id=[association_id(*r) for r in rows[KEY_COLUMNS].astype(str).itertuples(index=False, name=None)])
+
+
+def language_reach(rows: pd.DataFrame, labels: Mapping[str, bool] | pd.Series, global_slice: str = "all") -> pd.DataFrame:
+    """Per association of the per-language run: ``reach`` = number of languages (slices) where it survives
+    for at least one model, the languages, and its harm label (None when unlabelled).
+
+    ``rows``: association rows (``slice`` = language; the global slice is ignored). ``labels``: association id
+    → harmful.
+    """
+    r = _with_ids(rows)
+    r = r[r["slice"].astype(str) != global_slice]
+    lab = dict(labels)
+    recs = []
+    for aid, g in r.groupby("association_id", sort=True):
+        langs = sorted(set(g["slice"].astype(str)))
+        h = lab.get(aid)
+        recs.append(
+            {"association_id": aid, **{c: g[c].iloc[0] for c in KEY_COLUMNS}, "reach": len(langs), "languages": " ".join(langs),
+             "harmful": None if _missing(h) else bool(h)}
+        )
+    return pd.DataFrame(recs, columns=["association_id", *KEY_COLUMNS, "reach", "languages", "harmful"])
+
+
+def reach_summary(reach: pd.DataFrame, n_languages: int | None = None, specific_max: int = 3) -> pd.DataFrame:
+    """Harmful vs benign reach: ``n, mean_reach, median_reach, share_specific`` (reach ≤ ``specific_max``),
+    ``share_all`` (reach = ``n_languages``), and the two-sided Mann–Whitney U test of equal reach distributions
+    (scipy.stats.mannwhitneyu, asymptotic with tie correction) on the ``harmful`` row."""
+    n_lang = n_languages if n_languages is not None else (int(reach["reach"].max()) if len(reach) else 0)
+    rows = []
+    groups = {"harmful": reach[reach["harmful"] == True], "benign": reach[reach["harmful"] == False]}  # noqa: E712
+    for name, g in groups.items():
+        x = g["reach"].to_numpy(float)
+        rows.append(
+            {"label": name, "n": len(x), "mean_reach": float(x.mean()) if len(x) else float("nan"),
+             "median_reach": float(np.median(x)) if len(x) else float("nan"),
+             "share_specific": float((x <= specific_max).mean()) if len(x) else float("nan"),
+             "share_all": float((x == n_lang).mean()) if len(x) else float("nan"), "mannwhitney_u": float("nan"),
+             "p_value": float("nan")}
+        )
+    h, b = groups["harmful"]["reach"].to_numpy(float), groups["benign"]["reach"].to_numpy(float)
+    if len(h) and len(b) and len(np.unique(np.concatenate([h, b]))) > 1:
+        res = stats.mannwhitneyu(h, b, alternative="two-sided", method="asymptotic")
+        rows[0]["mannwhitney_u"], rows[0]["p_value"] = float(res.statistic), float(res.pvalue)
+    return pd.DataFrame(rows)
+
+
+def _region(v: str) -> str:
+    return str(v).split(" (e.g.")[0].strip().lower()
+
+
+def group_matches(attribute: str, value: str, group_attribute: str, group_value: str) -> bool:
+    """Whether an association side (attribute, value) is the group; geographic regions compare on the region
+    name before " (e.g. ...)", case-insensitively; other values case-insensitively."""
+    return attribute == group_attribute and _region(value) == _region(group_value)
+
+
+def marked_group_shift(
+    rows: pd.DataFrame,
+    labels: Mapping[str, bool] | pd.Series,
+    groups: Mapping[str, Mapping[str, Mapping[str, Sequence[str]]]],
+    side: Literal["both", "base", "compared"] = "both",
+    global_slice: str = "all",
+) -> pd.DataFrame:
+    """Harmful associations directed at each language's marked/unmarked groups, in their language vs others.
+
+    For each language L of ``groups`` (``{L: {"marked"|"unmarked": {attribute: [values]}}}``) and each of its
+    groups g: ``n_own`` = number of distinct harmful associations of slice L involving g (on the ``side``),
+    ``mean_other`` = mean of that count over the other language slices present in ``rows``, ``shift`` =
+    n_own − mean_other and ``ratio`` = n_own / mean_other. Languages absent from ``rows`` are skipped.
+    """
+    r = _with_ids(rows)
+    r = r[r["slice"].astype(str) != global_slice]
+    lab = dict(labels)
+    r = r[[not _missing(lab.get(a)) and bool(lab.get(a)) for a in r["association_id"]]]
+    present = sorted(set(rows["slice"].astype(str)) - {global_slice})
+    per_slice = {s: g.drop_duplicates("association_id") for s, g in r.groupby(r["slice"].astype(str))}
+
+    def count(slice_name: str, attr: str, value: str) -> int:
+        g = per_slice.get(slice_name)
+        if g is None or g.empty:
+            return 0
+        hit = np.zeros(len(g), dtype=bool)
+        if side in ("both", "base"):
+            hit |= [group_matches(a, v, attr, value) for a, v in zip(g["base_attribute"], g["base_value"])]
+        if side in ("both", "compared"):
+            hit |= [group_matches(a, v, attr, value) for a, v in zip(g["compared_attribute"], g["compared_value"])]
+        return int(hit.sum())
+
+    recs = []
+    for lang, spec in groups.items():
+        if lang not in present:
+            continue
+        others = [s for s in present if s != lang]
+        for status in ("unmarked", "marked"):
+            for attr, values in (spec.get(status) or {}).items():
+                for value in values:
+                    own = count(lang, attr, value)
+                    other = [count(s, attr, value) for s in others]
+                    mo = float(np.mean(other)) if other else float("nan")
+                    recs.append(
+                        {"language": lang, "status": status, "attribute": attr, "group": value, "n_own": own,
+                         "mean_other": mo, "shift": own - mo if other else float("nan"),
+                         "ratio": own / mo if other and mo > 0 else float("nan")}
+                    )
+    return pd.DataFrame(recs, columns=["language", "status", "attribute", "group", "n_own", "mean_other", "shift", "ratio"])
