@@ -1,0 +1,234 @@
+"""Output tables of ``stereoprobe associations``: pure functions from the stories frame and the mining engine's
+test tables to the published tables (contract E). No I/O here; the CLI writes them with ``write_table``.
+
+Tables (one function each):
+
+- :func:`associations_table` — the associations passing the paper's filter (spec §5.8), contract-E columns
+  first.
+- :func:`explorer_table` — per model, the global associations with the paper's association-explorer columns
+  (percentage, lift, models count "k/N").
+- :func:`attribute_distributions` — extracted attribute values per model and language.
+- :func:`refusal_rates` / :func:`unknown_rates` — refusals, errored samples and unknown/other answers per
+  model, language and attribute (spec §11 B12: upstream reports none of them).
+- :func:`pick_examples` — a few story ids per association, to link each association to stories that show it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+# the harm judge's id, so association tables, judge ratings and harm labels join on it
+from stereoprobe.stereotales.judge import association_id
+
+KEY_COLUMNS = ["base_attribute", "base_value", "compared_attribute", "compared_value"]
+ASSOCIATION_COLUMNS = [
+    "model",
+    "slice",
+    "base_attribute",
+    "base_value",
+    "compared_attribute",
+    "compared_value",
+    "n",
+    "fraction",
+    "lift",
+    "lift_ci_low",
+    "lift_ci_high",
+    "p_by",
+    "cramers_v",
+    "effect",
+]
+GLOBAL_SLICE = "all"
+
+
+def with_association_id(df: pd.DataFrame) -> pd.DataFrame:
+    out = df.copy()
+    out["association_id"] = [association_id(*k) for k in out[KEY_COLUMNS].astype(str).itertuples(index=False)]
+    return out
+
+
+def associations_table(value_tests: pd.DataFrame) -> pd.DataFrame:
+    """Rows of ``value_tests`` that pass the filter, contract-E columns first, then every other column."""
+    missing = [c for c in ASSOCIATION_COLUMNS + ["passes"] if c not in value_tests.columns]
+    if missing:
+        raise ValueError(f"value_tests lacks column(s) {missing}")
+    kept = value_tests[value_tests["passes"].astype(bool)].drop(columns=["passes"])
+    kept = with_association_id(kept)
+    extra = [c for c in kept.columns if c not in ASSOCIATION_COLUMNS]
+    kept = kept[ASSOCIATION_COLUMNS + extra]
+    kept = kept.sort_values(["model", "slice", "base_attribute", "base_value", "lift"], ascending=[True, True, True, True, False])
+    return kept.reset_index(drop=True)
+
+
+def explorer_table(associations: pd.DataFrame, n_models: int) -> pd.DataFrame:
+    """Per model, the global associations with the paper's explorer columns.
+
+    ``percentage`` = 100 × fraction (1 decimal), ``lift`` (3 decimals), ``models_count`` = number of models in
+    whose global run the same association (A, a, B, b) passes, shown as ``models`` = "k/N".
+    """
+    g = associations[associations["slice"] == GLOBAL_SLICE].copy()
+    counts = g.groupby(KEY_COLUMNS)["model"].nunique().rename("models_count").reset_index()
+    g = g.merge(counts, on=KEY_COLUMNS, how="left")
+    g["models_total"] = n_models
+    g["models"] = g["models_count"].astype(int).astype(str) + f"/{n_models}"
+    g["percentage"] = (100 * g["fraction"]).round(1)
+    cols = ["model", *KEY_COLUMNS, "percentage", "lift", "lift_ci_low", "lift_ci_high", "p_by", "cramers_v", "effect",
+            "models_count", "models_total", "models", "n"]
+    for extra in ("stability", "association_id"):
+        if extra in g.columns:
+            cols.append(extra)
+    g = g[cols].sort_values(["model", "models_count", "lift"], ascending=[True, False, False])
+    return g.reset_index(drop=True)
+
+
+def attribute_distributions(frame: pd.DataFrame, attributes: Sequence[str]) -> pd.DataFrame:
+    """Extracted values per (model, language, attribute), languages pooled as ``language = "all"``.
+
+    Counted over complied stories NOT prompted with that attribute (for those the value is the prompt, not a
+    model choice). ``share`` is over all such stories (unknown included), ``share_known`` over stories whose
+    value is neither unknown nor other.
+    """
+    complied = frame[~frame["refused"].astype(bool)]
+    parts = []
+    for a in attributes:
+        sub = complied.loc[complied["target_attribute"] != a, ["model", "language", a]]
+        if sub.empty:
+            continue
+        for lang_level in (True, False):
+            keys = ["model", "language", a] if lang_level else ["model", a]
+            c = sub.groupby(keys, observed=True).size().rename("count").reset_index()
+            if not lang_level:
+                c.insert(1, "language", GLOBAL_SLICE)
+            c = c.rename(columns={a: "value"})
+            c.insert(2, "attribute", a)
+            parts.append(c)
+    if not parts:
+        return pd.DataFrame(columns=["model", "language", "attribute", "value", "count", "share", "share_known"])
+    out = pd.concat(parts, ignore_index=True)
+    grp = ["model", "language", "attribute"]
+    out["share"] = out["count"] / out.groupby(grp)["count"].transform("sum")
+    known = out["count"].where(~out["value"].isin(["unknown", "other"]), 0)
+    denom = known.groupby([out[k] for k in grp]).transform("sum")
+    out["share_known"] = (known / denom.where(denom > 0)).where(known > 0)
+    return out.sort_values(grp + ["count"], ascending=[True, True, True, False]).reset_index(drop=True)
+
+
+def _with_rollups(df: pd.DataFrame, dims: Sequence[str], agg: dict) -> pd.DataFrame:
+    """Group by every subset of ``dims`` obtained by replacing trailing/leading dims with "all"."""
+    parts = []
+    for mask in _masks(len(dims)):
+        keys = [d for d, keep in zip(dims, mask) if keep]
+        g = df.groupby(keys, observed=True).agg(**agg).reset_index() if keys else df.agg(**agg).T.reset_index(drop=True)
+        for d, keep in zip(dims, mask):
+            if not keep:
+                g[d] = GLOBAL_SLICE
+        parts.append(g[list(dims) + list(agg)])
+    return pd.concat(parts, ignore_index=True)
+
+
+def _masks(k: int) -> list[tuple[bool, ...]]:
+    # model is always kept; the other dimensions are each either kept or pooled
+    out = []
+    for bits in range(2 ** (k - 1)):
+        out.append((True, *[not (bits >> i) & 1 for i in range(k - 1)]))
+    return out
+
+
+def refusal_rates(frame: pd.DataFrame, issues: pd.DataFrame) -> pd.DataFrame:
+    """Stories, refusals and errored samples per model × language × prompted attribute (with "all" pools).
+
+    ``refusal_rate`` = refused / stories (stories = usable samples, refusals included); ``error_rate`` =
+    errored / (stories + errored) — errored samples have no story and never reach the statistics.
+    """
+    st = frame[["model", "language", "target_attribute", "refused"]].copy()
+    st["refused"] = st["refused"].astype(int)
+    st["stories"] = 1
+    st["errored"] = 0
+    st["no_profile"] = 0
+    parts = [st]
+    if len(issues):
+        iss = issues[issues["kind"].isin(["error", "no_profile"])].copy()
+        if len(iss):
+            # the target attribute of an errored sample is the 2nd field of the stereotales sample id
+            iss["target_attribute"] = iss["sample_id"].astype(str).str.split(":").str[1].fillna("?")
+            iss["refused"] = 0
+            iss["stories"] = 0
+            iss["errored"] = (iss["kind"] == "error").astype(int)
+            iss["no_profile"] = (iss["kind"] == "no_profile").astype(int)
+            parts.append(iss[st.columns])
+    df = pd.concat(parts, ignore_index=True)
+    out = _with_rollups(
+        df,
+        ["model", "language", "target_attribute"],
+        {"stories": ("stories", "sum"), "refused": ("refused", "sum"), "errored": ("errored", "sum"),
+         "no_profile": ("no_profile", "sum")},
+    )
+    for c in ("stories", "refused", "errored", "no_profile"):
+        out[c] = out[c].astype("int64")
+    out["refusal_rate"] = out["refused"] / out["stories"].where(out["stories"] > 0)
+    out["error_rate"] = out["errored"] / (out["stories"] + out["errored"] + out["no_profile"]).where(
+        (out["stories"] + out["errored"] + out["no_profile"]) > 0
+    )
+    return out.sort_values(["model", "language", "target_attribute"]).reset_index(drop=True)
+
+
+def unknown_rates(frame: pd.DataFrame, attributes: Sequence[str]) -> pd.DataFrame:
+    """Share of "unknown" and "other" per model × language × extracted attribute (languages pooled as "all").
+
+    Over complied stories not prompted with the attribute; refused stories are all-unknown by construction
+    and are reported in :func:`refusal_rates` instead.
+    """
+    complied = frame[~frame["refused"].astype(bool)]
+    rows = []
+    for a in attributes:
+        sub = complied.loc[complied["target_attribute"] != a, ["model", "language", a]]
+        if sub.empty:
+            continue
+        flags = pd.DataFrame(
+            {"model": sub["model"], "language": sub["language"], "n": 1,
+             "unknown": (sub[a] == "unknown").astype(int), "other": (sub[a] == "other").astype(int)}
+        )
+        r = _with_rollups(flags, ["model", "language"], {"n": ("n", "sum"), "unknown": ("unknown", "sum"),
+                                                         "other": ("other", "sum")})
+        r.insert(2, "attribute", a)
+        rows.append(r)
+    if not rows:
+        return pd.DataFrame(columns=["model", "language", "attribute", "n", "unknown", "other", "unknown_rate", "other_rate"])
+    out = pd.concat(rows, ignore_index=True)
+    out["unknown_rate"] = out["unknown"] / out["n"]
+    out["other_rate"] = out["other"] / out["n"]
+    return out.sort_values(["model", "language", "attribute"]).reset_index(drop=True)
+
+
+def pick_examples(frame: pd.DataFrame, associations: pd.DataFrame, per_association: int = 3) -> pd.DataFrame:
+    """Up to ``per_association`` stories per association row (model, slice, A=a → B=b) that show it.
+
+    A story shows the association when it was prompted with A = a and its extracted B is b (same model; same
+    language unless the slice is global). Chosen deterministically (sorted by sample id, epoch).
+    """
+    cols = ["association_id", "model", "slice", *KEY_COLUMNS, "language", "sample_id", "epoch"]
+    if associations.empty or frame.empty:
+        return pd.DataFrame(columns=cols)
+    complied = frame[~frame["refused"].astype(bool)]
+    out = []
+    for (model, A), assoc in associations.groupby(["model", "base_attribute"], sort=False):
+        sub = complied[(complied["model"] == model) & (complied["target_attribute"] == A)]
+        if sub.empty:
+            continue
+        sub = sub.sort_values(["sample_id", "epoch"])
+        for rec in assoc.itertuples(index=False):
+            if rec.compared_attribute not in sub.columns:
+                continue
+            m = (sub["attribute_value_key"] == rec.base_value) & (sub[rec.compared_attribute] == rec.compared_value)
+            if rec.slice != GLOBAL_SLICE:
+                m &= sub["language"] == rec.slice
+            hit = sub.loc[m, ["language", "sample_id", "epoch"]].head(per_association)
+            for h in hit.itertuples(index=False):
+                out.append(
+                    {"association_id": association_id(A, rec.base_value, rec.compared_attribute, rec.compared_value),
+                     "model": model, "slice": rec.slice, "base_attribute": A, "base_value": rec.base_value,
+                     "compared_attribute": rec.compared_attribute, "compared_value": rec.compared_value,
+                     "language": h.language, "sample_id": h.sample_id, "epoch": int(h.epoch)}
+                )
+    return pd.DataFrame(out, columns=cols)
