@@ -16,6 +16,9 @@ from collections.abc import Sequence
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "stereoprobe.lm_eval_cli",
     "stereoprobe.index_cli",
+    "stereoprobe.globalbias.cli",
+    "stereoprobe.stereotales.cli_associations",
+    "stereoprobe.stereotales.cli_judge",
 )
 
 
