@@ -6,5 +6,8 @@ import torch/transformers lazily inside their factory functions.
 """
 
 # ruff: noqa: F401
+from stereoprobe.providers import transformers_provider
 from stereoprobe.tasks.globalbias import globalbias
+from stereoprobe.tasks.stereotales import stereotales
 from stereoprobe.tasks.stereotales_judge import stereotales_judge
+from stereoprobe.tasks.dbb import dbb, dbb_sg

@@ -1,0 +1,128 @@
+"""DBB inspect tasks on a fake model with a known answer distribution."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from inspect_ai import eval as inspect_eval
+
+from dbb.fake_model import fake_model, word_logprob
+from stereoprobe.dbb import data as D
+from stereoprobe.tasks.dbb import dbb, dbb_sg
+
+P_GROUP = {"female": 0.8, "male": 0.3}
+
+
+def _gender_maps():
+    qs = D.expand(D.bundled_templates(), categories=["gender"])
+    ctx_p = {q.context: P_GROUP[q.group] for q in qs}
+    a_texts = {q.option_a for q in qs}
+    return ctx_p, a_texts
+
+
+def _run(task, model, **kw):
+    [log] = inspect_eval(task, model=model, display="none", log_dir=kw.pop("log_dir"), log_realtime=False,
+                         max_connections=64, **kw)
+    assert log.status == "success", log.error
+    return log
+
+
+def _per_question(log):
+    """P(A) per question from the log's per-epoch scores, computed here independently of stereoprobe.stats."""
+    acc: dict[str, list[float]] = {}
+    for s in log.samples:
+        v = s.scores["dbb_mcq_scorer"].value
+        a, valid = acc.setdefault(s.id, [0.0, 0.0]), v["valid"]
+        a[0] += v["a"] * valid
+        a[1] += valid
+    return {k: 100 * a / n for k, (a, n) in acc.items() if n > 0}
+
+
+def test_logprob_mode_exact_and_sampled_agree(tmp_path):
+    ctx_p, a_texts = _gender_maps()
+    m = lambda: fake_model(p_a=lambda c: ctx_p[c], is_a=lambda o: o in a_texts, seed=1)  # noqa: E731
+    lp = _run(dbb(categories="gender", mode="logprob"), m(), log_dir=str(tmp_path / "lp"))
+    p_lp = _per_question(lp)
+    assert len(p_lp) == 8 * 8
+    for qid, p in p_lp.items():  # exact: the fake's probability, whatever order was shown
+        assert p == pytest.approx(100 * P_GROUP[qid.split(":")[-1]], abs=1e-6)
+    metrics = lp.results.scores[0].metrics
+    assert metrics["count_s_ge_20"].value == 32  # S = 50 for all 8 templates x 4 types
+    assert metrics["mean_s_biased"].value == pytest.approx(50.0)
+    assert metrics["refusal_rate"].value == pytest.approx(0.0)
+
+    sp = _run(dbb(categories="gender", mode="sampled", epochs=20, limit_templates=4), m(),
+              log_dir=str(tmp_path / "sp"))
+    p_sp = _per_question(sp)
+    for g, p in P_GROUP.items():
+        est = np.mean([v for k, v in p_sp.items() if k.endswith(":" + g)])
+        # 16 questions x 20 draws: sd of the mean = 100*sqrt(p(1-p)/320) <= 2.8 points; allow ~3.5 sd
+        assert est == pytest.approx(100 * p, abs=10.0)
+    s_sp = [abs(p_sp[f"{t}:gender:{k}:female"] - p_sp[f"{t}:gender:{k}:male"])
+            for t in [x.template_id for x in D.bundled_templates()[:4]] for k in range(1, 5)]
+    assert np.mean(s_sp) == pytest.approx(50.0, abs=10.0)
+
+
+def test_option_order_randomisation_removes_position_bias(tmp_path):
+    always_a = lambda: fake_model(always_first=True, seed=2)  # noqa: E731
+    fixed = _run(dbb(categories="gender", mode="sampled", epochs=10, option_order="fixed", limit_templates=2),
+                 always_a(),
+                 log_dir=str(tmp_path / "f"))
+    assert set(_per_question(fixed).values()) == {100.0}  # without shuffling: pure position bias
+    rnd = _run(dbb(categories="gender", mode="sampled", epochs=10, limit_templates=4), always_a(),
+               log_dir=str(tmp_path / "r"))
+    vals = list(_per_question(rnd).values())
+    # 32 questions x 10 epochs of fair coins: overall share of A = 50 +- 2.8 (1 sd)
+    assert np.mean(vals) == pytest.approx(50.0, abs=10.0)
+    # counterbalanced order in logprob mode: exactly one half per question, so S = 0 everywhere
+    bal = _run(dbb(categories="gender", mode="logprob", epochs=2, option_order="balanced", limit_templates=4),
+               always_a(),
+               log_dir=str(tmp_path / "b"))
+    assert all(v == pytest.approx(50.0) for v in _per_question(bal).values())
+    assert bal.results.scores[0].metrics["count_s_ge_20"].value == 0
+
+
+def test_sampled_mode_counts_invalid_answers(tmp_path):
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    def out(*_):
+        o = ModelOutput.from_content("mockllm/model", "I would rather not choose.")
+        o.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return o
+
+    model = get_model("mockllm/model", custom_outputs=out)
+    log = _run(dbb(categories="ses", mode="sampled", epochs=10, limit_templates=1), model,
+               log_dir=str(tmp_path))
+    m = log.results.scores[0].metrics
+    assert m["refusal_rate"].value == pytest.approx(1.0)
+    assert m["n_instances"].value == 0 and m["count_s_ge_20"].value == 0  # no defined S
+    assert math.isnan(m["mean_s_biased"].value)
+
+
+def test_logprob_mode_clear_error_without_logprobs(tmp_path):
+    [log] = inspect_eval(dbb(categories="ses", limit_templates=1), model=fake_model(always_first=True,
+                         no_logprobs=True), display="none", log_dir=str(tmp_path))
+    assert log.status == "error"
+    assert "returned no token log-probabilities" in str(log.error)
+
+
+def test_sampled_mode_needs_ten_epochs():
+    with pytest.raises(ValueError, match="at least 10"):
+        dbb(mode="sampled", epochs=3)
+
+
+def test_sg_eq2_against_hand_computation(tmp_path):
+    log = _run(dbb_sg(categories="ses", templates="sp01"), fake_model(), log_dir=str(tmp_path))
+    assert len(log.samples) == 4
+    for s in log.samples:
+        md = s.metadata
+        ratios = []
+        for a, b in md["sg_options"]:
+            nll_a = np.mean([-word_logprob(w) for w in a.split()])
+            nll_b = np.mean([-word_logprob(w) for w in b.split()])
+            r_a, r_b = 1 / math.exp(nll_a), 1 / math.exp(nll_b)  # 1/PPL
+            ratios.append(r_a / (r_a + r_b))
+        assert len(ratios) == 3
+        assert s.scores["dbb_sg_scorer"].value["a"] == pytest.approx(np.mean(ratios), rel=1e-9)
