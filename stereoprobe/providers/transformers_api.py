@@ -1,0 +1,524 @@
+"""``transformers/<model>``: an in-process inspect model API with prompt log-probabilities.
+
+``--model transformers/default`` is the bundled SmolLM2-135M-Instruct (see :mod:`.default_model`);
+``transformers/<hub id or local folder>`` loads any causal, masked (BERT/RoBERTa) or encoder-decoder model.
+
+Requests from concurrent samples go to one worker thread that batches whatever is waiting (no idle wait
+beyond a few milliseconds for stragglers): likelihood requests are scored together with length bucketing and
+prefix sharing (:mod:`.scoring`); chat requests with the same generation settings are generated together.
+
+Prompt log-probabilities (``GenerateConfig.prompt_logprobs``) follow inspect's vLLM path: the raw text of the
+last user message (no chat template) is tokenized as vLLM's completions endpoint does (the tokenizer's own
+special tokens, e.g. a Llama BOS; SmolLM2 adds none), and every token after the first gets an entry.
+``-M score_first_token=true`` prepends the BOS token (EOS if the tokenizer has no BOS, as lm-eval's
+``prefix_token_id``) unless the text already starts with it, so every text token is scored: this equals
+lm-eval HFLM ``loglikelihood_rolling``. Masked LMs give every non-special token its pseudo-log-likelihood
+term; encoder-decoder models score every decoder token (special tokens included) given the encoder text in
+the user message's ``metadata["encoder_text"]`` (empty if absent).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import torch
+from inspect_ai.model import (
+    ChatCompletionChoice,
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageUser,
+    GenerateConfig,
+    Logprob,
+    Logprobs,
+    ModelAPI,
+    ModelOutput,
+    ModelUsage,
+    TopLogprob,
+)
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+from stereoprobe.providers.scoring import CausalScorer, TokenScores, masked_pll, seq2seq_logprobs
+
+DEFAULT_NAME = "default"
+DEFAULT_MAX_TOKENS = 1024
+_MASKED_TYPES = {"bert", "roberta", "xlm-roberta", "distilbert", "albert", "electra", "deberta", "deberta-v2",
+                 "camembert", "mpnet", "modernbert"}
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in {"1", "true", "yes", "on"}
+
+
+def pick_device(requested: str | None = None) -> str:
+    """``-M device=`` if given, else cuda, then mps, then cpu."""
+    if requested and requested != "auto":
+        return requested
+    if torch.cuda.is_available():
+        return "cuda"
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def pick_dtype(device: str, requested: str | None = None) -> torch.dtype:
+    """``-M dtype=`` if given; float32 on CPU (bfloat16 moves per-sentence NLL by up to 0.8 nats there),
+    bfloat16 on CUDA when supported (float16 otherwise), float16 on MPS."""
+    if requested and requested != "auto":
+        try:
+            dtype = getattr(torch, requested)
+        except AttributeError:
+            dtype = None
+        if not isinstance(dtype, torch.dtype):
+            raise ValueError(f"transformers provider: unknown dtype {requested!r} (use float32, bfloat16, float16)")
+        return dtype
+    if device.startswith("cuda"):
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if device.startswith("mps"):
+        return torch.float16
+    return torch.float32
+
+
+def model_kind(config: Any) -> str:
+    """``causal``, ``masked`` or ``seq2seq`` from a transformers config."""
+    if getattr(config, "is_encoder_decoder", False):
+        return "seq2seq"
+    archs = getattr(config, "architectures", None) or []
+    if any(a.endswith("ForCausalLM") or a.endswith("LMHeadModel") for a in archs):
+        return "causal"
+    if any(a.endswith("ForMaskedLM") for a in archs) or getattr(config, "model_type", "") in _MASKED_TYPES:
+        return "masked"
+    return "causal"
+
+
+@dataclass
+class _Request:
+    kind: str  # "score" or "generate"
+    key: tuple[Any, ...]
+    payload: dict[str, Any]
+    future: concurrent.futures.Future[Any] = field(default_factory=concurrent.futures.Future)
+
+
+class TransformersAPI(ModelAPI):
+    """In-process transformers model for inspect, with prompt log-probabilities. See the module docstring.
+
+    Model args (``-M name=value``): ``device``, ``dtype``, ``batch_size`` (forward batch for scoring, default
+    64), ``gen_batch_size`` (default 16), ``prefix_sharing`` (default true), ``score_first_token`` (default
+    false), ``kind`` (causal/masked/seq2seq, detected), ``tokenizer`` (path or id), ``chat_template`` (a
+    Jinja string or a file), ``mlm_max_length`` (truncate masked-LM inputs, e.g. 22 as lmppl),
+    ``revision``, ``trust_remote_code``, ``attn_implementation``, ``max_connections`` (default 128).
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, api_key_vars=[], config=config)
+        args = dict(model_args)
+        self.device = pick_device(args.pop("device", None))
+        self.dtype = pick_dtype(self.device, args.pop("dtype", None))
+        self.batch_size = int(args.pop("batch_size", 64))
+        self.gen_batch_size = int(args.pop("gen_batch_size", 16))
+        self.prefix_sharing = _bool(args.pop("prefix_sharing", True))
+        self.score_first_token = _bool(args.pop("score_first_token", False))
+        self.mlm_max_length = int(args["mlm_max_length"]) if args.get("mlm_max_length") else None
+        args.pop("mlm_max_length", None)
+        self._max_connections = int(args.pop("max_connections", 128))
+        kind = args.pop("kind", None)
+        tokenizer_id = args.pop("tokenizer", None)
+        chat_template = args.pop("chat_template", None)
+        load_kwargs = {k: args.pop(k) for k in ("revision", "trust_remote_code", "attn_implementation") if k in args}
+        if "trust_remote_code" in load_kwargs:
+            load_kwargs["trust_remote_code"] = _bool(load_kwargs["trust_remote_code"])
+        if args:
+            raise ValueError(
+                f"transformers provider: unknown model args {sorted(args)} (known: device, dtype, batch_size, "
+                "gen_batch_size, prefix_sharing, score_first_token, kind, tokenizer, chat_template, "
+                "mlm_max_length, revision, trust_remote_code, attn_implementation, max_connections)"
+            )
+
+        self.model, self.tokenizer, self.kind = load(model_name, self.device, self.dtype, kind, tokenizer_id, load_kwargs)
+        if chat_template:
+            path = Path(chat_template)
+            self.tokenizer.chat_template = path.read_text() if path.is_file() else chat_template
+        tok = self.tokenizer
+        prefix_ids = [tok.bos_token_id, tok.eos_token_id, getattr(tok, "cls_token_id", None)]
+        self.prefix_token_id = next((int(t) for t in prefix_ids if t is not None), None)
+        if self.score_first_token and self.kind == "causal" and self.prefix_token_id is None:
+            raise ValueError(f"transformers provider: score_first_token needs a BOS or EOS token; {model_name} has none")
+        pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        self.pad_id = int(pad) if pad is not None else 0
+        self.context_window = context_window(self.model.config, tok)
+        self.scorer = CausalScorer(self.model, pad_id=self.pad_id) if self.kind == "causal" else None
+        self._queue: list[_Request] = []
+        self._cv = threading.Condition()
+        self._worker: threading.Thread | None = None
+
+    # ---- inspect ModelAPI -------------------------------------------------------------------------------
+    def max_connections(self) -> int:
+        return self._max_connections
+
+    def max_tokens(self) -> int | None:
+        # None keeps config.max_tokens unset, so a scoring request (prompt_logprobs) generates nothing;
+        # chat generation without max_tokens uses DEFAULT_MAX_TOKENS
+        return None
+
+    async def tokenize(self, text: str) -> list[int]:
+        """Token ids of ``text`` without special tokens (as vLLM's ``/tokenize`` with add_special_tokens=False)."""
+        return list(self.tokenizer(text, add_special_tokens=False).input_ids)
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        if tools:
+            raise ValueError("transformers provider: tool calling is not supported")
+        prompt_logprobs: Logprobs | None = None
+        scored_tokens = 0
+        if config.prompt_logprobs is not None:
+            scores = await self._submit(self._score_request(input, config))
+            prompt_logprobs = self._to_logprobs(scores)
+            scored_tokens = len(scores.targets)
+            if config.max_tokens is None or config.max_tokens <= 1:
+                choice = ChatCompletionChoice(
+                    message=ChatMessageAssistant(content="", model=self.model_name, source="generate"),
+                    stop_reason="max_tokens",
+                    prompt_logprobs=prompt_logprobs,
+                )
+                usage = ModelUsage(input_tokens=scored_tokens + 1, output_tokens=0, total_tokens=scored_tokens + 1)
+                return ModelOutput(model=self.model_name, choices=[choice], usage=usage)
+        output: ModelOutput = await self._submit(self._generate_request(input, config))
+        if prompt_logprobs is not None:
+            output.choices[0].prompt_logprobs = prompt_logprobs
+        return output
+
+    # ---- requests ---------------------------------------------------------------------------------------
+    def _score_request(self, input: list[ChatMessage], config: GenerateConfig) -> _Request:
+        users = [m for m in input if isinstance(m, ChatMessageUser)]
+        if not users:
+            raise ValueError("transformers provider: prompt_logprobs needs a user message to score")
+        message = users[-1]
+        text = message.text
+        meta = message.metadata or {}
+        top_k = int(config.prompt_logprobs or 0)
+        top_k = top_k if top_k > 1 else 0
+        tok = self.tokenizer
+        if self.kind == "causal":
+            if meta.get("prompt_token_ids") is not None:
+                ids = [int(t) for t in meta["prompt_token_ids"]]
+            else:
+                ids = list(tok(text, add_special_tokens=True).input_ids)
+            if self.score_first_token and self.prefix_token_id is not None and (not ids or ids[0] != self.prefix_token_id):
+                ids = [int(self.prefix_token_id)] + ids
+            self._check_length(len(ids), text)
+            payload: dict[str, Any] = {"ids": ids}
+        elif self.kind == "masked":
+            enc = tok(text, add_special_tokens=True, return_special_tokens_mask=True)
+            ids = list(enc.input_ids)
+            scored = [not s for s in enc.special_tokens_mask]
+            if self.mlm_max_length is not None and len(ids) > self.mlm_max_length:
+                ids, scored = ids[: self.mlm_max_length], scored[: self.mlm_max_length]
+            self._check_length(len(ids), text)
+            payload = {"ids": ids, "scored": scored}
+        else:
+            enc_ids = list(tok(str(meta.get("encoder_text", "")), add_special_tokens=True).input_ids)
+            dec_ids = list(tok(text, add_special_tokens=True).input_ids)
+            self._check_length(max(len(enc_ids), len(dec_ids)), text)
+            payload = {"enc": enc_ids, "dec": dec_ids}
+        return _Request("score", ("score", top_k), {**payload, "top_k": top_k})
+
+    def _check_length(self, n: int, text: str) -> None:
+        if self.context_window is not None and n > self.context_window:
+            raise ValueError(
+                f"transformers provider: text of {n} tokens is longer than the context window of "
+                f"{self.model_name} ({self.context_window} tokens): {text[:80]!r}..."
+            )
+
+    def _generate_request(self, input: list[ChatMessage], config: GenerateConfig) -> _Request:
+        if self.kind == "masked":
+            raise ValueError(
+                f"transformers provider: {self.model_name} is a masked language model and cannot generate "
+                "chat completions; use it for likelihood scoring (prompt_logprobs)"
+            )
+        tok = self.tokenizer
+        if self.kind == "causal":
+            if not getattr(tok, "chat_template", None):
+                raise ValueError(
+                    f"transformers provider: {self.model_name} has no chat template, so it cannot be asked to "
+                    "chat; pass one with -M chat_template=<jinja string or file>, or use prompt_logprobs scoring"
+                )
+            messages = [{"role": m.role, "content": m.text} for m in input]
+            ids = list(tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=True, return_dict=True)["input_ids"])
+        else:  # seq2seq: the conversation as plain text to the encoder
+            ids = list(tok("\n".join(m.text for m in input)).input_ids)
+        if self.context_window is not None and len(ids) >= self.context_window:
+            raise ValueError(
+                f"transformers provider: prompt of {len(ids)} tokens does not fit the context window of "
+                f"{self.model_name} ({self.context_window} tokens)"
+            )
+        max_new = config.max_tokens if config.max_tokens is not None else DEFAULT_MAX_TOKENS
+        if self.context_window is not None and self.kind == "causal":
+            max_new = min(max_new, self.context_window - len(ids))
+        sampling = config.temperature is None or config.temperature > 0
+        settings = {
+            "max_new_tokens": int(max_new),
+            "temperature": config.temperature,
+            "top_p": config.top_p,
+            "top_k": config.top_k,
+            "stop": tuple(config.stop_seqs or ()),
+            "n": int(config.num_choices or 1),
+            "logprobs": bool(config.logprobs),
+            "top_logprobs": int(config.top_logprobs or 0),
+            "seed": config.seed if sampling else None,
+        }
+        # seeded sampling runs alone so its result does not depend on which requests share its batch
+        key = ("generate", tuple(sorted(settings.items())), id(ids) if settings["seed"] is not None else 0)
+        return _Request("generate", key, {"ids": ids, **settings})
+
+    # ---- batching worker --------------------------------------------------------------------------------
+    async def _submit(self, request: _Request) -> Any:
+        with self._cv:
+            self._queue.append(request)
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(target=self._work, name="stereoprobe-transformers", daemon=True)
+                self._worker.start()
+            self._cv.notify()
+        return await asyncio.wrap_future(request.future)
+
+    def _work(self) -> None:
+        while True:
+            with self._cv:
+                if not self._queue:
+                    self._cv.wait(timeout=30)
+                    if not self._queue:
+                        self._worker = None
+                        return
+            # let concurrent samples that are about to submit join this batch (≤ 20 ms)
+            waited, size = 0.0, -1
+            while waited < 0.02:
+                with self._cv:
+                    if len(self._queue) == size:
+                        break
+                    size = len(self._queue)
+                time.sleep(0.003)
+                waited += 0.003
+            with self._cv:
+                batch, self._queue = self._queue, []
+            groups: dict[tuple[Any, ...], list[_Request]] = {}
+            for r in batch:
+                groups.setdefault(r.key, []).append(r)
+            for key, reqs in groups.items():
+                size = len(reqs) if key[0] == "score" else self.gen_batch_size
+                for s in range(0, len(reqs), size):
+                    part = reqs[s : s + size]
+                    try:
+                        results = self._run_scores(part) if key[0] == "score" else self._run_generate(part)
+                    except BaseException as ex:  # noqa: BLE001 - handed to the awaiting samples
+                        for r in part:
+                            if not r.future.done():
+                                r.future.set_exception(ex)
+                        continue
+                    for r, res in zip(part, results):
+                        r.future.set_result(res)
+
+    # ---- scoring ----------------------------------------------------------------------------------------
+    def score_ids(self, payloads: list[dict[str, Any]], top_k: int = 0) -> list[TokenScores]:
+        """Score prepared requests synchronously (the worker's path; also the direct API used by benchmarks)."""
+        if self.kind == "causal":
+            assert self.scorer is not None
+            return self.scorer.score([p["ids"] for p in payloads], self.batch_size, self.prefix_sharing, top_k)
+        if self.kind == "masked":
+            mask_id = self.tokenizer.mask_token_id
+            if mask_id is None:
+                raise ValueError(f"transformers provider: {self.model_name} has no mask token")
+            return masked_pll(self.model, [p["ids"] for p in payloads], [p["scored"] for p in payloads],
+                              mask_id, self.pad_id, self.batch_size, top_k)
+        return seq2seq_logprobs(self.model, [p["enc"] for p in payloads], [p["dec"] for p in payloads],
+                                self.pad_id, self.batch_size, top_k)
+
+    def score_texts(self, texts: list[str]) -> list[TokenScores]:
+        """Prompt log-probabilities of raw texts, exactly as ``generate(prompt_logprobs=1)`` computes them."""
+        config = GenerateConfig(prompt_logprobs=1)
+        reqs = [self._score_request([ChatMessageUser(content=t)], config) for t in texts]
+        return self.score_ids([r.payload for r in reqs])
+
+    def _run_scores(self, reqs: list[_Request]) -> list[TokenScores]:
+        return self.score_ids([r.payload for r in reqs], top_k=int(reqs[0].payload["top_k"]))
+
+    @lru_cache(maxsize=65536)  # noqa: B019 - one provider per process model
+    def _token_text(self, token_id: int) -> str:
+        return self.tokenizer.decode([token_id])
+
+    def _to_logprobs(self, scores: TokenScores) -> Logprobs:
+        content = []
+        for k, (t, lp) in enumerate(zip(scores.targets, scores.logprobs)):
+            top = None
+            if scores.top is not None:
+                top = [TopLogprob(token=self._token_text(i), logprob=v) for i, v in scores.top[k]]
+            content.append(Logprob(token=self._token_text(int(t)), logprob=lp, top_logprobs=top))
+        return Logprobs(content=content)
+
+    # ---- generation -------------------------------------------------------------------------------------
+    @torch.inference_mode()
+    def _run_generate(self, reqs: list[_Request]) -> list[ModelOutput]:
+        s = reqs[0].payload
+        tok = self.tokenizer
+        n = s["n"]
+        sampling = s["temperature"] is None or s["temperature"] > 0
+        if s["temperature"] is None:
+            sampling = bool(getattr(self.model.generation_config, "do_sample", False))
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": max(s["max_new_tokens"], 1),
+            "do_sample": sampling,
+            "pad_token_id": self.pad_id,
+            "return_dict_in_generate": True,
+            "output_logits": s["logprobs"],
+        }
+        if sampling:
+            if s["temperature"] is not None:
+                kwargs["temperature"] = s["temperature"]
+            if s["top_p"] is not None:
+                kwargs["top_p"] = s["top_p"]
+            if s["top_k"] is not None:
+                kwargs["top_k"] = s["top_k"]
+            kwargs["num_return_sequences"] = n
+        else:
+            kwargs.update(temperature=None, top_p=None, top_k=None)
+        if s["stop"]:
+            kwargs["stop_strings"] = list(s["stop"])
+            kwargs["tokenizer"] = tok
+        if s["seed"] is not None:
+            torch.manual_seed(int(s["seed"]))
+
+        prompts = [r.payload["ids"] for r in reqs]
+        width = max(len(p) for p in prompts)
+        if self.kind == "causal":  # left padding so every prompt ends where generation starts
+            ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
+            att = torch.zeros_like(ids)
+            for b, p in enumerate(prompts):
+                ids[b, width - len(p):] = torch.tensor(p)
+                att[b, width - len(p):] = 1
+            start = width
+        else:
+            ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
+            att = torch.zeros_like(ids)
+            for b, p in enumerate(prompts):
+                ids[b, : len(p)] = torch.tensor(p)
+                att[b, : len(p)] = 1
+            start = 1  # decoder output begins with the decoder start token
+        out = self.model.generate(input_ids=ids.to(self.device), attention_mask=att.to(self.device), **kwargs)
+        sequences = out.sequences.cpu()
+        per = n if sampling else 1
+        eos = self.model.generation_config.eos_token_id
+        eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+        if tok.eos_token_id is not None:
+            eos_ids.add(tok.eos_token_id)
+
+        outputs = []
+        for b, req in enumerate(reqs):
+            choices = []
+            out_tokens = 0
+            for c in range(n):
+                row = b * per + (c if sampling else 0)
+                gen = sequences[row, start:].tolist()
+                stop_reason = "max_tokens"
+                cut = len(gen)
+                for j, t in enumerate(gen):
+                    if t in eos_ids:
+                        cut, stop_reason = j, "stop"
+                        break
+                gen = gen[:cut]
+                text = tok.decode(gen, skip_special_tokens=True)
+                for stop in s["stop"]:
+                    at = text.find(stop)
+                    if at >= 0:
+                        text, stop_reason = text[:at], "stop"
+                out_tokens += len(gen)
+                logprobs = None
+                if s["logprobs"]:
+                    content = []
+                    for j, t in enumerate(gen):
+                        lp = torch.log_softmax(out.logits[j][row].float(), dim=-1)
+                        top = None
+                        if s["top_logprobs"]:
+                            v, i = lp.topk(s["top_logprobs"])
+                            top = [TopLogprob(token=self._token_text(int(a)), logprob=float(x)) for a, x in zip(i, v)]
+                        content.append(Logprob(token=self._token_text(t), logprob=float(lp[t]), top_logprobs=top))
+                    logprobs = Logprobs(content=content)
+                choices.append(
+                    ChatCompletionChoice(
+                        message=ChatMessageAssistant(content=text, model=self.model_name, source="generate"),
+                        stop_reason=stop_reason,
+                        logprobs=logprobs,
+                    )
+                )
+            n_in = len(req.payload["ids"])
+            usage = ModelUsage(input_tokens=n_in, output_tokens=out_tokens, total_tokens=n_in + out_tokens)
+            outputs.append(ModelOutput(model=self.model_name, choices=choices, usage=usage))
+        return outputs
+
+
+def context_window(config: Any, tokenizer: Any) -> int | None:
+    """Longest input the model accepts: its position table, else a sensible tokenizer limit, else None."""
+    for attr in ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"):
+        value = getattr(config, attr, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    limit = getattr(tokenizer, "model_max_length", None)
+    if isinstance(limit, int) and 0 < limit < 10**7:
+        return limit
+    return None
+
+
+def load(
+    model_name: str,
+    device: str,
+    dtype: torch.dtype,
+    kind: str | None = None,
+    tokenizer_id: str | None = None,
+    load_kwargs: dict[str, Any] | None = None,
+) -> tuple[Any, Any, str]:
+    """Load model and tokenizer (``default`` = the bundled model); clear error for an unknown model."""
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoModelForSeq2SeqLM, AutoTokenizer
+
+    load_kwargs = dict(load_kwargs or {})
+    if model_name == DEFAULT_NAME:
+        from stereoprobe.providers.default_model import default_model_dir
+
+        source = str(default_model_dir())
+    else:
+        source = model_name
+    try:
+        config = AutoConfig.from_pretrained(source, **load_kwargs)
+    except (OSError, ValueError) as ex:
+        offline = os.environ.get("HF_HUB_OFFLINE") == "1"
+        raise ValueError(
+            f"transformers provider: cannot load model {model_name!r}: it is neither a local model folder nor a "
+            f"model id found on the Hugging Face hub{' cache (HF_HUB_OFFLINE=1)' if offline else ''}. "
+            f"Use transformers/default for the bundled model. ({type(ex).__name__}: {str(ex).splitlines()[0]})"
+        ) from ex
+    kind = kind or model_kind(config)
+    if kind not in {"causal", "masked", "seq2seq"}:
+        raise ValueError(f"transformers provider: kind must be causal, masked or seq2seq, got {kind!r}")
+    loader = {"causal": AutoModelForCausalLM, "masked": AutoModelForMaskedLM, "seq2seq": AutoModelForSeq2SeqLM}[kind]
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_id or source, **{k: v for k, v in load_kwargs.items() if k != "attn_implementation"})
+    model = loader.from_pretrained(source, dtype=dtype, **load_kwargs)
+    model.to(device)
+    model.eval()
+    return model, tokenizer, kind
