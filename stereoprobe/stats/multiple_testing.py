@@ -1,0 +1,51 @@
+"""False-discovery-rate adjustments (Benjamini–Hochberg, Benjamini–Yekutieli) and the BH decision set.
+
+Benjamini & Hochberg (1995), JRSS-B 57:289–300: with sorted p-values ``p_(1) <= … <= p_(m)``, the adjusted
+value is ``p̃_(k) = min_{j >= k} min(1, m p_(j) / j)``; rejecting ``p̃ < α`` controls the FDR at α for
+independent or PRDS tests. Benjamini & Yekutieli (2001), Ann. Stat. 29:1165–1188: the same with ``m`` replaced
+by ``m c(m)``, ``c(m) = Σ_{i<=m} 1/i``, valid under arbitrary dependence. Both equal
+``scipy.stats.false_discovery_control(p, method="bh"|"by")``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["adjust_bh", "adjust_by", "bh_reject"]
+
+
+def _adjust(p, factor: float) -> np.ndarray:
+    p = np.asarray(p, dtype=float)
+    shape = p.shape
+    flat = p.ravel()
+    m = flat.size
+    if m == 0:
+        return p.copy()
+    if np.any(np.isnan(flat)) or np.any((flat < 0) | (flat > 1)):
+        raise ValueError("p-values must lie in [0, 1] and not be NaN")
+    order = np.argsort(flat, kind="mergesort")
+    ranked = flat[order] * m * factor / np.arange(1, m + 1)
+    ranked = np.minimum.accumulate(ranked[::-1])[::-1]
+    out = np.empty(m)
+    out[order] = np.minimum(ranked, 1.0)
+    return out.reshape(shape)
+
+
+def adjust_bh(p) -> np.ndarray:
+    """Benjamini–Hochberg adjusted p-values (step-up, FDR under independence/PRDS)."""
+    return _adjust(p, 1.0)
+
+
+def adjust_by(p) -> np.ndarray:
+    """Benjamini–Yekutieli adjusted p-values (FDR under arbitrary dependence): BH × Σ_{i<=m} 1/i."""
+    m = np.asarray(p).size
+    return _adjust(p, float(np.sum(1.0 / np.arange(1, m + 1))) if m else 1.0)
+
+
+def bh_reject(p, alpha: float = 0.05) -> np.ndarray:
+    """Decisions ``adjust_bh(p) < alpha`` (the upstream rule: strictly below α).
+
+    Monotone: lowering any p-value can only enlarge the rejected set, which is what lets a sequential test
+    stop once the decisions at the upper and at the lower ends of every p-value's interval coincide.
+    """
+    return adjust_bh(p) < alpha
