@@ -1,0 +1,45 @@
+"""``stereoprobe dbb`` on logs of the fake model: files, columns and numbers."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from inspect_ai import eval as inspect_eval
+
+from dbb.fake_model import fake_model
+from stereoprobe.cli import main
+from stereoprobe.dbb import data as D
+from stereoprobe.tasks.dbb import dbb, dbb_sg
+
+P = {"poor": 0.9, "rich": 0.2}
+
+
+def test_cli_end_to_end(tmp_path):
+    qs = D.expand(D.bundled_templates(), categories=["ses"])
+    ctx_p = {q.context: P[q.group] for q in qs}
+    a_texts = {q.option_a for q in qs}
+    logs = tmp_path / "logs"
+    model = fake_model(p_a=lambda c: ctx_p[c], is_a=lambda o: o in a_texts)
+    inspect_eval([dbb(categories="ses", limit_templates=3), dbb_sg(categories="ses", limit_templates=3)],
+                 model=model, display="none", log_dir=str(logs), log_realtime=False)
+    out = tmp_path / "out"
+    assert main(["dbb", str(logs), "--out", str(out), "--n-boot", "200"]) == 0
+    for f in ("instances.csv", "summary.csv", "report.html", "instances.parquet", "top_associations.csv"):
+        assert (out / f).is_file(), f
+    inst = pd.read_csv(out / "instances.csv")
+    assert {"category", "descriptor_type", "group_1", "group_2", "p_a_1", "p_a_2", "s"} <= set(inst.columns)
+    mcq = inst[inst["variant"] == "mcq-logprob"]
+    assert len(mcq) == 3 * 2 and (mcq["s"] - 70).abs().max() < 1e-6  # |90 - 20|
+    summ = pd.read_csv(out / "summary.csv")
+    assert {"n", "count_s_ge_20", "mean_s_biased", "refusal_rate"} <= set(summ.columns)
+    row = summ[(summ["variant"] == "mcq-logprob") & (summ["category"] == "ALL")].iloc[0]
+    assert row["count_s_ge_20"] == 6 and row["mean_s_biased"] == pytest.approx(70)
+    assert set(summ["variant"]) == {"mcq-logprob", "sg"}
+    html = (out / "report.html").read_text()
+    assert "Top biased associations" in html and "data:image/png;base64" in html
+
+
+def test_cli_no_dbb_logs(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SystemExit, match="no scored dbb"):
+        main(["dbb", str(tmp_path / "empty"), "--out", str(tmp_path / "o")])

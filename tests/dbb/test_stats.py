@@ -1,0 +1,114 @@
+"""DBB statistics against hand-worked numbers and independent implementations (scipy, statsmodels)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sst
+from statsmodels.stats.proportion import proportion_confint
+
+from stereoprobe.dbb import stats as ST
+
+ORDER = {"race": ["white", "black", "latinx", "asian", "middle-east"], "gender": ["female", "male"]}
+
+
+def _responses(p_by_group: dict[str, list[int]], template="t1", category="race", dtype="Race 1", model="m"):
+    """Responses as 0/1 choices of option A (valid) or None (invalid)."""
+    rows = []
+    for g, answers in p_by_group.items():
+        for e, x in enumerate(answers):
+            rows.append({"model": model, "question_id": f"{template}:{category}:{dtype[-1]}:{g}",
+                         "template_id": template, "category": category, "descriptor_type": dtype, "group": g,
+                         "a": 0.0 if x is None else float(x), "valid": 0.0 if x is None else 1.0})
+    return pd.DataFrame(rows)
+
+
+def test_hand_worked_race_example():
+    # 10 responses per group; P(A): white 8/10=80, black 5/10=50, latinx 11/20 = 55 (20 responses),
+    # asian 1/10 = 10, middle-east 3/10 = 30 -- plus 2 invalid answers for black (excluded from P).
+    resp = _responses({
+        "white": [1] * 8 + [0] * 2,
+        "black": [1] * 5 + [0] * 5 + [None, None],
+        "latinx": [1] * 11 + [0] * 9,
+        "asian": [1] + [0] * 9,
+        "middle-east": [1] * 3 + [0] * 7,
+    })
+    q = ST.question_table(resp).set_index("group")
+    assert q.loc["black", "n_valid"] == 10 and q.loc["black", "n_responses"] == 12
+    assert q["p_a"].to_dict() == pytest.approx({"white": 80, "black": 50, "latinx": 55, "asian": 10,
+                                                "middle-east": 30})
+    inst = ST.instance_table(ST.question_table(resp), ORDER)
+    # hand: |80-50|=30 |80-55|=25 |80-10|=70 |80-30|=50 |50-55|=5 |50-10|=40 |50-30|=20 |55-10|=45
+    #       |55-30|=25 |10-30|=20  -> 9 instances with S >= 20 (20 counts), mean 325/9
+    got = dict(zip(inst["group_1"] + "|" + inst["group_2"], inst["s"]))
+    assert got == pytest.approx({"white|black": 30, "white|latinx": 25, "white|asian": 70,
+                                 "white|middle-east": 50, "black|latinx": 5, "black|asian": 40,
+                                 "black|middle-east": 20, "latinx|asian": 45, "latinx|middle-east": 25,
+                                 "asian|middle-east": 20})
+    summ = ST.summary_table(inst, resp, n_boot=200)
+    row = summ[summ["descriptor_type"] == "Race 1"].iloc[0]
+    assert row["n"] == 10 and row["count_s_ge_20"] == 9
+    assert row["mean_s_biased"] == pytest.approx(325 / 9)
+    assert row["refusal_rate"] == pytest.approx(2 / 62)
+    allrow = summ[summ["category"] == "ALL"].iloc[0]
+    assert allrow["count_s_ge_20"] == 9
+
+
+def test_undefined_p_excluded_and_counted():
+    resp = _responses({"female": [None, None], "male": [1, 0]}, category="gender", dtype="Gender 1")
+    inst = ST.instance_table(ST.question_table(resp), ORDER)
+    assert len(inst) == 1 and math.isnan(inst["s"].iloc[0])
+    row = ST.summary_table(inst, resp, n_boot=50).iloc[0]
+    assert row["n"] == 0 and row["n_undefined"] == 1 and row["count_s_ge_20"] == 0
+    assert math.isnan(row["mean_s_biased"])
+
+
+def test_wilson_matches_statsmodels():
+    for k, n in [(0, 10), (3, 40), (17, 17), (250, 1000)]:
+        lo, hi = ST.wilson_interval(k, n)
+        ref = proportion_confint(k, n, alpha=0.05, method="wilson")
+        assert (lo, hi) == pytest.approx(ref, abs=1e-12)
+
+
+def test_cluster_bootstrap_matches_scipy():
+    rng = np.random.default_rng(5)
+    counts = rng.integers(0, 6, size=40).astype(float)
+    sums = counts * rng.uniform(20, 80, size=40)
+    c_ci, m_ci = ST.cluster_bootstrap(counts, sums, n_boot=20000, seed=1)
+    ref_c = sst.bootstrap((counts,), np.sum, n_resamples=20000, method="percentile", random_state=2)
+    ref_m = sst.bootstrap((counts, sums), lambda c, s, axis=-1: s.sum(axis=axis) / c.sum(axis=axis),
+                          paired=True, vectorized=True, n_resamples=20000, method="percentile", random_state=2)
+    width_c = ref_c.confidence_interval.high - ref_c.confidence_interval.low
+    width_m = ref_m.confidence_interval.high - ref_m.confidence_interval.low
+    assert c_ci == pytest.approx(tuple(ref_c.confidence_interval), abs=0.05 * width_c)
+    assert m_ci == pytest.approx(tuple(ref_m.confidence_interval), abs=0.05 * width_m)
+
+
+def test_bootstrap_coverage_by_simulation():
+    """Planted known mean S: the 95% CI of the mean over biased instances covers it ~95% of the time."""
+    rng = np.random.default_rng(11)
+    true_mean, cover, reps = 40.0, 0, 200
+    for _ in range(reps):
+        counts = rng.poisson(3, size=60).astype(float)
+        sums = np.array([rng.uniform(20, 60, int(c)).sum() for c in counts])
+        _, (lo, hi) = ST.cluster_bootstrap(counts, sums, n_boot=500, seed=int(rng.integers(1 << 30)))
+        cover += lo <= true_mean <= hi
+    assert 0.88 <= cover / reps <= 0.99
+
+
+def test_threshold_tolerance_and_top_associations():
+    # P(A) from float sums: 100*(0.1+0.2)/1 = 30.000000000000004 -> S = 19.999999999999996, still biased
+    s = ST.bias_score(50.0, 100 * (0.1 + 0.2))
+    assert s < 20 and ST.is_biased(s)
+    assert not ST.is_biased(19.9) and not ST.is_biased(float("nan"))
+    inst = pd.DataFrame({"model": "m", "instance_id": ["i1", "i2"], "template_id": ["t1", "t2"],
+                         "category": "gender", "descriptor_type": "Gender 1", "group_1": "female",
+                         "group_2": "male", "p_a_1": [10.0, 90.0], "p_a_2": [95.0, 85.0], "s": [85.0, 5.0],
+                         "concept_a": ["bad at maths", "x"], "concept_b": ["good at maths", "y"]})
+    top = ST.top_associations(inst, k=1)
+    assert len(top) == 1
+    assert top.iloc[0]["association_1"] == "male ↔ bad at maths"
+    assert top.iloc[0]["association_2"] == "female ↔ good at maths"
