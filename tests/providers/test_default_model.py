@@ -1,0 +1,154 @@
+"""The provider on the bundled default model (SmolLM2-135M-Instruct): numerics, inspect runs, lm-eval agreement."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+import pytest
+import torch
+from inspect_ai import Task, eval
+from inspect_ai.dataset import Sample
+from inspect_ai.model import GenerateConfig, get_model
+from inspect_ai.scorer import perplexity
+from inspect_ai.solver import generate
+
+pytestmark = pytest.mark.slow
+
+SENTENCES = ["Alice is kind.", "Mohammed is a nurse.", "Wei Chen is very intelligent and hard-working.",
+             "Olga is lazy.", "Alice is a doctor from a small village near the sea.", "Mohammed is kind.",
+             "Wei Chen is kind.", "Olga is a nurse.", "The weather was cold, so we stayed inside and read.", "Hi"]
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """An independent copy of the default model and tokenizer, loaded directly with transformers."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from stereoprobe.providers.default_model import default_model_dir
+
+    folder = default_model_dir()
+    return AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval(), AutoTokenizer.from_pretrained(folder)
+
+
+@torch.inference_mode()
+def unbatched_logprobs(reference, ids: list[int]) -> list[float]:
+    """log P(x_t | x_<t), t ≥ 1, from one unpadded forward pass of the reference model (float64 softmax)."""
+    model, _ = reference
+    logits = model(torch.tensor([ids])).logits[0, :-1].double()
+    return torch.log_softmax(logits, -1).gather(1, torch.tensor(ids[1:])[:, None])[:, 0].tolist()
+
+
+def _score_all(model, texts, config):
+    async def run():
+        return await asyncio.gather(*[model.generate(t, config=config) for t in texts])
+
+    return asyncio.run(run())
+
+
+def test_prompt_logprobs_equal_unbatched_transformers(reference):
+    _, tok = reference
+    model = get_model("transformers/default")
+    outputs = _score_all(model, SENTENCES, GenerateConfig(prompt_logprobs=1))
+    for text, out in zip(SENTENCES, outputs):
+        ids = tok(text).input_ids  # SmolLM2 adds no BOS: the first word has no entry, as on vLLM
+        entries = out.choices[0].prompt_logprobs.content
+        assert [e.token for e in entries] == [tok.decode([i]) for i in ids[1:]]
+        assert [e.logprob for e in entries] == pytest.approx(unbatched_logprobs(reference, ids), abs=1e-4)
+
+
+def test_score_first_token_and_batch_size_invariance(reference):
+    _, tok = reference
+    model = get_model("transformers/default", score_first_token=True)
+    api = model.api
+    texts = [f"{n} is {d}." for n in ("Alice", "Wei Chen", "Olga") for d in ("kind", "a nurse", "very lazy")] + SENTENCES
+    results = {}
+    for bs in (1, 5, 64):
+        for share in (False, True):
+            api.batch_size, api.prefix_sharing = bs, share
+            results[bs, share] = api.score_texts(texts)
+    api.batch_size, api.prefix_sharing = 64, True
+    for text, a in zip(texts, results[1, False]):
+        ids = [tok.bos_token_id] + tok(text).input_ids  # BOS (id 1) prepended: every word is scored
+        assert a.targets == ids[1:]
+        assert a.logprobs == pytest.approx(unbatched_logprobs(reference, ids), abs=1e-4)
+    for key, got in results.items():
+        for a, b in zip(results[1, False], got):
+            assert b.logprobs == pytest.approx(a.logprobs, abs=1e-4), key
+
+
+def test_perplexity_scorer_through_inspect_eval(reference):
+    _, tok = reference
+    texts = SENTENCES[:5]
+    task = Task(dataset=[Sample(id=f"s{i}", input=t) for i, t in enumerate(texts)],
+                solver=generate(), scorer=perplexity(), config=GenerateConfig(prompt_logprobs=1))
+    [log] = eval(task, model="transformers/default", log_dir=None, display="none", log_format="json")
+    assert log.status == "success"
+    expected_nll, total_lp, total_n, per_seq = {}, 0.0, 0, []
+    for i, t in enumerate(texts):
+        lps = unbatched_logprobs(reference, tok(t).input_ids)
+        expected_nll[f"s{i}"] = -sum(lps) / len(lps)
+        total_lp += sum(lps)
+        total_n += len(lps)
+        per_seq.append(-sum(lps) / len(lps))
+    for sample in log.samples:
+        score = sample.scores["perplexity"]
+        assert score.value == pytest.approx(expected_nll[sample.id], abs=1e-4)
+        assert sample.output.completion == ""
+    metrics = log.results.scores[0].metrics
+    assert metrics["perplexity_per_token"].value == pytest.approx(math.exp(-total_lp / total_n), rel=1e-4)
+    assert metrics["perplexity_per_seq"].value == pytest.approx(math.exp(sum(per_seq) / len(per_seq)), rel=1e-4)
+
+
+def test_chat_generation_through_inspect_eval():
+    task = Task(dataset=[Sample(id=i, input=q) for i, q in enumerate(["What is the capital of France?", "Say hello.",
+                                                                      "Name a fruit."])],
+                solver=generate(), config=GenerateConfig(max_tokens=12, temperature=0))
+    [log] = eval(task, model="transformers/default", log_dir=None, display="none")
+    assert log.status == "success"
+    for sample in log.samples:
+        assert sample.output.completion.strip()
+        assert 0 < sample.output.usage.output_tokens <= 12
+        assert sample.output.usage.input_tokens > 5  # the chat template is applied
+    france = next(s for s in log.samples if s.id == 0)
+    assert "Paris" in france.output.completion
+    # greedy decoding is deterministic and does not depend on the batch it ran in
+    alone = asyncio.run(get_model("transformers/default").generate(
+        "Name a fruit.", config=GenerateConfig(max_tokens=12, temperature=0)))
+    assert alone.completion == next(s for s in log.samples if s.id == 2).output.completion
+
+
+def test_output_logprobs_and_stop_sequences(reference):
+    model = get_model("transformers/default")
+    out = asyncio.run(model.generate("Count from 1 to 10, separated by commas.",
+                                     config=GenerateConfig(max_tokens=30, temperature=0, logprobs=True,
+                                                           top_logprobs=3, stop_seqs=["5"])))
+    choice = out.choices[0]
+    assert "5" not in choice.message.text and choice.stop_reason == "stop"
+    for entry in choice.logprobs.content:
+        tops = [t.logprob for t in entry.top_logprobs]
+        assert len(tops) == 3 and entry.logprob == pytest.approx(tops[0], abs=1e-5)  # greedy picks the top token
+    sampled = asyncio.run(model.generate("Tell me a word.", config=GenerateConfig(
+        max_tokens=8, temperature=1.0, seed=11, num_choices=3)))
+    again = asyncio.run(model.generate("Tell me a word.", config=GenerateConfig(
+        max_tokens=8, temperature=1.0, seed=11, num_choices=3)))
+    assert len(sampled.choices) == 3
+    assert [c.message.text for c in sampled.choices] == [c.message.text for c in again.choices]
+
+
+def test_agrees_with_lm_eval_loglikelihood_rolling(reference):
+    """lm-eval HFLM prepends BOS (id 1) in loglikelihood_rolling: compare with score_first_token=true."""
+    from lm_eval.api.instance import Instance
+    from lm_eval.models.huggingface import HFLM
+
+    ref_model, tok = reference
+    assert tok.bos_token_id == 1
+    lm = HFLM(pretrained=ref_model, tokenizer=tok, batch_size=4, device="cpu")
+    requests = [Instance(request_type="loglikelihood_rolling", doc={}, arguments=(t,), idx=i)
+                for i, t in enumerate(SENTENCES)]
+    theirs = lm.loglikelihood_rolling(requests, disable_tqdm=True)
+    ours = get_model("transformers/default", score_first_token=True).api.score_texts(SENTENCES)
+    for text, t, o in zip(SENTENCES, theirs, ours):
+        n = len(o.logprobs)
+        assert n == len(tok(text).input_ids)
+        assert abs(o.total - t) <= 1e-4 * n, text
