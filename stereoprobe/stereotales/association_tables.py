@@ -82,14 +82,22 @@ def explorer_table(associations: pd.DataFrame, n_models: int) -> pd.DataFrame:
     return g.reset_index(drop=True)
 
 
+def _extracted(frame: pd.DataFrame) -> pd.DataFrame:
+    """Stories with an extracted profile: not refused and not an extraction failure."""
+    keep = ~frame["refused"].astype(bool)
+    if "extraction_failed" in frame.columns:
+        keep &= ~frame["extraction_failed"].fillna(False).astype(bool)
+    return frame[keep]
+
+
 def attribute_distributions(frame: pd.DataFrame, attributes: Sequence[str]) -> pd.DataFrame:
     """Extracted values per (model, language, attribute), languages pooled as ``language = "all"``.
 
-    Counted over complied stories NOT prompted with that attribute (for those the value is the prompt, not a
+    Counted over extracted stories (not refused, extraction not failed) NOT prompted with that attribute (for those the value is the prompt, not a
     model choice). ``share`` is over all such stories (unknown included), ``share_known`` over stories whose
     value is neither unknown nor other.
     """
-    complied = frame[~frame["refused"].astype(bool)]
+    complied = _extracted(frame)
     parts = []
     for a in attributes:
         sub = complied.loc[complied["target_attribute"] != a, ["model", "language", a]]
@@ -138,11 +146,14 @@ def _masks(k: int) -> list[tuple[bool, ...]]:
 def refusal_rates(frame: pd.DataFrame, issues: pd.DataFrame) -> pd.DataFrame:
     """Stories, refusals and errored samples per model × language × prompted attribute (with "all" pools).
 
-    ``refusal_rate`` = refused / stories (stories = usable samples, refusals included); ``error_rate`` =
+    ``refusal_rate`` = refused / stories (stories = usable samples, refusals included);
+    ``extraction_failed`` = complied stories whose extractors missed the quorum (all-unknown profile); ``error_rate`` =
     errored / (stories + errored) — errored samples have no story and never reach the statistics.
     """
     st = frame[["model", "language", "target_attribute", "refused"]].copy()
     st["refused"] = st["refused"].astype(int)
+    failed = frame["extraction_failed"] if "extraction_failed" in frame.columns else pd.Series(False, index=frame.index)
+    st["extraction_failed"] = failed.fillna(False).astype(bool).astype(int)
     st["stories"] = 1
     st["errored"] = 0
     st["no_profile"] = 0
@@ -153,6 +164,7 @@ def refusal_rates(frame: pd.DataFrame, issues: pd.DataFrame) -> pd.DataFrame:
             # the target attribute of an errored sample is the 2nd field of the stereotales sample id
             iss["target_attribute"] = iss["sample_id"].astype(str).str.split(":").str[1].fillna("?")
             iss["refused"] = 0
+            iss["extraction_failed"] = 0
             iss["stories"] = 0
             iss["errored"] = (iss["kind"] == "error").astype(int)
             iss["no_profile"] = (iss["kind"] == "no_profile").astype(int)
@@ -161,12 +173,16 @@ def refusal_rates(frame: pd.DataFrame, issues: pd.DataFrame) -> pd.DataFrame:
     out = _with_rollups(
         df,
         ["model", "language", "target_attribute"],
-        {"stories": ("stories", "sum"), "refused": ("refused", "sum"), "errored": ("errored", "sum"),
+        {"stories": ("stories", "sum"), "refused": ("refused", "sum"),
+         "extraction_failed": ("extraction_failed", "sum"), "errored": ("errored", "sum"),
          "no_profile": ("no_profile", "sum")},
     )
-    for c in ("stories", "refused", "errored", "no_profile"):
+    for c in ("stories", "refused", "extraction_failed", "errored", "no_profile"):
         out[c] = out[c].astype("int64")
     out["refusal_rate"] = out["refused"] / out["stories"].where(out["stories"] > 0)
+    out["extraction_failure_rate"] = out["extraction_failed"] / (out["stories"] - out["refused"]).where(
+        (out["stories"] - out["refused"]) > 0
+    )
     out["error_rate"] = out["errored"] / (out["stories"] + out["errored"] + out["no_profile"]).where(
         (out["stories"] + out["errored"] + out["no_profile"]) > 0
     )
@@ -176,10 +192,10 @@ def refusal_rates(frame: pd.DataFrame, issues: pd.DataFrame) -> pd.DataFrame:
 def unknown_rates(frame: pd.DataFrame, attributes: Sequence[str]) -> pd.DataFrame:
     """Share of "unknown" and "other" per model × language × extracted attribute (languages pooled as "all").
 
-    Over complied stories not prompted with the attribute; refused stories are all-unknown by construction
-    and are reported in :func:`refusal_rates` instead.
+    Over extracted stories not prompted with the attribute; refused stories and extraction failures are
+    all-unknown by construction and are reported in :func:`refusal_rates` instead.
     """
-    complied = frame[~frame["refused"].astype(bool)]
+    complied = _extracted(frame)
     rows = []
     for a in attributes:
         sub = complied.loc[complied["target_attribute"] != a, ["model", "language", a]]

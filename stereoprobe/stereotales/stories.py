@@ -5,7 +5,8 @@ The stories frame has one row per story (model, sample, epoch) and the columns (
     model, language, sample_id, epoch, target_attribute, attribute_value_key, scenario_key,
     scenario_group, refused, <one column per taxonomy attribute: the analysis-ready profile value>
 
-plus ``refusal_label`` and ``n_extractors_ok`` (NaN where the source does not record them). Profile values
+plus ``refusal_label``, ``n_extractors_ok`` and ``extraction_failed`` (a complied story whose extractors
+did not reach the quorum: its profile is all "unknown"; NaN/None where the source does not record them). Profile values
 are English keys; ``"unknown"`` and ``"other"`` are kept as such (the statistics drop them pair-wise, spec
 §5.4). The base attribute's value is always the prompted English key (spec §5.2, bug B2), normalised to the
 extraction vocabulary (spec §2.2, ``METADATA_VALUE_NORMALIZATION`` upstream).
@@ -27,7 +28,7 @@ the frame, the attribute columns in taxonomy order, and the per-sample accountin
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,7 @@ ID_COLUMNS: tuple[str, ...] = (
     "scenario_group",
     "refused",
 )
-EXTRA_COLUMNS: tuple[str, ...] = ("refusal_label", "n_extractors_ok")
+EXTRA_COLUMNS: tuple[str, ...] = ("refusal_label", "n_extractors_ok", "extraction_failed")
 ISSUE_COLUMNS: tuple[str, ...] = ("source", "model", "language", "sample_id", "epoch", "kind", "detail")
 
 UNKNOWN = "unknown"
@@ -168,13 +169,93 @@ def read_stories(inputs: Sequence[str | Path]) -> Stories:
 # Eval logs
 
 
-def _extraction_score(sample: Any) -> Any | None:
-    scores = sample.scores or {}
-    if SCORER_NAME in scores:
-        return scores[SCORER_NAME]
-    for sc in scores.values():  # a renamed scorer: the one that carries a profile
-        if isinstance(sc.metadata, dict) and "profile" in sc.metadata:
-            return sc
+@dataclass
+class _SampleView:
+    """The few fields of an eval sample the readers need (from a raw JSON member or an ``EvalSample``)."""
+
+    id: Any
+    epoch: int
+    metadata: dict[str, Any]
+    error: str | None
+    score_metadata: dict[str, dict[str, Any]]  # scorer name -> Score.metadata
+    completion: str | None
+
+
+def _content_text(content: Any, attachments: Mapping[str, str]) -> str:
+    if isinstance(content, list):
+        content = "".join(c.get("text", "") for c in content if isinstance(c, Mapping) and c.get("type") == "text")
+    text = "" if content is None else str(content)
+    if text.startswith("attachment://"):
+        text = attachments.get(text[len("attachment://"):], text)
+    return text
+
+
+def _view_from_raw(d: Mapping[str, Any]) -> _SampleView:
+    err = d.get("error")
+    scores = d.get("scores") or {}
+    completion = None
+    out = d.get("output") or {}
+    choices = out.get("choices") or []
+    if choices:
+        completion = _content_text((choices[0].get("message") or {}).get("content"), d.get("attachments") or {})
+    return _SampleView(
+        id=d.get("id"),
+        epoch=int(d.get("epoch", 1)),
+        metadata=d.get("metadata") or {},
+        error=None if err is None else str(err.get("message", err) if isinstance(err, Mapping) else err),
+        score_metadata={k: (v or {}).get("metadata") or {} for k, v in scores.items()},
+        completion=completion,
+    )
+
+
+def _view_from_sample(s: Any) -> _SampleView:
+    return _SampleView(
+        id=s.id,
+        epoch=int(s.epoch),
+        metadata=s.metadata or {},
+        error=None if s.error is None else str(getattr(s.error, "message", s.error)),
+        score_metadata={k: v.metadata or {} for k, v in (s.scores or {}).items()},
+        completion=None if s.output is None else s.output.completion,
+    )
+
+
+def iter_log_samples(path: str | Path) -> Iterator[_SampleView]:
+    """Yield the samples of one eval log, one at a time.
+
+    ``.eval`` logs are read with a single open of the zip and plain ``json`` parsing of each
+    ``samples/<id>_epoch_<n>.json`` member (a re-logged member resolves to its last copy, as in inspect);
+    this is two orders of magnitude faster than ``read_eval_log_samples``, which reopens the archive and
+    validates the full sample model for every sample. ``.json`` logs go through inspect's reader.
+    """
+    p = Path(path)
+    if p.suffix == ".eval":
+        import sys
+        import zipfile
+
+        if sys.version_info < (3, 14):
+            import zipfile_zstd  # noqa: F401  (inspect's dependency: zstd members in the stdlib zipfile)
+        with zipfile.ZipFile(p) as z:
+            for name in dict.fromkeys(z.namelist()):
+                if name.startswith("samples/") and name.endswith(".json"):
+                    with z.open(name) as f:
+                        try:
+                            raw = json.load(f)
+                        except ValueError as exc:
+                            raise StoriesError(f"{p}: member {name} is not valid JSON ({exc})") from exc
+                    yield _view_from_raw(raw)
+        return
+    from inspect_ai.log import read_eval_log_samples
+
+    for s in read_eval_log_samples(str(p), all_samples_required=False, exclude_fields={"events", "messages", "store"}):
+        yield _view_from_sample(s)
+
+
+def _extraction_meta(sample: _SampleView) -> dict[str, Any] | None:
+    if SCORER_NAME in sample.score_metadata:
+        return sample.score_metadata[SCORER_NAME]
+    for meta in sample.score_metadata.values():  # a renamed scorer: the one that carries a profile
+        if isinstance(meta, dict) and "profile" in meta:
+            return meta
     return None
 
 
@@ -202,6 +283,7 @@ class _Accumulator:
         df["epoch"] = df["epoch"].astype("int64")
         df["refused"] = df["refused"].astype(bool)
         df["n_extractors_ok"] = pd.to_numeric(df["n_extractors_ok"], errors="coerce")
+        df["extraction_failed"] = df["extraction_failed"].astype(bool)
         return df
 
     def issues_frame(self) -> pd.DataFrame:
@@ -209,7 +291,7 @@ class _Accumulator:
 
 
 def _profile_row(
-    info: Any, sample: Any, where: str
+    info: Any, sample: _SampleView, where: str
 ) -> tuple[dict[str, Any] | None, dict[str, str] | None, dict[str, Any] | None]:
     """(row, profile, None) for a usable sample, else (None, None, issue)."""
     md = sample.metadata or {}
@@ -221,15 +303,13 @@ def _profile_row(
         "epoch": int(sample.epoch),
     }
     if sample.error is not None:
-        msg = sample.error.message if hasattr(sample.error, "message") else str(sample.error)
-        return None, None, {**base, "kind": "error", "detail": str(msg)[:500]}
+        return None, None, {**base, "kind": "error", "detail": sample.error[:500]}
     if not md.get("scenario_key"):
         return None, None, {**base, "kind": "no_scenario", "detail": "sample has no scenario_key (extra English set)"}
     for key in ("language", "attribute", "attribute_value_key"):
         if not md.get(key):
             raise StoriesError(f"{where}: sample metadata lacks '{key}' (is this a stereotales log?)")
-    score = _extraction_score(sample)
-    meta = score.metadata if score is not None and isinstance(score.metadata, dict) else None
+    meta = _extraction_meta(sample)
     if meta is None or not isinstance(meta.get("profile"), dict):
         return None, None, {**base, "kind": "no_profile", "detail": f"no '{SCORER_NAME}' score with a profile"}
     target = str(md["attribute"])
@@ -253,6 +333,7 @@ def _profile_row(
         "refused": bool(refused),
         "refusal_label": label,
         "n_extractors_ok": meta.get("n_extractors_ok"),
+        "extraction_failed": bool(meta.get("extraction_failed", False)),
     }
     return row, profile, None
 
@@ -266,8 +347,6 @@ def read_stories_from_logs(inputs: Sequence[str | Path], task: str = TASK_NAME) 
     - All logs must share one task version and one taxonomy fingerprint (sample metadata
       ``taxonomy_fingerprint``), else :class:`MixedInputsError` names the two files that disagree.
     """
-    from inspect_ai.log import read_eval_log_samples
-
     from stereoprobe.logs import find_logs, log_info
 
     paths = find_logs(inputs)
@@ -302,9 +381,7 @@ def read_stories_from_logs(inputs: Sequence[str | Path], task: str = TASK_NAME) 
     for info in infos:
         n_read = n_used = 0
         log_fp: str | None = None
-        for s in read_eval_log_samples(
-            str(info.path), all_samples_required=False, exclude_fields={"events", "messages", "store"}
-        ):
+        for s in iter_log_samples(info.path):
             n_read += 1
             where = f"{info.path}: sample {s.id!r} epoch {s.epoch}"
             fp = (s.metadata or {}).get("taxonomy_fingerprint")
@@ -465,6 +542,7 @@ def read_stories_from_release(paths: Sequence[str | Path]) -> Stories:
                     "refused": refused,
                     "refusal_label": "inferred" if refused else None,
                     "n_extractors_ok": None,
+                    "extraction_failed": False,
                 },
                 profile,
             )
@@ -496,8 +574,6 @@ def read_story_excerpts(
         return text if len(text) <= max_chars else text[: max_chars - 1].rstrip() + "…"
 
     if logs:
-        from inspect_ai.log import read_eval_log_samples
-
         from stereoprobe.logs import log_info
 
         infos = [i for i in (log_info(p) for p in logs) if i.task == TASK_NAME]
@@ -506,12 +582,10 @@ def read_story_excerpts(
         for info in infos:
             if info.model not in models:
                 continue
-            for s in read_eval_log_samples(
-                str(info.path), all_samples_required=False, exclude_fields={"events", "messages", "store"}
-            ):
+            for s in iter_log_samples(info.path):
                 key = (info.model, str(s.id), int(s.epoch))
-                if key in wanted and key not in out and s.error is None and s.output is not None:
-                    out[key] = cut(s.output.completion)
+                if key in wanted and key not in out and s.error is None and s.completion is not None:
+                    out[key] = cut(s.completion)
             if len(out) == len(wanted):
                 break
     counter: dict[tuple[str, str], int] = {}

@@ -26,6 +26,7 @@ def story_sample(
     language: str = "en",
     epoch: int = 1,
     refused: bool = False,
+    extraction_failed: bool = False,
     error: str | None = None,
     fingerprint: str = "fp-1",
     scenario_key: str | None = "walking to work",
@@ -46,7 +47,7 @@ def story_sample(
     scores = None
     if error is None:
         label = "refusal" if refused else "complied"
-        prof = {a: "unknown" for a in profile} if refused else dict(profile)
+        prof = {a: "unknown" for a in profile} if refused or extraction_failed else dict(profile)
         prof[attribute] = value
         scores = {
             "stereotales_extraction": Score(
@@ -57,7 +58,8 @@ def story_sample(
                     "profile": prof,
                     "consensus_raw": dict(profile),
                     "extractions": [],
-                    "n_extractors_ok": 0 if refused else 3,
+                    "n_extractors_ok": 0 if refused or extraction_failed else 3,
+                    "extraction_failed": extraction_failed,
                     "rule": "majority",
                 },
             )

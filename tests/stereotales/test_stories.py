@@ -81,10 +81,14 @@ def test_refusals_and_extra_english_are_counted(tmp_path: Path) -> None:
         story_sample("r1", attribute="gender", value="woman", profile=prof(income_level="low income"), refused=True),
         story_sample("x1", attribute="gender", value="woman", profile=prof(), scenario_key=None),
         story_sample("ok", attribute="gender", value="woman", profile=prof()),
+        story_sample("f1", attribute="gender", value="man", profile=prof(), extraction_failed=True),
     ]
     write_log(tmp_path / "a.eval", samples)
     st = read_stories([tmp_path / "a.eval"])
     assert st.n_refused == 1
+    f1 = st.frame.set_index("sample_id").loc["f1"]
+    assert f1["extraction_failed"] and not f1["refused"] and f1["geographic_origin"] == "unknown"
+    assert f1["gender"] == "man" and f1["n_extractors_ok"] == 0
     r = st.frame.set_index("sample_id").loc["r1"]
     assert r["refused"] and r["refusal_label"] == "refusal"
     assert r["gender"] == "woman" and r["income_level"] == "unknown" and r["geographic_origin"] == "unknown"
@@ -188,3 +192,26 @@ def test_log_excerpts_come_from_the_used_copy(tmp_path: Path) -> None:
               [story_sample("s1", attribute="gender", value="man", profile=prof(), story="new   text\nhere")],
               created="2026-01-03T10:00:00+00:00")
     assert read_story_excerpts([tmp_path], [("mockllm/a", "s1", 1)]) == {("mockllm/a", "s1", 1): "new text here"}
+
+
+def test_fast_eval_reader_matches_inspect_reader(tmp_path: Path) -> None:
+    from inspect_ai.log import read_eval_log_samples
+
+    from stereoprobe.stereotales.stories import _view_from_sample, iter_log_samples
+
+    samples = [
+        story_sample("s1", attribute="gender", value="man", profile=prof(), story="a story " * 400),
+        story_sample("s2", attribute="gender", value="woman", profile=prof(), refused=True),
+        story_sample("s3", attribute="gender", value="woman", profile=prof(), error="bad gateway"),
+        story_sample("s1", attribute="gender", value="man", profile=prof(), epoch=2),
+    ]
+    path = write_log(tmp_path / "a.eval", samples)
+    fast = sorted(iter_log_samples(path), key=lambda v: (v.id, v.epoch))
+    ref = sorted((_view_from_sample(s) for s in read_eval_log_samples(str(path), all_samples_required=False)),
+                 key=lambda v: (v.id, v.epoch))
+    assert fast == ref and len(fast) == 4
+    # .json logs go through inspect's reader and give the same stories frame
+    write_log(tmp_path / "j" / "a.json", samples)
+    a = read_stories([tmp_path / "a.eval"]).frame.drop(columns=[]).sort_values(["sample_id", "epoch"])
+    b = read_stories([tmp_path / "j"]).frame.sort_values(["sample_id", "epoch"])
+    pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True))
