@@ -53,6 +53,7 @@ SCORER_NAME = "stereotales_extraction"
 EXTRACTOR_ROLE = "extractor"
 REFUSAL_ROLE = "refusal"
 EXTRACTION_PROMPT_VARIANTS = ("fixed", "faithful")
+REFUSAL_FAILURE_MODES = ("refusal", "complied", "error")
 ALL = "all"
 
 
@@ -304,6 +305,7 @@ def stereotales_extraction(
     structured_output: bool = True,
     cache: bool | str = True,
     min_extractors: int = 1,
+    refusal_failure: str = "refusal",
 ) -> Any:
     """Refusal detection, profile extraction by the ``extractor`` ensemble, and consensus.
 
@@ -319,6 +321,10 @@ def stereotales_extraction(
         cache: cache refusal and extraction calls (True = no expiry; or an expiry such as ``"1W"``; False).
         min_extractors: fewer successful extractors than this → the story counts as not extracted (all
             ``unknown``), instead of letting one surviving extractor decide alone (upstream: 1).
+        refusal_failure: what a story without a valid refusal label becomes: ``"refusal"`` (upstream: all
+            attributes ``unknown``), ``"complied"`` (extract anyway; useful with a weak local judge) or
+            ``"error"`` (the sample errors, so ``inspect eval-retry`` can redo it). Always counted in
+            ``refusal_judge_failure_rate``.
     """
     from stereoprobe.stereotales.taxonomy import load_taxonomy
 
@@ -326,6 +332,8 @@ def stereotales_extraction(
         raise ValueError(f"consensus must be one of {CONSENSUS_RULES}, got {consensus!r}")
     if extraction_prompt not in EXTRACTION_PROMPT_VARIANTS:
         raise ValueError(f"extraction_prompt must be one of {EXTRACTION_PROMPT_VARIANTS}, got {extraction_prompt!r}")
+    if refusal_failure not in REFUSAL_FAILURE_MODES:
+        raise ValueError(f"refusal_failure must be one of {REFUSAL_FAILURE_MODES}, got {refusal_failure!r}")
     if int(min_extractors) < 1:
         raise ValueError(f"min_extractors must be >= 1, got {min_extractors}")
     tax = load_taxonomy(taxonomy)
@@ -374,7 +382,9 @@ def stereotales_extraction(
             reason = "; ".join(v["error"] or "" for v in votes) or "no refusal judge answer"
         else:
             reason = next((r for lab, r in zip(labels, reasons) if lab == refusal_label), reasons[0])
-        refused = refusal_label != "complied"
+        if refusal_label == UNKNOWN and refusal_failure == "error":
+            raise RuntimeError(f"sample {state.sample_id}: the refusal judge gave no valid label ({reason})")
+        refused = refusal_label == "refusal" or (refusal_label == UNKNOWN and refusal_failure == "refusal")
 
         # 2-4. extraction and consensus
         extractions: list[dict[str, Any]] = []
@@ -431,6 +441,7 @@ def stereotales_extraction(
             "extraction_failed": extraction_failed,
             "vote_share": agreement,
             "rule": rule,
+            "refusal_failure": refusal_failure,
             "extraction_prompt": extraction_prompt,
             "taxonomy_fingerprint": fingerprint,
         }

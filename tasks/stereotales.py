@@ -124,6 +124,7 @@ def stereotales(
     min_extractors: int = 1,
     structured_output: bool = True,
     cache: bool | str = True,
+    refusal_failure: str = "refusal",
 ) -> Task:
     """StereoTales story generation and profile extraction.
 
@@ -146,6 +147,8 @@ def stereotales(
         min_extractors: successful extractors needed for a profile (upstream: 1).
         structured_output: send JSON schemas to the role models as ``response_schema``.
         cache: cache refusal/extraction calls (True, False, or an expiry like ``"1W"``).
+        refusal_failure: a story the refusal judge could not label counts as ``"refusal"`` (upstream),
+            ``"complied"`` (extract anyway) or ``"error"`` (sample error, retried by ``inspect eval-retry``).
     """
     from stereoprobe.stereotales.taxonomy import build_samples, load_taxonomy
 
@@ -184,6 +187,7 @@ def stereotales(
             structured_output=structured_output,
             cache=cache,
             min_extractors=min_extractors,
+            refusal_failure=refusal_failure,
         ),
         config=GenerateConfig(temperature=STORY_TEMPERATURE, max_tokens=STORY_MAX_TOKENS),
         epochs=Epochs(int(stories_per_prompt)),
@@ -194,5 +198,6 @@ def stereotales(
             "taxonomy_source": str(source or "bundled"),
             "consensus": consensus,
             "extraction_prompt": extraction_prompt,
+            "refusal_failure": refusal_failure,
         },
     )

@@ -360,3 +360,25 @@ def test_missing_role_is_an_error(tmp_path):
                  log_dir=str(tmp_path), display="none")
     assert log.status == "error"
     assert "extractor" in str(log.error) or any("extractor" in str(s.error) for s in log.samples or [])
+
+
+def test_refusal_failure_modes(tmp_path):
+    mocks = Mocks()
+    log = run_task(mocks, tmp_path, refusal_failure="complied")
+    md = _scores(log)[JUDGE_FAIL].metadata
+    assert md["refusal"]["label"] == "unknown" and md["refused"] is False
+    assert md["n_extractors_ok"] == 3 and md["consensus_raw"]["age"] == "adult (30-44)"
+    m = _metrics(log)
+    assert m["refusal_rate"] == pytest.approx(1 / 12)
+    assert m["refusal_judge_failure_rate"] == pytest.approx(1 / 12)
+    assert m["api_error_rate"] == pytest.approx(4 / 33)  # 11 complied stories x 3 calls
+
+    mocks = Mocks()
+    task = stereotales(languages="en", attributes="gender", scenario_groups="hobbies", refusal_failure="error")
+    [log] = eval(task, model=mocks.subject, model_roles=mocks.roles(), sample_id=[JUDGE_FAIL, SPLIT],
+                 log_dir=str(tmp_path / "err"), display="none", fail_on_error=False)
+    errored = {s.id: s.error for s in log.samples if s.error}
+    assert list(errored) == [JUDGE_FAIL]
+    assert "refusal judge gave no valid label" in errored[JUDGE_FAIL].message
+    with pytest.raises(ValueError, match="refusal_failure"):
+        stereotales(refusal_failure="ignore")
