@@ -74,7 +74,10 @@ def normalize_language(code: str) -> str:
     return LANGUAGE_ALIASES.get(c, c)
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available (several times faster)
+
+
+class _UniqueKeyLoader(_BaseLoader):  # type: ignore[misc, valid-type]
     """SafeLoader that rejects duplicate mapping keys instead of silently keeping the last one."""
 
 
@@ -787,7 +790,7 @@ def load_taxonomy_file(path: str | Path, *, source: str | None = None) -> Taxono
             raise TaxonomyError(f"{file}: languages: no translation for {lang!r} (expected {candidates[0]} or locales.{lang})")
         locales[lang] = _load_locale(read_yaml(loc_file), str(loc_file), lang, attrs, groups)
     if loc_dir.is_dir():
-        listed = set(languages) | set(LANGUAGE_ALIASES)
+        listed = set(languages) | {alias for alias, lang in LANGUAGE_ALIASES.items() if lang in languages}
         stray = sorted(p.name for p in loc_dir.glob("*.yaml") if p.stem not in listed)
         if stray:
             raise TaxonomyError(f"{loc_dir}: locale file(s) {stray} for language(s) not listed in {file}: languages")
@@ -885,14 +888,18 @@ def build_samples(
     (language, attribute, scenario, value); plus, with ``extra_english``, one per (extra template, attribute,
     value) without scenario (upstream's ``additional_en`` bucket; base language only).
 
-    Selections are lists or comma-separated strings: ``languages`` (``du`` = ``nl``), ``attributes`` (keys),
+    Selections are lists or comma-separated strings: ``languages`` (``du`` = ``nl``; ``"all"`` = every
+    language), ``attributes`` (keys),
     ``values`` (English value keys, of any attribute), ``scenario_groups`` (group keys). Unknown names are
     errors. Ids: ``{lang}:{attribute}:{value_index}:{scenario_group}:{scenario_index}`` and
     ``additional_en:{template}:{attribute}:{value_index}``.
     """
     from inspect_ai.dataset import Sample
 
-    langs = [taxonomy.language(x) for x in (_selection(languages) or taxonomy.languages)]
+    lang_sel = _selection(languages)
+    if lang_sel and [x.lower() for x in lang_sel] == ["all"]:
+        lang_sel = None
+    langs = [taxonomy.language(x) for x in (lang_sel or taxonomy.languages)]
     langs = list(dict.fromkeys(langs))
     attr_sel = _selection(attributes)
     attrs = [taxonomy.attribute(k) for k in attr_sel] if attr_sel else list(taxonomy.attributes)

@@ -174,6 +174,7 @@ def test_du_is_an_alias_of_nl(tax) -> None:
     a = build_samples(tax, languages="du", attributes="age", scenario_groups="hobbies")
     b = build_samples(tax, languages="nl", attributes="age", scenario_groups="hobbies")
     assert [s.id for s in a] == [s.id for s in b] and a[0].id.startswith("nl:")
+    assert len(build_samples(tax, languages="all", attributes="age", scenario_groups="hobbies")) == 10 * 6 * 4
 
 
 def test_prompt_rendering_in_every_language(tax, samples) -> None:
