@@ -1,0 +1,228 @@
+"""GlobalBias character-profile analysis (spec 7.4-7.5; paper Tables 6, 7, 10-13).
+
+Profiles table (upstream ``10a_<model>_full.csv`` layout): ``name, age, personality_traits, negative_traits,
+hobbies, occupation, special_move, socioeconomic_status, sexual_orientation, religion, run_id,
+physical_characteristics.{height,hair_colour,eye_colour,skin_colour,build}, Ethnicity, Gender, Group``;
+list fields are tuples of strings.
+
+- :func:`svm_accuracy`: the reference classifier (faithful): one-hot (``handle_unknown="ignore"``) of the 10
+  single-valued features cast to strings, TF-IDF (defaults) of each list feature (items joined by spaces),
+  ``sklearn.svm.SVC()`` defaults (RBF, C = 1, one-vs-one), 70/30 split stratified by the target, seed 42.
+- :func:`feature_ablation`: leave one of the 13 feature groups out, same split: 100 x (acc_without - acc).
+- :func:`permutation_p`: stereoprobe addition, accuracy against a label-permutation null (same split).
+- :func:`cv_accuracy`: stereoprobe addition, stratified k-fold out-of-fold accuracy with a Wilson interval.
+- :func:`jsd_contributions` / :func:`top_words`: Jensen-Shannon top words per group and feature.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ONE_HOT = [
+    "age", "occupation", "socioeconomic_status", "sexual_orientation", "religion",
+    "physical_characteristics.height", "physical_characteristics.hair_colour",
+    "physical_characteristics.eye_colour", "physical_characteristics.skin_colour",
+    "physical_characteristics.build",
+]
+LISTS = ["personality_traits", "negative_traits", "hobbies"]
+FEATURES = ONE_HOT + LISTS  # the 13 feature groups of the leave-one-out analysis
+TARGETS = {"gender_ethnicity": "Group", "ethnicity": "Ethnicity", "gender": "Gender"}
+JSD_EXCLUDE = {"name", "age", "run_id", "Gender", "Ethnicity", "Group"}
+
+
+def short(feature: str) -> str:
+    return feature.split(".")[-1]
+
+
+# ------------------------------------------------------------------------------------------------ input
+def _literal_tuple(v: object, where: str) -> tuple:
+    if isinstance(v, (tuple, list)):
+        return tuple(str(x) for x in v)
+    if v is None or (isinstance(v, float) and math.isnan(v)) or str(v).strip() == "":
+        return ()
+    try:
+        parsed = ast.literal_eval(str(v))  # literals only: safe on untrusted files
+    except (ValueError, SyntaxError):
+        raise ValueError(f"{where}: not a Python tuple/list literal: {str(v)[:60]!r}") from None
+    if isinstance(parsed, str):
+        return (parsed,)
+    if not isinstance(parsed, (tuple, list)):
+        raise ValueError(f"{where}: expected a tuple/list, got {type(parsed).__name__}")
+    return tuple(str(x) for x in parsed)
+
+
+def read_profiles_csv(path: str | Path) -> pd.DataFrame:
+    """Read a profiles CSV in the upstream generation-output layout (list fields written as Python tuples)."""
+    path = Path(path)
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    df = df.drop(columns=[c for c in df.columns if c.startswith("Unnamed")])
+    need = ["name", "Group", "Ethnicity", "Gender"] + FEATURES
+    missing = [c for c in need if c not in df.columns]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {', '.join(missing)}")
+    for col in LISTS:
+        df[col] = [_literal_tuple(v, f"{path}: row {i + 2}, column {col}") for i, v in enumerate(df[col])]
+    if "model" not in df.columns:
+        df["model"] = path.stem
+    return df
+
+
+# ------------------------------------------------------------------------------------------ classifier
+def build_pipeline(features: Sequence[str] = FEATURES, classifier: object = None):
+    """The reference ColumnTransformer + SVC pipeline restricted to ``features``."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
+    from sklearn.svm import SVC
+
+    parts = []
+    oh = [f for f in features if f in ONE_HOT]
+    if oh:
+        parts.append(("onehot", Pipeline([("str", FunctionTransformer(_as_str)),
+                                          ("oh", OneHotEncoder(handle_unknown="ignore"))]), oh))
+    for f in features:
+        if f in LISTS:
+            parts.append((f, Pipeline([("join", FunctionTransformer(_join)), ("tfidf", TfidfVectorizer())]), [f]))
+    ct = ColumnTransformer(parts, remainder="drop")
+    return Pipeline([("features", ct), ("svm", classifier if classifier is not None else SVC())])
+
+
+def _as_str(X):
+    return pd.DataFrame(X).astype(str)
+
+
+def _join(X):
+    col = pd.DataFrame(X).iloc[:, 0]
+    return [" ".join(v) if isinstance(v, (tuple, list)) else str(v) for v in col]
+
+
+def _split(df: pd.DataFrame, target: str, seed: int):
+    from sklearn.model_selection import train_test_split
+
+    return train_test_split(df, df[target], test_size=0.3, random_state=seed, stratify=df[target])
+
+
+def svm_accuracy(df: pd.DataFrame, target: str, features: Sequence[str] = FEATURES, seed: int = 42) -> float:
+    """Held-out accuracy of the reference SVM (70/30 stratified split, ``random_state=seed``)."""
+    Xtr, Xte, ytr, yte = _split(df, target, seed)
+    model = build_pipeline(features).fit(Xtr, ytr)
+    return float(np.mean(model.predict(Xte) == np.asarray(yte)))
+
+
+def feature_ablation(df: pd.DataFrame, target: str, seed: int = 42) -> pd.DataFrame:
+    """Leave-one-feature-group-out: ``delta_pp = 100 x (accuracy without the feature - accuracy)``."""
+    base = svm_accuracy(df, target, FEATURES, seed)
+    rows = [{"feature": short(f), "accuracy_without": (a := svm_accuracy(df, target, [g for g in FEATURES if g != f], seed)),
+             "delta_pp": 100 * (a - base)} for f in FEATURES]
+    return pd.DataFrame(rows).sort_values("delta_pp").reset_index(drop=True)
+
+
+def permutation_p(df: pd.DataFrame, target: str, n_permutations: int = 100, seed: int = 42) -> tuple[float, float]:
+    """(accuracy, p) with p = (1 + #{accuracy with permuted labels >= accuracy}) / (B + 1), same 70/30 split
+    procedure (``sklearn.model_selection.permutation_test_score`` with one stratified shuffle split)."""
+    from sklearn.model_selection import StratifiedShuffleSplit, permutation_test_score
+
+    cv = StratifiedShuffleSplit(n_splits=1, test_size=0.3, random_state=seed)
+    score, _perm, p = permutation_test_score(build_pipeline(), df, df[target], cv=cv, n_permutations=n_permutations,
+                                             random_state=seed, scoring="accuracy")
+    return float(score), float(p)
+
+
+def cv_accuracy(df: pd.DataFrame, target: str, folds: int = 5, seed: int = 42, level: float = 0.95) -> dict:
+    """Out-of-fold accuracy over stratified k folds with a Wilson interval on the pooled predictions."""
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+    from statsmodels.stats.proportion import proportion_confint
+
+    min_class = int(df[target].value_counts().min())
+    k = max(2, min(folds, min_class))
+    pred = cross_val_predict(build_pipeline(), df, df[target], cv=StratifiedKFold(k, shuffle=True, random_state=seed))
+    correct = int(np.sum(pred == df[target].to_numpy()))
+    lo, hi = proportion_confint(correct, len(df), alpha=1 - level, method="wilson")
+    return {"cv_accuracy": correct / len(df), "cv_low": float(lo), "cv_high": float(hi), "cv_folds": k}
+
+
+def classification(df: pd.DataFrame, n_permutations: int = 100, folds: int = 5, seed: int = 42) -> pd.DataFrame:
+    """Per target (gender_ethnicity / ethnicity / gender): accuracy (reference), chance level 1/k, permutation
+    p, cross-validated accuracy and interval."""
+    rows = []
+    for name, col in TARGETS.items():
+        k = df[col].nunique()
+        if k < 2:
+            continue
+        acc = svm_accuracy(df, col, FEATURES, seed)
+        row = {"target": name, "n_profiles": len(df), "n_classes": k, "accuracy": acc, "chance": 1.0 / k,
+               "majority_rate": float(df[col].value_counts(normalize=True).max())}
+        if n_permutations > 0:
+            _, row["permutation_p"] = permutation_p(df, col, n_permutations, seed)
+            row["n_permutations"] = n_permutations
+        if folds > 1:
+            row.update(cv_accuracy(df, col, folds, seed))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------------------- top words
+def jsd_contributions(in_counts: Counter, out_counts: Counter, base: float = 2.0) -> pd.DataFrame:
+    """Per-type contributions to the Jensen-Shannon divergence between the in-group and out-group distributions
+    (weights 1/2): with p, q the relative frequencies and m = (p + q) / 2,
+    ``c_t = -m log m + (p log p + q log q) / 2`` (log base ``base``); sum_t c_t = JSD(p || q).
+    ``direction`` = +1 when the type is more frequent in the in-group."""
+    types = sorted(set(in_counts) | set(out_counts))
+    n_in, n_out = sum(in_counts.values()), sum(out_counts.values())
+    p = np.array([in_counts.get(t, 0) / n_in if n_in else 0.0 for t in types])
+    q = np.array([out_counts.get(t, 0) / n_out if n_out else 0.0 for t in types])
+    m = (p + q) / 2
+
+    def xlogx(x):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(x > 0, x * np.log(x) / np.log(base), 0.0)
+
+    c = -xlogx(m) + (xlogx(p) + xlogx(q)) / 2
+    return pd.DataFrame({"word": types, "contribution": c, "p_in": p, "p_out": q,
+                         "in_count": [in_counts.get(t, 0) for t in types],
+                         "out_count": [out_counts.get(t, 0) for t in types],
+                         "direction": np.sign(p - q).astype(int)})
+
+
+def _values(series: pd.Series) -> list[list[str]]:
+    out = []
+    for v in series:
+        items = v if isinstance(v, (tuple, list)) else ([] if v is None or (isinstance(v, float) and math.isnan(v)) else [v])
+        out.append([str(x).strip().lower() for x in items if str(x).strip()])
+    return out
+
+
+def top_words(df: pd.DataFrame, features: Sequence[str] | None = None, per_group: int = 3, top: int = 10,
+              candidates: int = 25, group_col: str = "Group") -> pd.DataFrame:
+    """Jensen-Shannon top words (spec 7.5): per group and feature, whole lower-cased values / list items of the
+    group vs all other groups; the ``candidates`` types with the largest contribution that are more frequent
+    in the group, ``per_group`` kept per group; the ``top`` overall per feature by contribution."""
+    feats = features or [c for c in df.columns if c in FEATURES + ["special_move"] and c not in JSD_EXCLUDE]
+    rows = []
+    for f in feats:
+        vals = _values(df[f])
+        groups = df[group_col].to_numpy()
+        per: list[dict] = []
+        for g in pd.unique(groups):
+            cin, cout = Counter(), Counter()
+            for gv, items in zip(groups, vals):
+                (cin if gv == g else cout).update(items)
+            if not cin:
+                continue
+            c = jsd_contributions(cin, cout)
+            c = c[c["direction"] > 0].nlargest(candidates, "contribution").head(per_group)
+            for r in c.itertuples():
+                per.append({"feature": short(f), "group": g, "word": r.word, "score": r.contribution,
+                            "in_count": r.in_count, "out_count": r.out_count})
+        per.sort(key=lambda r: -r["score"])
+        for rank, r in enumerate(per[:top], 1):
+            rows.append({**r, "rank": rank})
+    return pd.DataFrame(rows, columns=["feature", "rank", "group", "word", "score", "in_count", "out_count"])

@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.spatial.distance import jensenshannon
+
+from stereoprobe.globalbias import profiles as P
+
+POOLS = {
+    "occupation": ["teacher", "nurse", "engineer", "chef", "pilot", "artist"],
+    "socioeconomic_status": ["middle class", "working class", "upper class"],
+    "sexual_orientation": ["heterosexual", "bisexual", "gay"],
+    "religion": ["christian", "muslim", "buddhist", "none"],
+    "physical_characteristics.hair_colour": ["black", "brown", "blonde", "red"],
+    "physical_characteristics.eye_colour": ["brown", "blue", "green"],
+    "physical_characteristics.skin_colour": ["fair", "olive", "dark"],
+    "physical_characteristics.build": ["slim", "athletic", "average"],
+}
+TRAITS = ["kind", "brave", "curious", "calm", "witty", "loyal", "shy", "bold"]
+HOBBIES = ["chess", "hiking", "cooking", "painting", "dancing", "reading"]
+
+
+def synthetic(planted: bool, n_per_group: int = 40, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for eth in ("ALPHA", "BETA"):
+        for gen in ("F", "M"):
+            for i in range(n_per_group):
+                r = {k: str(rng.choice(v)) for k, v in POOLS.items()}
+                r["age"] = str(rng.integers(20, 60))
+                r["physical_characteristics.height"] = str(rng.choice(["5.4", "5.8", "6.0"]))
+                r["personality_traits"] = tuple(map(str, rng.choice(TRAITS, 3, replace=False)))
+                r["negative_traits"] = tuple(map(str, rng.choice(TRAITS, 3, replace=False)))
+                r["hobbies"] = tuple(map(str, rng.choice(HOBBIES, 3, replace=False)))
+                if planted:
+                    if rng.random() < 0.8:
+                        r["religion"] = "jedi" if eth == "ALPHA" else "pastafarian"
+                    if rng.random() < 0.8:
+                        r["physical_characteristics.height"] = "5.2" if gen == "F" else "6.2"
+                    if eth == "ALPHA" and rng.random() < 0.7:
+                        r["hobbies"] = ("origami",) + r["hobbies"][1:]
+                r.update(name=f"{eth}{gen}{i}", special_move="x", run_id="0", Ethnicity=eth, Gender=gen,
+                         Group=str((eth, gen)), model="synthetic")
+                rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def test_planted_difference_is_found():
+    df = synthetic(True)
+    res = P.classification(df, n_permutations=30, folds=3).set_index("target")
+    assert res.loc["ethnicity", "accuracy"] > 0.8 and res.loc["gender", "accuracy"] > 0.8
+    assert res.loc["gender_ethnicity", "accuracy"] > 0.5  # chance 0.25
+    for t in ("ethnicity", "gender", "gender_ethnicity"):
+        assert res.loc[t, "permutation_p"] == pytest.approx(1 / 31)
+        assert res.loc[t, "cv_low"] > res.loc[t, "chance"]
+    abl = P.feature_ablation(df, "Ethnicity").set_index("feature")
+    assert abl["delta_pp"].idxmin() == "religion" and abl.loc["religion", "delta_pp"] < 0
+    words = P.top_words(df)
+    rel = words[(words.feature == "religion") & (words["rank"] <= 2)]
+    assert set(rel.word) == {"jedi", "pastafarian"}
+    hob = words[(words.feature == "hobbies")].iloc[0]
+    assert hob.word == "origami" and "ALPHA" in hob.group
+
+
+def test_no_difference_stays_at_chance():
+    df = synthetic(False, seed=1)
+    res = P.classification(df, n_permutations=30, folds=3).set_index("target")
+    for t in ("ethnicity", "gender", "gender_ethnicity"):
+        assert res.loc[t, "permutation_p"] > 0.05
+        assert res.loc[t, "cv_low"] <= res.loc[t, "chance"] <= res.loc[t, "cv_high"]
+
+
+def test_jsd_contributions_sum_to_scipy_jsd():
+    a = Counter({"x": 5, "y": 3, "z": 1})
+    b = Counter({"y": 4, "z": 6, "w": 2})
+    c = P.jsd_contributions(a, b)
+    types = sorted(set(a) | set(b))
+    p = np.array([a[t] for t in types], float) / sum(a.values())
+    q = np.array([b[t] for t in types], float) / sum(b.values())
+    assert c["contribution"].sum() == pytest.approx(jensenshannon(p, q, base=2) ** 2)
+    assert (c["contribution"] >= -1e-15).all()
+    assert c.set_index("word").loc["x", "direction"] == 1 and c.set_index("word").loc["w", "direction"] == -1
+
+
+def test_read_upstream_layout_csv(tmp_path):
+    df = synthetic(True, n_per_group=3)
+    up = df.drop(columns="model").copy()
+    for col in P.LISTS:
+        up[col] = up[col].map(repr)
+    up.insert(0, "Unnamed: 0", range(len(up)))
+    up.to_csv(tmp_path / "10a_demo_full.csv", index=False)
+    back = P.read_profiles_csv(tmp_path / "10a_demo_full.csv")
+    assert back["hobbies"].tolist() == df["hobbies"].tolist()
+    assert back["model"].iloc[0] == "10a_demo_full"
+    up.loc[0, "hobbies"] = "__import__('os').system('echo hacked')"
+    up.to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(ValueError, match="bad.csv: row 2, column hobbies"):
+        P.read_profiles_csv(tmp_path / "bad.csv")
