@@ -11,3 +11,4 @@ from stereoprobe.tasks.globalbias import globalbias
 from stereoprobe.tasks.stereotales import stereotales
 from stereoprobe.tasks.stereotales_judge import stereotales_judge
 from stereoprobe.tasks.dbb import dbb, dbb_sg
+from stereoprobe.tasks.globalbias_profiles import globalbias_profiles
