@@ -13,7 +13,7 @@ Azen & Pike 1978, Biometrics 34:469–474):
     log RR ± z_{1−α/2} sqrt(1/a − 1/R_i + 1/c − 1/(n − R_i)),
 
 with the Haldane–Anscombe 0.5 correction to all four cells when a cell is zero (Pettigrew et al. 1986).
-Without correction it equals ``statsmodels`` ``Table2x2(...).riskratio_confint(method="log")``.
+Without correction it equals ``statsmodels`` ``Table2x2(...).riskratio_confint(method="normal")`` (normal approximation on the log scale).
 """
 
 from __future__ import annotations
