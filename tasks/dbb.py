@@ -80,7 +80,7 @@ def dbb(
     faithful: bool = False,
     mode: str = "logprob",
     epochs: int | None = None,
-    option_order: str = "random",
+    option_order: str | None = None,
     seed: int = 0,
     categories: list[str] | str | None = None,
     limit_templates: int | None = None,
@@ -101,9 +101,12 @@ def dbb(
         mode: "logprob" (P(A) from the answer letter's next-token probabilities, one pass per question and
             epoch; needs a model returning logprobs) or "sampled" (the paper's protocol: sampled answers,
             parsed "a)"/"b)"; refusals and invalid answers counted).
-        epochs: responses per question (default 1 in logprob mode, 10 in sampled mode — the paper's minimum).
-        option_order: "random" (fair coin per sample and epoch), "balanced" (alternating across epochs) or
-            "fixed" (option A first as in the upstream data; for diagnostics only).
+        epochs: responses per question (default 2 in logprob mode — one per option order — and 10 in sampled
+            mode, the paper's minimum).
+        option_order: "random" (fair coin per sample and epoch; sampled-mode default, as in the paper),
+            "balanced" (seeded first order, then alternating across epochs; logprob-mode default, so P(A)
+            averages both orders and the model's letter preference cancels exactly) or "fixed" (option A
+            first as in the upstream data; diagnostics only).
         seed: seed of the name draws and the option order.
         categories: subset of age, gender, race, ses, religion.
         limit_templates: only the first N templates (demo-size runs; keeps every group pair complete).
@@ -114,9 +117,11 @@ def dbb(
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if option_order is None:
+        option_order = "balanced" if mode == "logprob" else "random"
     if option_order not in SC.OPTION_ORDERS:
         raise ValueError(f"option_order must be one of {SC.OPTION_ORDERS}, got {option_order!r}")
-    n_epochs = epochs if epochs is not None else (1 if mode == "logprob" else 10)
+    n_epochs = epochs if epochs is not None else (2 if mode == "logprob" else 10)
     if mode == "sampled" and n_epochs < 10:
         raise ValueError(f"sampled mode needs at least 10 epochs per question (paper §5), got {n_epochs}")
     _, qs = _questions(source, faithful, seed, categories, limit_templates, templates)
