@@ -19,6 +19,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "stereoprobe.globalbias.cli",
     "stereoprobe.stereotales.cli_associations",
     "stereoprobe.stereotales.cli_judge",
+    "stereoprobe.stereotales.cli_taxonomy",
     "stereoprobe.dbb.cli",
 )
 
