@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -86,6 +87,14 @@ def _harm_label(df: pd.DataFrame, labels: pd.DataFrame | None) -> pd.Series:
     return lab
 
 
+_LINK_TEXT = re.compile(r'(<a href="#ex-[^"]+">)#ex-[^<]+(</a>)')
+
+
+def _linked_table(section: Section, df: pd.DataFrame, caption: str) -> None:
+    """A sortable table whose ``examples`` links read "stories" instead of the anchor name."""
+    section.raw(_LINK_TEXT.sub(r"\1stories\2", table_html(df, caption=caption)))
+
+
 def _examples_link(df: pd.DataFrame, linked: set[str]) -> pd.DataFrame:
     if "association_id" not in df.columns:
         return df
@@ -116,6 +125,9 @@ def _plot_per_model(assoc: pd.DataFrame, labels: pd.DataFrame | None):
         ax.barh(counts.index, counts[c], left=left, color=colors[c], label=c)
         left = left + counts[c]
     ax.set_xlabel("associations passing the filter")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if len(order) > 1 or labels is not None:
         ax.legend(loc="lower right")
     ax.grid(axis="x", alpha=0.3)
@@ -298,14 +310,14 @@ def write_associations_report(out_dir: str | Path, extra_sections: Sequence[Sect
 
     if across is not None:
         s = Section("Associations across models", anchor="across-models")
-        s.table(_examples_link(across, linked_set), caption="associations_across_models.csv")
+        _linked_table(s, _examples_link(across, linked_set), caption="associations_across_models.csv")
         sections.append(s)
     if explorer is not None and len(explorer):
         s = Section("Association explorer (global, per model)", anchor="explorer")
-        s.table(_examples_link(explorer, linked_set), caption="explorer_global.csv")
+        _linked_table(s, _examples_link(explorer, linked_set), caption="explorer_global.csv")
         sections.append(s)
     s = Section("All associations (every slice)", anchor="associations")
-    s.table(_examples_link(assoc, linked_set), caption="associations.csv")
+    _linked_table(s, _examples_link(assoc, linked_set), caption="associations.csv")
     sections.append(s)
 
     if by_lang is not None or jac is not None:
@@ -314,9 +326,9 @@ def write_associations_report(out_dir: str | Path, extra_sections: Sequence[Sect
             j = jac.set_index(jac.columns[0])
             s.figure(_plot_jaccard(j), caption="Jaccard similarity between the languages' association sets (English keys)")
         if by_lang is not None:
-            s.table(_examples_link(by_lang, linked_set), caption="associations_by_language.csv (languages count)")
+            _linked_table(s, _examples_link(by_lang, linked_set), caption="associations_by_language.csv (languages count)")
         if specific is not None and len(specific):
-            s.table(_examples_link(specific, linked_set), caption="language_specific.csv")
+            _linked_table(s, _examples_link(specific, linked_set), caption="language_specific.csv")
         sections.append(s)
 
     if dist is not None and len(dist):

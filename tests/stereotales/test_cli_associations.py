@@ -171,3 +171,21 @@ def test_bad_inputs_exit_2_with_a_message(tmp_path: Path, capsys) -> None:
         main(["associations", str(tmp_path / "r.csv"), "--out", str(tmp_path / "o"), "--p-method", "magic"])
     assert main(["associations", str(tmp_path / "r.csv"), "--out", str(tmp_path / "o"), "--effects", "huge"]) == 2
     assert "--effects" in capsys.readouterr().err
+
+
+def test_no_association_still_writes_every_table_with_headers(tmp_path: Path) -> None:
+    values = ["man", "woman", "non-binary"]
+    samples = [story_sample(f"en:gender:{i % 3}:g:{i}", attribute="gender", value=values[i % 3],
+                            profile={a: "unknown" for a in ATTRS}, refused=(i % 5 == 0),
+                            extraction_failed=(i % 5 == 1)) for i in range(12)]
+    write_log(tmp_path / "logs" / "a.eval", samples)
+    out = tmp_path / "out"
+    assert main(["associations", str(tmp_path / "logs"), "--out", str(out), "--by-language", "--min-row-sum", "2"]) == 0
+    assoc = pd.read_csv(out / "associations.csv")
+    assert assoc.empty and list(assoc.columns[: len(CONTRACT_E)]) == CONTRACT_E
+    assert pd.read_csv(out / "associations_across_models.csv").empty
+    ref = pd.read_csv(out / "refusal_rates.csv")
+    tot = ref[(ref.language == "all") & (ref.target_attribute == "all")].iloc[0]
+    assert (tot.stories, tot.refused, tot.extraction_failed) == (12, 3, 3)  # i%5==0: 0,5,10; i%5==1: 1,6,11
+    assert tot.extraction_failure_rate == pytest.approx(3 / 9)
+    assert "No association passes the filter" in (out / "report.html").read_text()

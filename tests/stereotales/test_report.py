@@ -77,6 +77,7 @@ def test_report_renders_from_tables_alone(tmp_path: Path) -> None:
     assert targets == {f"ex-{association_id(*r)}" for r in ROWS}
     for t in targets:
         assert f"id='{t}'" in text
+    assert re.findall(r'<a href="#ex-[^"]+">([^<]*)</a>', text) and set(re.findall(r'<a href="#ex-[^"]+">([^<]*)</a>', text)) == {"stories"}
     assert "<script>alert(1)" not in text and "&lt;script&gt;alert(1)" in text
     assert text.index('id="judge"') > text.index('id="examples"') and "judge says hi" in text
     assert "hand-made" in text and "table class=\"sortable\"" in text
