@@ -192,7 +192,7 @@ def _from_lm_eval(path: Path, measure: str, tokenizer: object, rep: LoadReport) 
             else:
                 n_tokens = float("nan")
             rows.append((model, doc["group"], doc["ethnicity"], doc["gender"], f"{doc['name_index']}:{doc['name']}",
-                         doc["descriptor"], doc.get("axis"), doc.get("target"), int(doc["template"]),
+                         doc["descriptor"], doc.get("axis") or None, doc.get("target") or None, int(doc["template"]),
                          _ppl(ll, n_tokens, n_bytes, measure)))
     return pd.DataFrame(rows, columns=COLUMNS + ["ppl"])
 
