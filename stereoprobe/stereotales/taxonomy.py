@@ -137,12 +137,14 @@ def check_format_template(template: Any, required: set[str], where: str) -> str:
         raise TaxonomyError(f"{where}: must be a non-empty string")
     names = _format_fields(template, where)
     missing, unknown = required - names, names - required
+    problems = []
     if missing:
-        raise TaxonomyError(f"{where}: missing placeholder(s) {', '.join('{' + n + '}' for n in sorted(missing))}")
+        problems.append(f"missing placeholder(s) {', '.join('{' + n + '}' for n in sorted(missing))}")
     if unknown:
+        problems.append(f"unknown placeholder(s) {', '.join('{' + n + '}' for n in sorted(unknown))}")
+    if problems:
         raise TaxonomyError(
-            f"{where}: unknown placeholder(s) {', '.join('{' + n + '}' for n in sorted(unknown))}; "
-            f"allowed: {', '.join('{' + n + '}' for n in sorted(required))}"
+            f"{where}: {'; '.join(problems)} (expected exactly {', '.join('{' + n + '}' for n in sorted(required))})"
         )
     return template
 
@@ -598,7 +600,11 @@ def _load_locale(raw: Any, file: str, lang: str, attrs: list[dict], scenario_gro
     extra = sorted(set(raw) - allowed)
     if extra:
         raise TaxonomyError(f"{file}: unknown field(s) {extra}; allowed: {sorted(allowed)}")
-    out: dict[str, Any] = {"story_template": _text(_req(raw, "story_template", file), f"{file}: story_template")}
+    out: dict[str, Any] = {
+        "story_template": check_format_template(
+            _req(raw, "story_template", file), {"context", "character"}, f"{file}: story_template"
+        )
+    }
     loc_attrs = _mapping(_req(raw, "attributes", file), f"{file}: attributes")
     unknown = sorted(set(loc_attrs) - {a["key"] for a in attrs})
     if unknown:

@@ -50,4 +50,5 @@ def test_invalid_taxonomy_exits_1_naming_the_field(tmp_path: Path, capsys) -> No
     tax.write_text(TINY.replace("es {character}.", "es {hero}."), encoding="utf-8")
     assert main(["taxonomy", str(tax)]) == 1
     err = capsys.readouterr().err
-    assert "broken.yaml" in err and "story_template[es]" in err and "{hero}" in err
+    assert "broken.yaml: locales.es: story_template" in err and "unknown placeholder(s) {hero}" in err
+    assert "missing placeholder(s) {character}" in err

@@ -421,7 +421,7 @@ def test_validation_templates(tmp_path: Path) -> None:
     _bad(tmp_path, lambda r: r.update(story_template="{context} {character} {mood}"), r"story_template: unknown placeholder.*\{mood\}")
     _bad(tmp_path, lambda r: r.update(story_template="{context} {character} {}"), r"story_template: placeholder \{\} is not allowed")
     _bad(tmp_path, lambda r: r.update(story_template="{context} {character!r}"), r"format spec or conversion")
-    _bad(tmp_path, lambda r: r["locales"]["de"].update(story_template="Über {context}."), r"story_template\[de\]: missing placeholder")
+    _bad(tmp_path, lambda r: r["locales"]["de"].update(story_template="Über {context}."), r"locales\.de: story_template: missing placeholder")
     _bad(tmp_path, lambda r: r.update(extra_templates={"neutral": "A story about {context}."}), r"extra_templates\.neutral: missing placeholder")
     _bad(tmp_path, lambda r: r.update(story_template="{context} {character"), r"story_template: not a valid template")
 
