@@ -215,3 +215,57 @@ def test_fast_eval_reader_matches_inspect_reader(tmp_path: Path) -> None:
     a = read_stories([tmp_path / "a.eval"]).frame.drop(columns=[]).sort_values(["sample_id", "epoch"])
     b = read_stories([tmp_path / "j"]).frame.sort_values(["sample_id", "epoch"])
     pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True))
+
+
+def test_reads_a_real_stereotales_log(tmp_path: Path, monkeypatch) -> None:
+    """The reader on a log written by the stereotales task itself (mockllm subject, judge and extractors)."""
+    import json
+    import re
+
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    from stereoprobe.stereotales.taxonomy import build_samples, load_taxonomy
+    from stereoprobe.tasks.stereotales import stereotales
+
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    tax = load_taxonomy()
+    attrs = [a.key for a in tax.attributes]
+    prompt_to_id = {s.input: s.id for s in build_samples(tax, languages="en", attributes="gender", scenario_groups="hobbies")}
+    refused_id, failed_id = "en:gender:0:hobbies:0", "en:gender:1:hobbies:1"
+    story = re.compile(r"Story about (\S+?)\.")
+
+    def mock(name, answer):
+        def fn(input, tools, tool_choice, config) -> ModelOutput:
+            text = input[-1].text
+            m = story.search(text)
+            out = ModelOutput.from_content(model="mockllm", content=answer(m.group(1) if m else prompt_to_id.get(text, text)))
+            out.usage = ModelUsage(input_tokens=5, output_tokens=5, total_tokens=10)
+            return out
+
+        return get_model(f"mockllm/{name}", custom_outputs=fn, memoize=False)
+
+    def extractor(sid):
+        if sid == failed_id:
+            raise ConnectionError("simulated outage")
+        return json.dumps({"evidences": "e", "attributes": {**{a: "unknown" for a in attrs}, "gender": "woman",
+                                                            "income_level": "low income"}})
+
+    subject = mock("subject", lambda sid: f"Story about {sid}.")
+    judge = mock("judge", lambda sid: json.dumps({"reason": "r", "label": "refusal" if sid == refused_id else "complied"}))
+    [log] = inspect_eval(stereotales(languages="en", attributes="gender", scenario_groups="hobbies"), model=subject,
+                         model_roles={"refusal": judge, "extractor": [mock(f"x{i}", extractor) for i in range(3)]},
+                         log_dir=str(tmp_path / "logs"), display="none")
+    assert log.status == "success"
+    st = read_stories([tmp_path / "logs"])
+    df = st.frame.set_index("sample_id")
+    assert len(df) == 12 and st.issues.empty
+    assert st.attributes == attrs
+    assert (df["model"] == "mockllm/subject").all() and (df["language"] == "en").all()
+    # the base attribute holds the prompted value, not the extractors' constant "woman"
+    assert df.loc["en:gender:0:hobbies:2", "gender"] == "man" and df.loc["en:gender:0:hobbies:2", "income_level"] == "low income"
+    assert df.loc[refused_id, "refused"] and df.loc[refused_id, "income_level"] == "unknown"
+    assert df.loc[failed_id, "extraction_failed"] and not df.loc[failed_id, "refused"]
+    assert st.sources.iloc[0]["taxonomy_fingerprint"] == tax.fingerprint()
+    assert read_story_excerpts([tmp_path / "logs"], [("mockllm/subject", failed_id, 1)]) == {
+        ("mockllm/subject", failed_id, 1): f"Story about {failed_id}."}
