@@ -845,6 +845,12 @@ def load_taxonomy(source: str | Path | None = None) -> Taxonomy:
     if path.is_dir():
         if (path / "taxonomy.yaml").is_file():
             return load_taxonomy_file(path / "taxonomy.yaml")
+        seed_layouts = ("attributes", "configs/stereotales_seeds", "stereotales-pipeline/configs/stereotales_seeds")
+        if not any((path / p).is_dir() for p in seed_layouts):
+            raise TaxonomyError(
+                f"{path}: holds neither a taxonomy.yaml (our format) nor upstream StereoTales seeds "
+                f"(looked for {', '.join(p + '/' for p in seed_layouts)})"
+            )
         from stereoprobe.stereotales.seeds import load_upstream_seeds
 
         return load_upstream_seeds(local=path)

@@ -451,6 +451,11 @@ def test_validation_duplicate_yaml_keys_and_syntax(tmp_path: Path) -> None:
         load_taxonomy(_write(tmp_path, "languages: [en\n", "syntax.yaml"))
     with pytest.raises(TaxonomyError, match="not found"):
         load_taxonomy(tmp_path / "missing.yaml")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(TaxonomyError, match=r"empty: holds neither a taxonomy\.yaml"):
+        load_taxonomy(tmp_path / "empty")
+    with pytest.raises(TaxonomyError, match=r"must be YAML"):
+        load_taxonomy(_write(tmp_path, "x", "taxonomy.json"))
 
 
 def test_validation_prompt_files(tmp_path: Path) -> None:
@@ -591,3 +596,13 @@ def test_upstream_misaligned_translation_is_an_error(refdata: Path, tmp_path: Pa
     f.write_text(yaml.safe_dump(raw, allow_unicode=True), encoding="utf-8")
     with pytest.raises(TaxonomyError, match=r"attributes\.it\.yaml: gender: values are not aligned"):
         load_taxonomy(seeds)
+
+
+@pytest.mark.network
+def test_upstream_seeds_download(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("STEREOPROBE_CACHE", str(tmp_path))
+    monkeypatch.delenv("STEREOPROBE_UPSTREAM_DIR", raising=False)
+    monkeypatch.setenv("STEREOPROBE_ALLOW_DOWNLOAD", "1")
+    tax = load_taxonomy("upstream")
+    assert len(build_samples(tax)) == 28_440
+    assert any(tmp_path.rglob("attributes.du.yaml"))  # cached for the next (offline) run
