@@ -37,4 +37,13 @@ clean-demo:
 # before the final index line, which links every report (results/demo/index.html).
 demo: $(STAMP)
 	mkdir -p $(DEMO_OUT)
+	# StereoTales harm judge (after the StereoTales associations step): the default model rates the demo
+	# associations (the bundled, clearly labelled DEMO association file when the tiny run found none), then the
+	# judge report adds its sections to $(DEMO_OUT)/stereotales/report.html (or writes judge_report.html).
+	@A=$(DEMO_OUT)/stereotales/associations.csv; \
+	if [ ! -f "$$A" ] || [ "$$(wc -l < "$$A")" -le 1 ]; then A=datasets/stereotales/judge/demo_associations.csv; \
+	  echo "stereotales judge: no associations in $(DEMO_OUT)/stereotales/associations.csv; judging the bundled DEMO file $$A"; fi; \
+	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/stereotales_judge --model transformers/default -T associations=$$A \
+	  -T epochs=2 -T max_tokens=16 --limit 4 --log-dir $(DEMO_LOGS)/stereotales_judge
+	$(OFFLINE) $(VENV)/bin/stereoprobe judge-report $(DEMO_LOGS)/stereotales_judge --out $(DEMO_OUT)/stereotales
 	$(PY) -m stereoprobe index $(DEMO_OUT)

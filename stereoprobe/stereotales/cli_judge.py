@@ -462,5 +462,8 @@ def _write(out: Path, sections) -> Path:
     except ImportError:
         write_associations_report = None
     if write_associations_report is not None and (out / "associations.csv").is_file():
-        return Path(write_associations_report(out, extra_sections=sections))
+        try:
+            return Path(write_associations_report(out, extra_sections=sections))
+        except Exception as e:  # noqa: BLE001 — the judge sections are still written below, and the failure said
+            print(f"warning: could not add the judge sections to {out / 'report.html'} ({e}); writing judge_report.html")
     return write_report(out / "judge_report.html", "StereoTales harm judge", sections)
