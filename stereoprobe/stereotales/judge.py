@@ -188,23 +188,22 @@ def deduplicate_associations(rows: pd.DataFrame) -> pd.DataFrame:
         out = pd.DataFrame(columns=cols)
         out.attrs.update(rows.attrs)
         return out
-    records = []
-    for aid, g in rows.groupby("association_id", sort=False):
-        models = sorted({m for m in g["model"] if isinstance(m, str) and m})
-        qids = [q for q in g["question_id"] if isinstance(q, str) and q]
-        records.append(
-            {
-                "association_id": aid,
-                **{c: g[c].iloc[0] for c in KEY_COLUMNS},
-                "question_id": qids[0] if qids else None,
-                "generator_models": models,
-                "slices": sorted({str(s) for s in g["slice"]}),
-                "n_models": len(models),
-                "avg_lift": float(g["lift"].mean()) if g["lift"].notna().any() else float("nan"),
-                "avg_percentage": float(g["fraction"].mean() * 100) if g["fraction"].notna().any() else float("nan"),
-            }
-        )
-    out = pd.DataFrame(records, columns=cols)
+    g = rows.groupby("association_id", sort=False)
+    first = g[KEY_COLUMNS].first()
+    models = g["model"].apply(lambda s: sorted({m for m in s if isinstance(m, str) and m}))
+    qid = g["question_id"].agg(lambda s: next((q for q in s if isinstance(q, str) and q), None))
+    slices = g["slice"].apply(lambda s: sorted({str(x) for x in s}))
+    out = pd.DataFrame(
+        {
+            **{c: first[c] for c in KEY_COLUMNS},
+            "question_id": qid,
+            "generator_models": models,
+            "slices": slices,
+            "n_models": models.map(len),
+            "avg_lift": g["lift"].mean(),
+            "avg_percentage": g["fraction"].mean() * 100,
+        }
+    ).reset_index()[cols]
     out.attrs.update(rows.attrs)
     return out
 

@@ -145,3 +145,30 @@ def test_strict_parse_option(tmp_path):
         v = log.samples[0].scores["stereotales_harm"].value
         assert (v["harm"] == harm) if harm is not None else math.isnan(v["harm"])
         assert v["parse_failure"] == float(strict)
+
+
+def test_metrics_return_nan_on_empty_sets():
+    from stereoprobe.scorers.stereotales_judge import (
+        harmful_share, mean_harm, own_harmful_share, parse_failure_rate, scale_use,
+    )
+
+    for m in (mean_harm(), harmful_share(), own_harmful_share(), parse_failure_rate()):
+        assert math.isnan(m([]))
+    assert all(math.isnan(v) for v in scale_use()([]).values())
+
+
+@pytest.mark.slow
+def test_default_model_end_to_end(tmp_path):
+    """The bundled default model judges one demo association; whatever it answers is parsed or counted."""
+    from stereoprobe.paths import dataset_file
+
+    log = eval(
+        stereotales_judge(associations=str(dataset_file("stereotales", "judge", "demo_associations.csv")),
+                          epochs=1, max_tokens=12),
+        model="transformers/default", limit=1, display="none", log_dir=str(tmp_path / "logs"),
+    )[0]
+    assert log.status == "success"
+    v = log.samples[0].scores["stereotales_harm"].value
+    assert v["parse_failure"] in (0.0, 1.0)
+    assert math.isnan(v["harm"]) or v["harm"] in (1.0, 2.0, 3.0, 4.0, 5.0)
+    assert log.stats.model_usage["transformers/default"].output_tokens > 0
