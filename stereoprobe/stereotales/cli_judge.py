@@ -46,6 +46,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--upstream-dir", help="local copy of the upstream repositories (for --associations upstream)")
     p.set_defaults(func=run)
 
+    r = sub.add_parser(
+        "rater-sheet",
+        help="StereoTales: export associations as a CSV sheet for human raters (plain-language sentences)",
+    )
+    r.add_argument("associations", help="associations.csv / .parquet, questions.json or 'upstream'")
+    r.add_argument("--out", required=True, help="CSV file to write")
+    r.add_argument("--slices", nargs="*", help="keep only these slices (e.g. all)")
+    r.add_argument("--shuffle-seed", type=int, help="shuffle the rows with this seed")
+    r.add_argument("--upstream-dir", help="local copy of the upstream repositories (for 'upstream')")
+    r.set_defaults(func=run_rater_sheet)
+
+
+def run_rater_sheet(args: argparse.Namespace) -> int:
+    from stereoprobe.stereotales.human import export_rater_sheet
+    from stereoprobe.stereotales.judge import deduplicate_associations, load_association_rows
+
+    rows = load_association_rows(args.associations, local=args.upstream_dir)
+    if args.slices:
+        rows = rows[rows["slice"].astype(str).isin(args.slices)]
+    table = deduplicate_associations(rows)
+    path = export_rater_sheet(table, args.out, shuffle_seed=args.shuffle_seed)
+    print(f"{len(table)} associations -> {path} (questions in {path.name}.questions.txt)")
+    return 0
+
 
 # ------------------------------------------------------------------------------------------------ reading
 

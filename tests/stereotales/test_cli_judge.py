@@ -138,3 +138,15 @@ def test_language_groups_file(tmp_path):
     du = tmp_path / "du.yaml"
     du.write_text("languages:\n  du:\n    marked: {religion: [Muslim]}\n")
     assert set(load_language_groups(du)) == {"nl"}
+
+
+def test_rater_sheet_cli(workdir, tmp_path):
+    from stereoprobe.cli import main
+
+    out = tmp_path / "sheet.csv"
+    assert main(["rater-sheet", str(workdir / "assoc_by_language.csv"), "--out", str(out), "--slices", "fr"]) == 0
+    sheet = pd.read_csv(out)
+    assert sorted(sheet.association_id) == sorted([NA_ID, CHILD, LOW])
+    assert sheet.set_index("association_id").loc[LOW, "sentence"].startswith(
+        "In the generated stories, when income level is low, education is basic"
+    )
