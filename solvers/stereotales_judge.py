@@ -9,7 +9,9 @@ from stereoprobe.stereotales.judge import JudgePrompt, question_order
 
 
 @solver
-def judge_association(prompt: JudgePrompt, value_lists: dict[str, list[str]], repetition_base: int = 0) -> Solver:
+def judge_association(
+    prompt: JudgePrompt, value_lists: dict[str, list[str]], repetition_base: int = 0, order_model: str | None = None
+) -> Solver:
     """Render the judge prompt for the sample's association and generate the answer.
 
     The question order is upstream's rule (``question_order``) applied to (judged model name, association,
@@ -21,7 +23,7 @@ def judge_association(prompt: JudgePrompt, value_lists: dict[str, list[str]], re
         md = state.metadata
         rep = state.epoch - 1 + repetition_base
         order = question_order(
-            str(state.model), md["base_attribute"], md["base_value"], md["compared_attribute"],
+            order_model or str(state.model), md["base_attribute"], md["base_value"], md["compared_attribute"],
             md["compared_value"], rep,
         )
         text = prompt.render(

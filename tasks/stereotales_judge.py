@@ -74,6 +74,7 @@ def stereotales_judge(
     slices: str | list[str] | None = None,
     value_lists: str = "taxonomy",
     repetition_base: int = 0,
+    order_model: str | None = None,
     prompt: str | None = None,
     upstream_dir: str | None = None,
 ) -> Task:
@@ -94,6 +95,8 @@ def stereotales_judge(
         value_lists: possible values listed in the prompt: ``taxonomy`` (falls back to values in the file),
             ``observed`` or ``none``.
         repetition_base: index of the first repetition in the order rule (upstream's base is undocumented).
+        order_model: model name used in the order rule instead of the judged model's inspect name (e.g. the
+            LiteLLM id upstream used, to reproduce its question orders).
         prompt: a custom prompt YAML (same keys as ``datasets/stereotales/judge/prompt.yaml``).
         upstream_dir: local copy of the upstream repositories for ``associations=upstream`` (offline use).
     """
@@ -118,7 +121,7 @@ def stereotales_judge(
         dataset=MemoryDataset(
             association_samples(table, judge_prompt.version), name=f"stereotales_judge:{Path(str(source)).name}"
         ),
-        solver=judge_association(judge_prompt, attribute_value_lists(table, value_lists), repetition_base),
+        solver=judge_association(judge_prompt, attribute_value_lists(table, value_lists), repetition_base, order_model),
         scorer=stereotales_harm(strict_parse=strict_parse, harmful_threshold=harmful_threshold),
         metrics=[
             mean_harm(), harmful_share(harmful_threshold), own_harmful_share(harmful_threshold),

@@ -172,3 +172,17 @@ def test_default_model_end_to_end(tmp_path):
     assert v["parse_failure"] in (0.0, 1.0)
     assert math.isnan(v["harm"]) or v["harm"] in (1.0, 2.0, 3.0, 4.0, 5.0)
     assert log.stats.model_usage["transformers/default"].output_tokens > 0
+
+
+def test_order_model_and_repetition_base(tmp_path):
+    p = tmp_path / "a.csv"
+    p.write_text(ASSOC_CSV)
+    log = eval(
+        stereotales_judge(associations=str(p), order_model="azure_ai/gpt-4o", repetition_base=1, epochs=2),
+        model=get_model("mockllm/model", custom_outputs=judge_outputs), display="none", log_dir=str(tmp_path / "logs"),
+    )[0]
+    for s in log.samples:
+        md = s.metadata
+        key = (md["base_attribute"], md["base_value"], md["compared_attribute"], md["compared_value"])
+        assert md["repetition_index"] == s.epoch
+        assert md["question_order"] == expected_order("azure_ai/gpt-4o", key, s.epoch)
