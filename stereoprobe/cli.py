@@ -21,6 +21,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "stereoprobe.stereotales.cli_judge",
     "stereoprobe.stereotales.cli_taxonomy",
     "stereoprobe.dbb.cli",
+    "stereoprobe.dbb.lm_eval_docs",
 )
 
 
