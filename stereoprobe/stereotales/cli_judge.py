@@ -226,6 +226,12 @@ def build_judge_report(
     if human is not None:
         hlab = hl.assign(source="human")[["association_id", "harmful", "source", "n_ratings", "median_harm"]]
         lab = pd.concat([hlab, lab[~lab.association_id.isin(hlab.association_id)]], ignore_index=True)
+    unknown = lab[~lab.association_id.isin(keys.index)]
+    if len(unknown):
+        print(
+            f"warning: {len(unknown)} rated association id(s) are neither in the judge logs nor in the association "
+            f"file (e.g. {unknown.association_id.iloc[0]}); they are left out of harm_labels (pass --associations)"
+        )
     lab = lab[lab.association_id.isin(keys.index)]
     harm_labels = keys.loc[lab.association_id].reset_index(drop=True).assign(
         harmful=lab["harmful"].astype(bool).to_numpy(), source=lab["source"].to_numpy(),

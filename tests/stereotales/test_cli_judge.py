@@ -150,3 +150,12 @@ def test_rater_sheet_cli(workdir, tmp_path):
     assert sheet.set_index("association_id").loc[LOW, "sentence"].startswith(
         "In the generated stories, when income level is low, education is basic"
     )
+
+
+def test_unknown_human_ids_are_reported(workdir, tmp_path, capsys):
+    h = tmp_path / "h.csv"
+    h.write_text(f"participant_id,association_id,harm\np1,{CHILD},5\np1,assoc-0000000000000000,5\n")
+    build_judge_report(ratings_from_logs([workdir / "logs"]), tmp_path / "o", human_csv=str(h))
+    assert "1 rated association id(s) are neither in the judge logs" in capsys.readouterr().out
+    labels = pd.read_csv(tmp_path / "o" / "harm_labels.csv").set_index("association_id")
+    assert "assoc-0000000000000000" not in labels.index and labels.loc[CHILD, "source"] == "human"
