@@ -186,3 +186,30 @@ def test_order_model_and_repetition_base(tmp_path):
         key = (md["base_attribute"], md["base_value"], md["compared_attribute"], md["compared_value"])
         assert md["repetition_index"] == s.epoch
         assert md["question_order"] == expected_order("azure_ai/gpt-4o", key, s.epoch)
+
+
+@pytest.mark.refdata
+def test_task_on_upstream_questions(refdata):
+    task = stereotales_judge(associations="upstream", upstream_dir=str(refdata))
+    ids = [s.id for s in task.dataset]
+    assert len(ids) == 1580 and len(set(ids)) == 1580
+    first = task.dataset[0]
+    assert first.metadata["question_id"] and len(first.metadata["generator_models"]) >= 1
+
+
+def test_prompt_lists_taxonomy_values(tmp_path):
+    p = tmp_path / "a.csv"
+    p.write_text(ASSOC_CSV)
+    seen = []
+
+    def capture(input, tools, tool_choice, config):  # noqa: A002
+        seen.append(input[-1].text)
+        return judge_outputs(input, tools, tool_choice, config)
+
+    eval(stereotales_judge(associations=str(p), slices="fr", epochs=1), model=get_model("mockllm/model", custom_outputs=capture),
+         display="none", log_dir=str(tmp_path / "logs"))
+    # religion's taxonomy values (minus other/unknown), not only the one value present in the file
+    assert "Possible values of Religion: Christian, Jewish, Muslim, Hindu, Buddhist, Atheist/Agnostic" in seen[0]
+    eval(stereotales_judge(associations=str(p), slices="fr", epochs=1, value_lists="observed"),
+         model=get_model("mockllm/model", custom_outputs=capture), display="none", log_dir=str(tmp_path / "logs"))
+    assert "Possible values of Religion: Muslim\n" in seen[1]
