@@ -149,17 +149,35 @@ def cv_accuracy(df: pd.DataFrame, target: str, folds: int = 5, seed: int = 42, l
     return {"cv_accuracy": correct / len(df), "cv_low": float(lo), "cv_high": float(hi), "cv_folds": k}
 
 
+def too_small(df: pd.DataFrame, target: str) -> str | None:
+    """Why the 70/30 stratified split cannot be made for ``target`` (None when it can)."""
+    counts = df[target].value_counts()
+    n, k = len(df), len(counts)
+    if k < 2:
+        return f"fewer than 2 classes ({k})"
+    if counts.min() < 2:
+        return f"a class has fewer than 2 profiles ({counts.idxmin()}: {counts.min()})"
+    if math.ceil(0.3 * n) < k or n - math.ceil(0.3 * n) < k:
+        return f"too few profiles ({n}) for a stratified 70/30 split of {k} classes"
+    return None
+
+
 def classification(df: pd.DataFrame, n_permutations: int = 100, folds: int = 5, seed: int = 42) -> pd.DataFrame:
     """Per target (gender_ethnicity / ethnicity / gender): accuracy (reference), chance level 1/k, permutation
-    p, cross-validated accuracy and interval."""
+    p, cross-validated accuracy and interval. Targets whose data are too small get NaN and a ``note``."""
     rows = []
     for name, col in TARGETS.items():
         k = df[col].nunique()
-        if k < 2:
+        row = {"target": name, "n_profiles": len(df), "n_classes": k, "accuracy": float("nan"),
+               "chance": 1.0 / k if k else float("nan"),
+               "majority_rate": float(df[col].value_counts(normalize=True).max()) if len(df) else float("nan"),
+               "permutation_p": float("nan"), "note": ""}
+        why = too_small(df, col)
+        if why:
+            row["note"] = why
+            rows.append(row)
             continue
-        acc = svm_accuracy(df, col, FEATURES, seed)
-        row = {"target": name, "n_profiles": len(df), "n_classes": k, "accuracy": acc, "chance": 1.0 / k,
-               "majority_rate": float(df[col].value_counts(normalize=True).max())}
+        row["accuracy"] = svm_accuracy(df, col, FEATURES, seed)
         if n_permutations > 0:
             _, row["permutation_p"] = permutation_p(df, col, n_permutations, seed)
             row["n_permutations"] = n_permutations

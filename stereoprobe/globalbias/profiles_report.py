@@ -58,17 +58,21 @@ def run_profiles(inputs: Iterable[str | Path], out_dir: str | Path, n_permutatio
         prof, outcomes = profiles_from_logs(logs)
         frames.append(prof)
     frames = [f for f in frames if len(f)]
-    if not frames:
-        raise ValueError(f"no profiles found in {list(map(str, inputs))}")
-    df = pd.concat(frames, ignore_index=True)
+    if not frames and not len(outcomes):
+        raise ValueError(f"no profiles or profile logs found in {list(map(str, inputs))}")
+    cols = ["model", "Group", "Ethnicity", "Gender"] + P.FEATURES
+    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
+    for m in (outcomes["model"].unique() if len(outcomes) else []):
+        if m not in set(df["model"]):  # a model whose every response failed to parse: report it, at chance
+            df = pd.concat([df, pd.DataFrame([{"model": m}])], ignore_index=True)
     tables: dict[str, list[pd.DataFrame]] = {}
     for model, sub in df.groupby("model", sort=True):
-        sub = sub.reset_index(drop=True)
+        sub = sub.dropna(subset=["Group"]).reset_index(drop=True)
         res = {"classification": P.classification(sub, n_permutations, folds, seed), "top_words": P.top_words(sub)}
         if ablation:
             abl = []
             for name, col in P.TARGETS.items():
-                if sub[col].nunique() > 1:
+                if P.too_small(sub, col) is None:
                     abl.append(P.feature_ablation(sub, col, seed).assign(target=name))
             res["feature_ablation"] = pd.concat(abl, ignore_index=True) if abl else pd.DataFrame()
         for k, v in res.items():
