@@ -412,3 +412,22 @@ def marked_group_shift(
                          "ratio": own / mo if other and mo > 0 else float("nan")}
                     )
     return pd.DataFrame(recs, columns=["language", "status", "attribute", "group", "n_own", "mean_other", "shift", "ratio"])
+
+
+def harmful_language_jaccard(rows: pd.DataFrame, labels: Mapping[str, bool] | pd.Series, global_slice: str = "all") -> pd.DataFrame:
+    """Jaccard similarity J(L1, L2) = |S1 ∩ S2| / |S1 ∪ S2| between the sets of HARMFUL associations of each
+    language slice (spec §9; NaN when both sets are empty). Square DataFrame indexed by language."""
+    r = _with_ids(rows)
+    r = r[r["slice"].astype(str) != global_slice]
+    lab = dict(labels)
+    langs = sorted(set(r["slice"].astype(str)))
+    sets = {
+        lang: {a for a in r.loc[r["slice"].astype(str) == lang, "association_id"] if not _missing(lab.get(a)) and bool(lab.get(a))}
+        for lang in langs
+    }
+    out = pd.DataFrame(np.nan, index=langs, columns=langs)
+    for a in langs:
+        for b in langs:
+            union = sets[a] | sets[b]
+            out.loc[a, b] = len(sets[a] & sets[b]) / len(union) if union else np.nan
+    return out

@@ -290,7 +290,9 @@ def build_judge_report(
         write_table(rs, out, "language_reach_summary")
         shift = al.marked_group_shift(rows, label_map, load_language_groups(language_groups))
         write_table(shift, out, "marked_group_shift")
-        sections.append(_language_section(reach, rs, shift))
+        jac = al.harmful_language_jaccard(rows, label_map)
+        write_table(jac.rename_axis("language").reset_index(), out, "language_jaccard_harmful")
+        sections.append(_language_section(reach, rs, shift, jac))
     else:
         sections.append(Section("Harm judge: language analyses", anchor="judge-languages").note(
             "No per-language association rows (slice = language code) were given: run `stereoprobe associations "
@@ -439,7 +441,7 @@ def _own_section(ratings, per_eval, summary):
     return s
 
 
-def _language_section(reach, rs, shift):
+def _language_section(reach, rs, shift, jac=None):
     from stereoprobe.report.html import Section
 
     s = Section("Harm judge: language analyses", anchor="judge-languages")
@@ -462,6 +464,13 @@ def _language_section(reach, rs, shift):
         ax.set_ylabel("share of associations")
         ax.legend()
         s.figure(fig, "Language reach of harmful vs benign associations")
+    if jac is not None and len(jac) >= 2:
+        fig, ax = _fig(0.5 * len(jac) + 3, 0.45 * len(jac) + 2.2)
+        im = ax.imshow(jac.to_numpy(float), vmin=0, vmax=1, cmap="magma")
+        ax.set_xticks(range(len(jac)), jac.columns)
+        ax.set_yticks(range(len(jac)), jac.index)
+        fig.colorbar(im, ax=ax, fraction=0.046)
+        s.figure(fig, "Jaccard similarity of the harmful associations of each pair of languages")
     s.text(
         "Marked vs unmarked groups: harmful associations involving each language's unmarked (majority) and marked "
         "(minority) groups when prompting in that language (n_own) vs the mean over the other languages. The mapping "

@@ -199,3 +199,34 @@ def test_marked_group_shift_hand_worked():
     assert out.loc[("unmarked", "Christian"), "shift"] == -0.5
     base = al.marked_group_shift(rows, harmful, groups, side="base").set_index(["status", "group"])
     assert base.loc[("marked", "Muslim"), "n_own"] == 1
+
+
+def test_harmful_language_jaccard_hand_worked():
+    rows = _rows([
+        ("m", "en", "a", "1", "b", "1"), ("m", "fr", "a", "1", "b", "1"),
+        ("m", "en", "a", "2", "b", "2"), ("m", "fr", "c", "1", "d", "1"), ("m", "hi", "c", "1", "d", "1"),
+        ("m", "hi", "e", "1", "f", "1"),
+    ])
+    lab = {association_id("a", "1", "b", "1"): True, association_id("a", "2", "b", "2"): True,
+           association_id("c", "1", "d", "1"): True, association_id("e", "1", "f", "1"): False}
+    j = al.harmful_language_jaccard(rows, lab)
+    # en {ab1, ab2}, fr {ab1, cd1}, hi {cd1} (ef1 benign)
+    assert j.loc["en", "fr"] == pytest.approx(1 / 3) and j.loc["fr", "hi"] == pytest.approx(1 / 2)
+    assert j.loc["en", "hi"] == 0.0 and j.loc["hi", "hi"] == 1.0
+
+
+def test_delta_test_error_rates_by_simulation():
+    """Null (no LLM-human difference): the t-test rejects ~5%; a planted delta of -0.5 SD (n = 60) is found."""
+    rng = np.random.default_rng(5)
+    reps, n = 200, 30
+
+    def table(shift, size):
+        human = rng.uniform(1, 5, size)
+        return pd.DataFrame({"base_attribute": "age", "base_value": "x", "compared_attribute": "gender",
+                             "compared_value": "y", "human_mean": human, "llm_mean": human + shift + rng.normal(0, 1, size)})
+
+    rej = sum(al.delta_by_dimension(table(0.0, n), dimension="base").iloc[0].p_value < 0.05 for _ in range(reps))
+    lo, hi = stats.binom.ppf([0.0005, 0.9995], reps, 0.05)
+    assert lo <= rej <= hi
+    found = sum(al.delta_by_dimension(table(-0.5, 60), dimension="base").iloc[0].ci_high < 0 for _ in range(50))
+    assert found >= 42  # power of the one-sample t-test at d = 0.5, n = 60 is ~0.97

@@ -159,3 +159,11 @@ def test_unknown_human_ids_are_reported(workdir, tmp_path, capsys):
     assert "1 rated association id(s) are neither in the judge logs" in capsys.readouterr().out
     labels = pd.read_csv(tmp_path / "o" / "harm_labels.csv").set_index("association_id")
     assert "assoc-0000000000000000" not in labels.index and labels.loc[CHILD, "source"] == "human"
+
+
+def test_harmful_jaccard_table(workdir, tmp_path):
+    build_judge_report(ratings_from_logs([workdir / "logs"]), tmp_path, human_csv=str(workdir / "human.csv"),
+                       associations=str(workdir / "assoc_by_language.csv"))
+    j = pd.read_csv(tmp_path / "language_jaccard_harmful.csv").set_index("language")
+    # harmful labels: NA (human) in fr and en; Muslim benign (human); low benign (panel) -> en = fr = {NA}, hi = {}
+    assert j.loc["en", "fr"] == 1.0 and j.loc["en", "hi"] == 0.0 and pd.isna(j.loc["hi", "hi"])
