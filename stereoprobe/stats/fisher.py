@@ -23,6 +23,7 @@ __all__ = [
     "fisher_2x2_two_sided",
     "fisher_cells_greater",
     "reference_mc_pvalue",
+    "exact_ffh_pvalue",
     "McCounter",
     "clopper_pearson",
     "expected_counts",
@@ -123,6 +124,66 @@ def fisher_cells_greater(table) -> np.ndarray:
     rows_b, cols_b = np.broadcast_arrays(rows, cols)
     p = stats.hypergeom.sf(t - 1, n, rows_b, cols_b)
     return np.clip(p, 0.0, 1.0)
+
+
+def _scipy_pmf(tables: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """pmf of a stack of tables computed exactly as ``scipy.stats.random_table.logpmf`` does (same
+    ``gammaln`` terms, same summation), then ``exp``."""
+    n = int(rows.sum())
+    lnfac = special.gammaln(np.arange(n + 1) + 1)
+    const = np.sum(special.gammaln(rows + 1), axis=-1) + np.sum(special.gammaln(cols + 1), axis=-1) \
+        - special.gammaln(n + 1)
+    return np.exp(const - np.sum(lnfac[tables], axis=(-1, -2)))
+
+
+def _bounded_compositions(total: int, caps: np.ndarray, limit: int) -> np.ndarray | None:
+    """All integer vectors ``x`` with ``0 <= x_j <= caps_j`` and ``Σ x_j = total`` (rows of the result), or
+    ``None`` when more than ``limit`` partial vectors would be needed."""
+    caps = np.asarray(caps, dtype=np.int64)
+    rest = np.concatenate([np.cumsum(caps[::-1])[::-1][1:], [0]])  # capacity of the columns after j
+    part = np.zeros((1, 0), dtype=np.int64)
+    sums = np.zeros(1, dtype=np.int64)
+    for j, cap in enumerate(caps):
+        lo = np.maximum(0, total - sums - rest[j])
+        hi = np.minimum(cap, total - sums)
+        cnt = np.maximum(hi - lo + 1, 0)
+        if cnt.sum() > limit:
+            return None
+        idx = np.repeat(np.arange(part.shape[0]), cnt)
+        offs = np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        x = lo[idx] + offs
+        part = np.column_stack([part[idx], x])
+        sums = sums[idx] + x
+    return part
+
+
+def exact_ffh_pvalue(table, max_tables: int = 200_000) -> float | None:
+    """Exact Fisher–Freeman–Halton p-value of a table with two rows or two columns, by enumerating every
+    table with the observed margins (``None`` when there are more than ``max_tables``).
+
+    The exceedance event is the reference's own: ``pmf(T′) <= pmf(T) + 100·eps·pmf(T)`` on scipy's pmf
+    values, so the result is exactly the quantity that ``scipy.stats.fisher_exact(..., MonteCarloMethod)``
+    estimates (for a 2×2 table it equals ``fisher_exact(table).pvalue`` up to the tie tolerance).
+    """
+    t = _as_table(table)
+    rows, cols = t.sum(axis=1), t.sum(axis=0)
+    r, c = t.shape
+    if r == 2:
+        first = _bounded_compositions(int(rows[0]), cols, max_tables)
+        if first is None:
+            return None
+        tabs = np.stack([first, cols[None, :] - first], axis=1)
+    elif c == 2:
+        first = _bounded_compositions(int(cols[0]), rows, max_tables)
+        if first is None:
+            return None
+        tabs = np.stack([first, rows[None, :] - first], axis=2)
+    else:
+        return None
+    pmf = _scipy_pmf(tabs, rows, cols)
+    obs = _scipy_pmf(t[None], rows, cols)[0]
+    cut = obs + abs(np.finfo(float).eps * 100 * obs)
+    return float(min(1.0, pmf[pmf <= cut].sum()))
 
 
 def reference_mc_pvalue(table, n_resamples: int = 500_000, seed: int = 42) -> float:

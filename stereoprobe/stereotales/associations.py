@@ -39,7 +39,7 @@ from stereoprobe.stats.fisher import (
     clopper_pearson,
     cochran_ok,
     ffh_asymptotic_pvalue,
-    fisher_2x2_two_sided,
+    exact_ffh_pvalue,
     fisher_cells_greater,
     reference_mc_pvalue,
 )
@@ -87,15 +87,17 @@ class MiningConfig:
     over every pair test of the call (both adjusted values are always reported: ``p_bh``, ``p_bh_run``).
 
     ``p_method``: "reference-mc" = upstream exactly (scipy Monte Carlo, fresh ``default_rng(seed)`` per
-    test); "auto" = exact 2×2, asymptotic for decisively significant Cochran tables, sequential Monte Carlo
-    otherwise, falling back to the reference where undecided; "sequential-mc" = "auto" without the exact
-    and asymptotic shortcuts; "asymptotic" = FFH χ² approximation everywhere (exact for 2×2; fastest,
-    no decision guarantee).
+    test); "auto" = exact p-value where cheap (tables with two rows or two columns and at most
+    ``exact_max_tables`` tables with their margins, enumerated), asymptotic for decisively significant
+    Cochran tables, sequential Monte Carlo otherwise, falling back to the reference where undecided;
+    "sequential-mc" = "auto" without the exact and asymptotic shortcuts; "asymptotic" = FFH χ²
+    approximation everywhere (exact for 2×2; fastest, no decision guarantee).
 
     Fast-path tuning: ``seq_delta`` (error budget per test for certifying a decision; split over the looks),
-    ``seq_first``/``seq_max`` (first and last sequential batch totals, doubling), ``asymptotic_max_p``
-    (asymptotic p below which a Cochran table is taken as decisively significant), ``asymptotic_margin``
-    (factor allowed for the χ² approximation's error in that tail).
+    ``seq_first``/``seq_max`` (first and last sequential batch totals, doubling), ``exact_max_tables``
+    (0 = no enumeration), ``asymptotic_max_p`` (asymptotic p below which a Cochran table is taken as
+    decisively significant; 0 = off), ``asymptotic_margin`` (factor allowed for the χ² approximation's
+    error in that tail).
 
     Beyond the paper: ``lift_ci_level`` (Katz interval, 0.95), ``bootstrap_reps`` (stability, 0 = off),
     ``bootstrap_seed``, ``n_jobs`` (processes over (model, slice)).
@@ -121,6 +123,7 @@ class MiningConfig:
     seq_first: int = 128
     seq_max: int = 262_144
     asymptotic_max_p: float = 1e-10
+    exact_max_tables: int = 20_000
     asymptotic_margin: float = 1e3
 
     def __post_init__(self) -> None:
@@ -234,7 +237,7 @@ def family_pvalues(tables: Sequence[np.ndarray], config: MiningConfig = MiningCo
              "significant": bh_reject(p, config.alpha)}
         )
     if config.p_method == "asymptotic":
-        p = np.array([fisher_2x2_two_sided(t) if t.shape == (2, 2) else ffh_asymptotic_pvalue(t) for t in tables])
+        p = np.array([exact_ffh_pvalue(t) if t.shape == (2, 2) else ffh_asymptotic_pvalue(t) for t in tables])
         meth = ["exact" if t.shape == (2, 2) else "asymptotic" for t in tables]
         return pd.DataFrame(
             {"p": p, "p_method": meth, "n_resamples": 0, "p_bh": adjust_bh(p), "significant": bh_reject(p, config.alpha)}
@@ -243,10 +246,11 @@ def family_pvalues(tables: Sequence[np.ndarray], config: MiningConfig = MiningCo
     shortcuts = config.p_method == "auto"
     states: list[_PState] = []
     for t in tables:
-        if shortcuts and t.shape == (2, 2):
-            p = fisher_2x2_two_sided(t)
-            states.append(_PState(t, "exact", p, p, p, final=False))
-            continue
+        if shortcuts and min(t.shape) == 2 and config.exact_max_tables > 0:
+            pe = exact_ffh_pvalue(t, config.exact_max_tables)
+            if pe is not None:
+                states.append(_PState(t, "exact", pe, pe, pe, final=False))
+                continue
         if shortcuts and cochran_ok(t):
             pa = ffh_asymptotic_pvalue(t)
             if pa <= config.asymptotic_max_p:

@@ -131,3 +131,24 @@ def test_hand_worked_2x2_hypergeometric():
     assert fisher_cells_greater([[2, 1], [0, 3]])[0, 0] == pytest.approx(4 / 20)
     # [[1, 2], [1, 2]]: P(a >= 1) = 1 - C(2,0) C(4,3) / C(6,3) = 1 - 4/20
     assert fisher_cells_greater([[1, 2], [1, 2]])[0, 0] == pytest.approx(1 - 4 / 20)
+
+
+@pytest.mark.parametrize(
+    "table", [[[8, 2, 3], [1, 5, 4]], [[3, 1], [1, 3]], [[20, 10], [10, 20]], [[25, 30, 20], [20, 18, 28]],
+              [[5, 6], [7, 2], [3, 9]]],
+)
+def test_exact_enumeration_against_brute_force(table):
+    from stereoprobe.stats.fisher import exact_ffh_pvalue
+
+    t = np.array(table)
+    brute = _enumerate_ffh(t if t.shape[0] == 2 else t.T)
+    assert exact_ffh_pvalue(t) == pytest.approx(brute, rel=1e-9)
+    if t.shape == (2, 2):
+        assert exact_ffh_pvalue(t) == pytest.approx(stats.fisher_exact(t).pvalue, rel=1e-9)
+
+
+def test_exact_enumeration_declines_large_and_wide_tables():
+    from stereoprobe.stats.fisher import exact_ffh_pvalue
+
+    assert exact_ffh_pvalue([[100, 120, 80, 90, 60], [90, 100, 95, 70, 80]], max_tables=1000) is None
+    assert exact_ffh_pvalue([[1, 2, 3], [3, 2, 1], [1, 1, 1]]) is None
