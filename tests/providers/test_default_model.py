@@ -77,12 +77,12 @@ def test_score_first_token_and_batch_size_invariance(reference):
             assert b.logprobs == pytest.approx(a.logprobs, abs=1e-4), key
 
 
-def test_perplexity_scorer_through_inspect_eval(reference):
+def test_perplexity_scorer_through_inspect_eval(reference, tmp_path):
     _, tok = reference
     texts = SENTENCES[:5]
     task = Task(dataset=[Sample(id=f"s{i}", input=t) for i, t in enumerate(texts)],
                 solver=generate(), scorer=perplexity(), config=GenerateConfig(prompt_logprobs=1))
-    [log] = eval(task, model="transformers/default", log_dir=None, display="none", log_format="json")
+    [log] = eval(task, model="transformers/default", log_dir=str(tmp_path), display="none", log_format="json")
     assert log.status == "success"
     expected_nll, total_lp, total_n, per_seq = {}, 0.0, 0, []
     for i, t in enumerate(texts):
@@ -100,11 +100,11 @@ def test_perplexity_scorer_through_inspect_eval(reference):
     assert metrics["perplexity_per_seq"].value == pytest.approx(math.exp(sum(per_seq) / len(per_seq)), rel=1e-4)
 
 
-def test_chat_generation_through_inspect_eval():
+def test_chat_generation_through_inspect_eval(tmp_path):
     task = Task(dataset=[Sample(id=i, input=q) for i, q in enumerate(["What is the capital of France?", "Say hello.",
                                                                       "Name a fruit."])],
                 solver=generate(), config=GenerateConfig(max_tokens=12, temperature=0))
-    [log] = eval(task, model="transformers/default", log_dir=None, display="none")
+    [log] = eval(task, model="transformers/default", log_dir=str(tmp_path), display="none")
     assert log.status == "success"
     for sample in log.samples:
         assert sample.output.completion.strip()
