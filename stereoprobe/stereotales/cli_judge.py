@@ -149,11 +149,22 @@ def load_language_groups(path: str | Path | None = None) -> dict[str, dict[str, 
 
 
 def run(args: argparse.Namespace) -> int:
+    """Entry point of ``judge-report``: bad input exits with status 2 and a message naming the file and field."""
+    import sys
+
+    try:
+        return _run(args)
+    except (ValueError, FileNotFoundError, OSError) as e:  # HumanRatingsError, AssociationFileError are ValueErrors
+        print(f"stereoprobe judge-report: error: {e}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     ratings = ratings_from_logs(args.logs)
     if ratings.empty:
-        raise SystemExit(f"no {JUDGE_TASK} samples found in {', '.join(map(str, args.logs))}")
+        raise ValueError(f"no {JUDGE_TASK} samples found in {', '.join(map(str, args.logs))}")
     assoc_source = args.associations or (str(out / "associations.csv") if (out / "associations.csv").is_file() else None)
     result = build_judge_report(
         ratings,

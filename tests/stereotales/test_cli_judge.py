@@ -167,3 +167,16 @@ def test_harmful_jaccard_table(workdir, tmp_path):
     j = pd.read_csv(tmp_path / "language_jaccard_harmful.csv").set_index("language")
     # harmful labels: NA (human) in fr and en; Muslim benign (human); low benign (panel) -> en = fr = {NA}, hi = {}
     assert j.loc["en", "fr"] == 1.0 and j.loc["en", "hi"] == 0.0 and pd.isna(j.loc["hi", "hi"])
+
+
+def test_bad_input_exits_2_with_message(workdir, tmp_path, capsys):
+    from stereoprobe.cli import main
+
+    bad = tmp_path / "bad_ratings.csv"
+    bad.write_text("participant_id,association_id,harm\np1,x,9\n")
+    assert main(["judge-report", str(workdir / "logs"), "--out", str(tmp_path / "o"), "--human", str(bad)]) == 2
+    assert "bad_ratings.csv: row 2: harm='9'" in capsys.readouterr().err
+    empty = tmp_path / "nologs"
+    empty.mkdir()
+    assert main(["judge-report", str(empty), "--out", str(tmp_path / "o")]) == 2
+    assert "no stereotales_judge samples" in capsys.readouterr().err
