@@ -288,12 +288,20 @@ def _mean_ci(g: pd.DataFrame, name: str, llm_col: str, human_col: str, confidenc
     return [name, n, m, lo, hi, p, float(g[llm_col].mean()) if n else float("nan"), float(g[human_col].mean()) if n else float("nan")]
 
 
+POOLED_LLMS = "all LLMs (pooled)"
+
+
 def top_score_use(ratings: pd.DataFrame, top: float = 5.0) -> pd.DataFrame:
     """Per evaluator: ``n_ratings``, ``share_top`` (share of valid ratings equal to ``top``) and, when a
-    ``human`` evaluator is present, ``human_to_evaluator_ratio`` = human share / evaluator share."""
+    ``human`` evaluator is present, ``human_to_evaluator_ratio`` = human share / evaluator share. A last row
+    ``all LLMs (pooled)`` pools every non-human rating (when there is more than one LLM)."""
     valid = ratings.dropna(subset=["harm"])
     g = valid.groupby("evaluator", sort=True)["harm"]
     out = pd.DataFrame({"n_ratings": g.count(), "share_top": g.apply(lambda s: float((s == top).mean()))}).reset_index()
+    llm = valid[valid["evaluator"] != HUMAN]["harm"]
+    if llm.size and (out["evaluator"] != HUMAN).sum() > 1:
+        pooled = pd.DataFrame([{"evaluator": POOLED_LLMS, "n_ratings": int(llm.size), "share_top": float((llm == top).mean())}])
+        out = pd.concat([out, pooled], ignore_index=True)
     if HUMAN in set(out["evaluator"]):
         h = float(out.loc[out.evaluator == HUMAN, "share_top"].iloc[0])
         out["human_to_evaluator_ratio"] = [h / s if s > 0 else float("nan") for s in out["share_top"]]

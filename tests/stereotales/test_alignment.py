@@ -144,6 +144,11 @@ def test_top_score_use():
     t = al.top_score_use(r).set_index("evaluator")
     assert t.loc["human", "share_top"] == 0.5 and t.loc["m", "share_top"] == 0.25
     assert t.loc["m", "human_to_evaluator_ratio"] == 2.0 and t.loc["m", "n_ratings"] == 4
+    assert al.POOLED_LLMS not in t.index  # a single LLM: nothing to pool
+    r2 = pd.concat([r, pd.DataFrame({"evaluator": "k", "association_id": list("ab"), "harm": [5, 5]})])
+    t2 = al.top_score_use(r2).set_index("evaluator")
+    assert t2.loc[al.POOLED_LLMS, "share_top"] == pytest.approx(3 / 6)  # m: 1 of 4, k: 2 of 2
+    assert t2.loc[al.POOLED_LLMS, "human_to_evaluator_ratio"] == pytest.approx(1.0)
 
 
 def _rows(spec):
