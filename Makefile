@@ -37,6 +37,14 @@ clean-demo:
 # before the final index line, which links every report (results/demo/index.html).
 demo: $(STAMP)
 	mkdir -p $(DEMO_OUT)
+	# StereoTales stories + profile extraction (one story per language; the 135M model rarely writes valid JSON,
+	# so refusal-judge failures count as complied and extraction failures are recorded: the run proves the plumbing).
+	# Re-extract these logs with other models: see docs/stereotales.md ("Re-extracting an existing log").
+	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/stereotales --model transformers/default \
+	  -T languages=en,fr -T limit=1 -T refusal_failure=complied --max-tokens 64 \
+	  --model-role 'extractor={model: transformers/default, max_tokens: 128}' \
+	  --model-role 'refusal={model: transformers/default, max_tokens: 32}' \
+	  --log-dir $(DEMO_LOGS)/stereotales --display none
 	# StereoTales harm judge (after the StereoTales associations step): the default model rates the demo
 	# associations (the bundled, clearly labelled DEMO association file when the tiny run found none), then the
 	# judge report adds its sections to $(DEMO_OUT)/stereotales/report.html (or writes judge_report.html).
@@ -46,4 +54,8 @@ demo: $(STAMP)
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/stereotales_judge --model transformers/default -T associations=$$A \
 	  -T epochs=2 -T max_tokens=16 --limit 4 --log-dir $(DEMO_LOGS)/stereotales_judge
 	$(OFFLINE) $(VENV)/bin/stereoprobe judge-report $(DEMO_LOGS)/stereotales_judge --out $(DEMO_OUT)/stereotales
+	# DBB: multiple choice in logprob mode (both option orders) + DBB-SG, one bundled template x age/gender/SES
+	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/dbb stereoprobe/dbb_sg --model transformers/default \
+	  -T limit_templates=1 -T categories=age,gender,ses --log-dir $(DEMO_LOGS)/dbb --display none
+	$(OFFLINE) $(VENV)/bin/stereoprobe dbb $(DEMO_LOGS)/dbb --out $(DEMO_OUT)/dbb
 	$(PY) -m stereoprobe index $(DEMO_OUT)

@@ -382,3 +382,31 @@ def test_refusal_failure_modes(tmp_path):
     assert "refusal judge gave no valid label" in errored[JUDGE_FAIL].message
     with pytest.raises(ValueError, match="refusal_failure"):
         stereotales(refusal_failure="ignore")
+
+
+@pytest.mark.slow
+def test_default_model_end_to_end(tmp_path):
+    """The bundled 135M model as subject, refusal judge and extractor: the plumbing works, every outcome is
+    recorded (its answers are rarely valid JSON, which must show up as counted failures, not crashes)."""
+    task = stereotales(languages="en", limit=1, refusal_failure="complied")
+    roles = {
+        "extractor": get_model("transformers/default", config=GenerateConfig(max_tokens=48)),
+        "refusal": get_model("transformers/default", config=GenerateConfig(max_tokens=16)),
+    }
+    [log] = eval(task, model="transformers/default", model_roles=roles, max_tokens=32,
+                 log_dir=str(tmp_path), display="none")
+    assert log.status == "success", log.error
+    [sample] = log.samples
+    assert sample.output.completion.strip()
+    md = sample.scores["stereotales_extraction"].metadata
+    assert md["refusal"]["label"] in ("refusal", "complied", "unknown")
+    assert len(md["refusal"]["votes"]) == 1 and md["refusal"]["votes"][0]["raw"] is not None
+    if not md["refused"]:
+        [ex] = md["extractions"]
+        assert ex["model"] == "transformers/default"
+        assert ex["status"] in ("ok", "parse_error", "off_schema")
+        assert (ex["status"] == "ok") == (md["n_extractors_ok"] == 1)
+    assert md["profile"][sample.metadata["attribute"]] == sample.metadata["attribute_value_key"]
+    assert set(log.stats.role_usage) >= {"refusal"}
+    m = _metrics(log)
+    assert m["refusal_rate"] in (0.0, 1.0) and 0.0 <= m["refusal_judge_failure_rate"] <= 1.0
