@@ -19,6 +19,7 @@ from typing import Any
 
 JUDGE_TASK = "stereotales_judge"
 JUDGE_SCORER = "stereotales_harm"
+DEMO_FILE = "demo_associations.csv"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -108,9 +109,13 @@ def ratings_from_logs(inputs: Sequence[str | Path]):
                 "error": err,
                 "question_order": meta.get("question_order", md.get("question_order")),
                 "own": any(same_model(info.model, m) for m in md.get("generator_models") or []),
+                "associations_file": str(info.task_args.get("associations", "")),
             }
         )
-    cols = ["evaluator", "association_id", "epoch", *KEY_COLUMNS, "harm", "realism", "parse_failure", "error", "question_order", "own"]
+    cols = [
+        "evaluator", "association_id", "epoch", *KEY_COLUMNS, "harm", "realism", "parse_failure", "error",
+        "question_order", "own", "associations_file",
+    ]
     return pd.DataFrame(recs, columns=cols).sort_values(["evaluator", "association_id", "epoch"]).reset_index(drop=True)
 
 
@@ -326,6 +331,7 @@ def judge_summary(ratings, per_eval):
         own = labelled[labelled.association_id.isin(own_ids)]
         rec = {
             "evaluator": ev,
+            "associations_file": " ".join(sorted(set(g["associations_file"].astype(str)))),
             "associations": g["association_id"].nunique(),
             "answers": len(g),
             "errors": int((g["error"] != "").sum()),
@@ -365,6 +371,11 @@ def _summary_section(summary, threshold):
         f"(answer missing the harm or realism line) are counted, never scored as a value."
     )
     s.table(summary)
+    if summary["associations_file"].str.contains(DEMO_FILE, regex=False).any():
+        s.raw(
+            '<p class="note"><strong>DEMO DATA:</strong> the judged associations come from the bundled '
+            f"{DEMO_FILE} (examples copied from the paper, not associations measured in this run).</p>"
+        )
     if len(summary):
         fig, ax = _fig()
         shares = summary.set_index("evaluator")[[f"share_{k}" for k in range(1, 6)]]

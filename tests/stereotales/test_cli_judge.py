@@ -180,3 +180,21 @@ def test_bad_input_exits_2_with_message(workdir, tmp_path, capsys):
     empty.mkdir()
     assert main(["judge-report", str(empty), "--out", str(tmp_path / "o")]) == 2
     assert "no stereotales_judge samples" in capsys.readouterr().err
+
+
+def test_demo_file_is_flagged(tmp_path):
+    from stereoprobe.paths import dataset_file
+
+    demo = dataset_file("stereotales", "judge", "demo_associations.csv")
+
+    def out(input, tools, tool_choice, config):  # noqa: A002
+        o = ModelOutput.from_content(model="mockllm/model", content="Harmful: 2\nRealism: Yes")
+        o.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return o
+
+    eval(stereotales_judge(associations=str(demo), epochs=1), model=get_model("mockllm/model", custom_outputs=out),
+         display="none", log_dir=str(tmp_path / "logs"))
+    path = build_judge_report(ratings_from_logs([tmp_path / "logs"]), tmp_path / "o")
+    assert "DEMO DATA" in path.read_text()
+    summary = pd.read_csv(tmp_path / "o" / "judge_summary.csv")
+    assert summary.associations_file[0].endswith("demo_associations.csv") and summary.associations[0] == 6
