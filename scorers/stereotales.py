@@ -146,7 +146,8 @@ def extraction_failure_rate() -> Metric:
 @metric(scores="unreduced")
 def unknown_rate() -> Metric:
     """Per attribute: share of complied, extracted stories whose consensus (before the base overwrite) is
-    ``unknown``; keys ``unknown_rate_<attribute>`` and ``unknown_rate_<attribute>_<language>``."""
+    ``unknown``; keys ``unknown_rate_<attribute>`` and ``unknown_rate_<attribute>_<language>``, plus
+    ``unknown_rate`` over every attribute of every extracted story."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         stories = _stories(scores)
@@ -155,7 +156,8 @@ def unknown_rate() -> Metric:
             for k in value:
                 if k.startswith("unknown_") and k[8:] not in attrs:
                     attrs.append(k[8:])
-        out: dict[str, float] = {}
+        cells = [(v[f"unknown_{a}"], 1.0) for _, v, _ in stories for a in attrs]
+        out: dict[str, float] = {"unknown_rate": _rate(cells)}  # over every attribute of every extracted story
         langs = sorted({lang for lang, _, _ in stories})
         for attr in attrs:
             key = f"unknown_{attr}"
@@ -195,7 +197,8 @@ def _kappa_for(stories: Sequence[tuple[str, dict[str, Any], dict[str, Any]]], at
 @metric(scores="unreduced")
 def extractor_agreement() -> Metric:
     """Fleiss' kappa between extractors per attribute (stories where all extractors answered validly);
-    keys ``fleiss_kappa_<attribute>`` and ``fleiss_kappa_<attribute>_<language>``; NaN with < 2 extractors."""
+    keys ``fleiss_kappa_<attribute>`` and ``fleiss_kappa_<attribute>_<language>``; NaN with < 2 extractors.
+    ``fleiss_kappa_mean``: the mean of the defined per-attribute kappas."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         stories = _stories(scores)
@@ -205,11 +208,13 @@ def extractor_agreement() -> Metric:
                 if k.startswith("unknown_") and k[8:] not in attrs:
                     attrs.append(k[8:])
         langs = sorted({lang for lang, _, _ in stories})
-        out: dict[str, float] = {}
+        out: dict[str, float] = {"fleiss_kappa_mean": math.nan}
         for attr in attrs:
             out[f"fleiss_kappa_{attr}"] = _kappa_for(stories, attr)
             for lang in langs:
                 out[f"fleiss_kappa_{attr}_{lang}"] = _kappa_for([s for s in stories if s[0] == lang], attr)
+        finite = [out[f"fleiss_kappa_{a}"] for a in attrs if not math.isnan(out[f"fleiss_kappa_{a}"])]
+        out["fleiss_kappa_mean"] = sum(finite) / len(finite) if finite else math.nan
         return out
 
     return compute

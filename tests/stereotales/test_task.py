@@ -18,7 +18,16 @@ import pytest
 from inspect_ai import eval, score
 from inspect_ai.model import GenerateConfig, Model, ModelOutput, ModelUsage, get_model
 
-from stereoprobe.scorers.stereotales import stereotales_extraction
+from stereoprobe.scorers.stereotales import (
+    api_error_rate,
+    extraction_failure_rate,
+    extractor_agreement,
+    parse_failure_rate,
+    refusal_judge_failure_rate,
+    refusal_rate,
+    stereotales_extraction,
+    unknown_rate,
+)
 from stereoprobe.stereotales.taxonomy import build_samples, load_taxonomy
 from stereoprobe.tasks.stereotales import as_list, resolve_values, spread_limit, stereotales
 
@@ -296,6 +305,9 @@ def test_end_to_end_majority(tmp_path):
     assert m["fleiss_kappa_religion"] == pytest.approx(70 / 112)
     # gender: every vote "man" -> chance agreement 1 -> undefined
     assert math.isnan(m["fleiss_kappa_gender"])
+    assert m["fleiss_kappa_mean"] == pytest.approx((15 / 78 + 70 / 112) / 2)  # the two defined kappas
+    # all cells: 9 stories x 19 attributes = 171; known: 6 x 2 (ordinary) + 2 (MALFORMED) + 1 (EXCEPTION) + 2 (SPLIT)
+    assert m["unknown_rate"] == pytest.approx((171 - 17) / 171)
 
 
 def test_unanimity_and_faithful_prompt(tmp_path):
@@ -410,3 +422,13 @@ def test_default_model_end_to_end(tmp_path):
     assert set(log.stats.role_usage) >= {"refusal"}
     m = _metrics(log)
     assert m["refusal_rate"] in (0.0, 1.0) and 0.0 <= m["refusal_judge_failure_rate"] <= 1.0
+
+
+@pytest.mark.parametrize(
+    "make",
+    [refusal_rate, refusal_judge_failure_rate, parse_failure_rate, api_error_rate, extraction_failure_rate,
+     unknown_rate, extractor_agreement],
+)
+def test_metrics_are_nan_on_empty_input(make):
+    out = make()([])
+    assert out and all(math.isnan(v) for v in out.values())
