@@ -46,14 +46,17 @@ demo: $(STAMP)
 	  --model-role 'refusal={model: transformers/default, max_tokens: 32}' \
 	  --log-dir $(DEMO_LOGS)/stereotales --display none
 	# StereoTales harm judge (after the StereoTales associations step): the default model rates the demo
-	# associations (the bundled, clearly labelled DEMO association file when the tiny run found none), then the
-	# judge report adds its sections to $(DEMO_OUT)/stereotales/report.html (or writes judge_report.html).
-	@A=$(DEMO_OUT)/stereotales/associations.csv; \
+	# associations and the judge report adds its sections to $(DEMO_OUT)/stereotales/report.html. When the tiny
+	# run found no association, it rates the bundled, clearly labelled DEMO file instead and writes its own
+	# report to $(DEMO_OUT)/stereotales_judge_demo/ (so demo labels never mix with the run's tables).
+	@A=$(DEMO_OUT)/stereotales/associations.csv; O=$(DEMO_OUT)/stereotales; \
 	if [ ! -f "$$A" ] || [ "$$(wc -l < "$$A")" -le 1 ]; then A=datasets/stereotales/judge/demo_associations.csv; \
+	  O=$(DEMO_OUT)/stereotales_judge_demo; \
 	  echo "stereotales judge: no associations in $(DEMO_OUT)/stereotales/associations.csv; judging the bundled DEMO file $$A"; fi; \
+	rm -rf $(DEMO_LOGS)/stereotales_judge; \
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/stereotales_judge --model transformers/default -T associations=$$A \
-	  -T epochs=2 -T max_tokens=16 --limit 4 --log-dir $(DEMO_LOGS)/stereotales_judge
-	$(OFFLINE) $(VENV)/bin/stereoprobe judge-report $(DEMO_LOGS)/stereotales_judge --out $(DEMO_OUT)/stereotales
+	  -T epochs=2 -T max_tokens=16 --limit 4 --log-dir $(DEMO_LOGS)/stereotales_judge --display none && \
+	$(OFFLINE) $(VENV)/bin/stereoprobe judge-report $(DEMO_LOGS)/stereotales_judge --out $$O
 	# DBB: multiple choice in logprob mode (both option orders) + DBB-SG, one bundled template x age/gender/SES
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/dbb stereoprobe/dbb_sg --model transformers/default \
 	  -T limit_templates=1 -T categories=age,gender,ses --log-dir $(DEMO_LOGS)/dbb --display none
