@@ -177,6 +177,15 @@ def test_reference_dataset_size_and_ids():
     assert len(stereotales(languages="all").dataset) == 2844 * n_lang
 
 
+def test_prompts_in_every_language():
+    for lang in TAX.languages:
+        [sample] = stereotales(languages=lang, limit=1).dataset
+        assert sample.id.startswith(f"{lang}:") and sample.metadata["language"] == lang
+        assert sample.metadata["character"] in sample.input
+    inputs = {stereotales(languages=lang, limit=1).dataset[0].input for lang in TAX.languages}
+    assert len(inputs) == len(TAX.languages)  # each language has its own wording
+
+
 def test_selection_parameters():
     task = stereotales(attributes=["gender", "professional_field"], values="man,business, finance, legal")
     # 36 scenarios x (1 gender value + 1 professional value)
@@ -308,6 +317,14 @@ def test_end_to_end_majority(tmp_path):
     assert m["fleiss_kappa_mean"] == pytest.approx((15 / 78 + 70 / 112) / 2)  # the two defined kappas
     # all cells: 9 stories x 19 attributes = 171; known: 6 x 2 (ordinary) + 2 (MALFORMED) + 1 (EXCEPTION) + 2 (SPLIT)
     assert m["unknown_rate"] == pytest.approx((171 - 17) / 171)
+
+    # contract B -> C: the association-mining reader gets the analysis-ready profiles from this log
+    from stereoprobe.stereotales.stories import read_stories
+
+    frame = read_stories([tmp_path / "logs"]).frame.set_index("sample_id")
+    assert len(frame) == 12 and int(frame["refused"].sum()) == 2
+    for sid, sc in scores.items():
+        assert frame.loc[sid, ATTRS].to_dict() == sc.metadata["profile"]
 
 
 def test_unanimity_and_faithful_prompt(tmp_path):
