@@ -439,3 +439,20 @@ def harmful_language_jaccard(rows: pd.DataFrame, labels: Mapping[str, bool] | pd
             union = sets[a] | sets[b]
             out.loc[a, b] = len(sets[a] & sets[b]) / len(union) if union else np.nan
     return out
+
+
+def generation_vs_delta(
+    delta: pd.DataFrame, rows: pd.DataFrame, dimension: Literal["both", "base", "compared"] = "both", global_slice: str = "all"
+) -> tuple[pd.DataFrame, Correlation]:
+    """Generative vs discriminative blind spots (spec §8): per attribute dimension, the number of generated
+    association rows (model × association of the global slice; every slice when there is no global one) next
+    to the mean LLM − human delta, and the Spearman correlation between the two over dimensions (a negative ρ:
+    the dimensions with the most generated associations are those where LLMs most underestimate harm)."""
+    r = rows[rows["slice"].astype(str) == global_slice] if (rows["slice"].astype(str) == global_slice).any() else rows
+    sides = {"both": ["base_attribute", "compared_attribute"], "base": ["base_attribute"], "compared": ["compared_attribute"]}
+    counts = pd.concat([r[c] for c in sides[dimension]]).value_counts().rename("generated_rows")
+    d = delta[delta["dimension"] != "all"].set_index("dimension")
+    out = d[["n", "mean_delta", "ci_low", "ci_high"]].join(counts, how="left").fillna({"generated_rows": 0})
+    out["generated_rows"] = out["generated_rows"].astype(int)
+    out = out.reset_index().sort_values("generated_rows", ascending=False, kind="mergesort").reset_index(drop=True)
+    return out, spearman_ci(out["generated_rows"], out["mean_delta"])

@@ -275,6 +275,7 @@ def build_judge_report(
     top = al.top_score_use(all_ratings)
     write_table(top, out, "alignment_top_score")
 
+    gen, gen_rho = None, None
     if human is not None:
         llm_mean = per_eval.groupby("association_id")["mean_harm"].mean().rename("llm_mean")
         per_assoc = pd.concat([llm_mean, hl.set_index("association_id")["mean_harm"].rename("human_mean")], axis=1, join="inner")
@@ -295,8 +296,11 @@ def build_judge_report(
         delta = al.delta_by_dimension(per_assoc.dropna(subset=["base_attribute"]), dimension=dimension, confidence=confidence)
         write_table(delta, out, "alignment_delta_by_dimension")
         sections.append(_alignment_section(per_assoc, corr_df, delta, agree_sum, threshold))
+        if rows is not None and len(rows):
+            gen, gen_rho = al.generation_vs_delta(delta, rows, dimension=dimension)
+            write_table(gen, out, "generation_vs_delta")
     sections.append(_agreement_section(rate, count, agree_sum, top))
-    sections.append(_own_section(ratings, per_eval, summary))
+    sections.append(_own_section(ratings, per_eval, summary, gen, gen_rho))
 
     # language analyses on the per-language association rows
     if rows is not None and (rows["slice"].astype(str) != "all").any():
@@ -451,7 +455,7 @@ def _agreement_section(rate, count, agree_sum, top):
     return s
 
 
-def _own_section(ratings, per_eval, summary):
+def _own_section(ratings, per_eval, summary, gen=None, gen_rho=None):
     from stereoprobe.report.html import Section
 
     s = Section("Harm judge: models rating their own associations", anchor="judge-own")
@@ -460,6 +464,22 @@ def _own_section(ratings, per_eval, summary):
         "it as a generator), the share it rates harmful. Published: every model generates associations it itself rates harmful."
     )
     s.table(summary[["evaluator", "own_associations", "own_harmful", "own_harmful_share", "harmful_share"]])
+    if gen is not None and len(gen):
+        s.text(
+            "Blind spots: generated association rows per attribute dimension next to the mean LLM − human delta. "
+            f"Spearman ρ over dimensions = {gen_rho.estimate:.3f} (95% CI {gen_rho.ci_low:.3f} to {gen_rho.ci_high:.3f}, "
+            f"n = {gen_rho.n}); published: the dimensions with the most generated associations are those where "
+            "models most underestimate harm (negative ρ)."
+        )
+        s.table(gen)
+        fig, ax = _fig(5.5, 4.0)
+        ax.scatter(gen.generated_rows, gen.mean_delta)
+        for r in gen.itertuples():
+            ax.annotate(r.dimension, (r.generated_rows, r.mean_delta), fontsize=7)
+        ax.axhline(0, color="grey", lw=0.8)
+        ax.set_xlabel("generated association rows")
+        ax.set_ylabel("mean LLM − human rating")
+        s.figure(fig, "Generated associations vs harm underestimation per dimension")
     return s
 
 

@@ -235,3 +235,16 @@ def test_delta_test_error_rates_by_simulation():
     assert lo <= rej <= hi
     found = sum(al.delta_by_dimension(table(-0.5, 60), dimension="base").iloc[0].ci_high < 0 for _ in range(50))
     assert found >= 42  # power of the one-sample t-test at d = 0.5, n = 60 is ~0.97
+
+
+def test_generation_vs_delta():
+    delta = pd.DataFrame({"dimension": ["age", "gender", "religion", "all"], "n": [5, 4, 3, 9],
+                          "mean_delta": [-0.4, 0.2, -0.1, -0.1], "ci_low": 0.0, "ci_high": 0.0})
+    rows = _rows([
+        ("m", "all", "age", "1", "gender", "1"), ("n", "all", "age", "1", "gender", "1"),
+        ("m", "all", "age", "2", "religion", "1"), ("m", "fr", "gender", "1", "religion", "2"),
+    ])
+    table, rho = al.generation_vs_delta(delta, rows)
+    # global rows only: age 3 (base), gender 2 (compared), religion 1 (compared)
+    assert table.set_index("dimension")["generated_rows"].to_dict() == {"age": 3, "gender": 2, "religion": 1}
+    assert rho.estimate == pytest.approx(stats.spearmanr([3, 2, 1], [-0.4, 0.2, -0.1]).statistic)

@@ -107,6 +107,9 @@ def test_judge_report_end_to_end(workdir):
     top = pd.read_csv(out / "alignment_top_score.csv").set_index("evaluator")
     assert top.loc["human", "share_top"] == pytest.approx(2 / 8) and top.loc["mockllm/a", "share_top"] == pytest.approx(3 / 9)
 
+    gen = pd.read_csv(out / "generation_vs_delta.csv").set_index("dimension")
+    # no global slice in the file -> every row counts; employment_status is in 5 rows (2 NA + 3 child)
+    assert gen.loc["employment_status", "generated_rows"] == 5 and gen.loc["religion", "generated_rows"] == 1
     reach = pd.read_csv(out / "language_reach.csv").set_index("association_id")
     assert reach.loc[CHILD, "reach"] == 3 and reach.loc[NA_ID, "reach"] == 2
     shift = pd.read_csv(out / "marked_group_shift.csv").set_index(["language", "group"])
