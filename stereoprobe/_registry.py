@@ -12,3 +12,4 @@ from stereoprobe.tasks.stereotales import stereotales
 from stereoprobe.tasks.stereotales_judge import stereotales_judge
 from stereoprobe.tasks.dbb import dbb, dbb_sg
 from stereoprobe.tasks.globalbias_profiles import globalbias_profiles
+from stereoprobe.tasks.dbb_build import dbb_build_concepts, dbb_build_questions

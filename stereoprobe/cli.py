@@ -22,6 +22,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "stereoprobe.stereotales.cli_taxonomy",
     "stereoprobe.dbb.cli",
     "stereoprobe.dbb.lm_eval_docs",
+    "stereoprobe.dbb.builder",
 )
 
 

@@ -1,0 +1,196 @@
+"""DBB dataset builder as inspect tasks (spec dbb.md §2): an LLM in the ``generator`` role (and optionally a
+separate ``grader`` role) turns stereotype sentence pairs into concept pairs, then concept pairs into
+question templates with sentence variations for DBB-SG. Our own prompt wording
+(``datasets/dbb/builder_prompts.yaml``).
+
+    inspect eval stereoprobe/dbb_build_concepts --model none --model-role generator=openai/gpt-4o --limit 50 \
+        --log-dir logs/build
+    stereoprobe dbb-build-export logs/build --out data/built                       # -> concepts.csv
+    inspect eval stereoprobe/dbb_build_questions -T concepts=data/built/concepts.csv \
+        --model none --model-role generator=openai/gpt-4o --log-dir logs/build
+    stereoprobe dbb-build-export logs/build --out data/built         # -> templates.csv, sg_variations.csv
+    inspect eval stereoprobe/dbb -T source=data/built/templates.csv ...
+
+Every input becomes a sample with a stable id; a reply that does not parse is recorded (``status``) and
+counted by the metrics, never dropped silently.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import GenerateConfig, Model, get_model
+from inspect_ai.scorer import Score, Target, mean, scorer
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from stereoprobe.dbb import builder as B
+
+TASK_VERSION = "1.0.0"
+
+
+def _roles() -> tuple[Model, Model]:
+    gen = get_model(role="generator", required=True)
+    grader = get_model(role="grader", default=gen)
+    return gen, grader
+
+
+async def _ask(model: Model, prompt: str, temperature: float) -> str:
+    out = await model.generate(prompt, config=GenerateConfig(temperature=temperature, max_tokens=1024))
+    return out.completion
+
+
+# ---------------------------------------------------------------------------------------------------------
+# step 1: concept pairs
+
+
+@task
+def dbb_build_concepts(source: str = "crows_pairs", local: str | None = None, use_filter: bool = True,
+                       temperature: float = 0.2, grader_temperature: float = 0.3) -> Task:
+    """Concept pairs from stereotype sentence pairs: filter → explanation → pair → grader (spec §2.1).
+
+    Args:
+        source: "crows_pairs" (pinned upstream copy of CrowS-Pairs) or a CSV with sent_more, sent_less.
+        local: local copy of the upstream DBB repository (offline).
+        use_filter: run the quality filter first (upstream keeps a pair only if the reply is "False").
+        temperature, grader_temperature: generator and grader temperatures (upstream 0.2 and 0.3).
+    """
+    pairs = B.read_sentence_pairs(source, local)
+    samples = [Sample(id=p.id, input=p.sent_more, metadata={"sent_more": p.sent_more, "sent_less": p.sent_less,
+                                                             "bias_type": p.bias_type}) for p in pairs]
+    return Task(dataset=MemoryDataset(samples, name=f"dbb-build-{Path(source).stem}"),
+                solver=concept_pipeline(use_filter, temperature, grader_temperature),
+                scorer=build_status(), version=TASK_VERSION,
+                metadata={"probe": "dbb", "variant": "build-concepts", "source": source})
+
+
+@solver
+def concept_pipeline(use_filter: bool = True, temperature: float = 0.2, grader_temperature: float = 0.3) -> Solver:
+    pr = B.builder_prompts()
+    c = pr["concepts"]
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        gen, grader = _roles()
+        md = state.metadata
+        fill = {"preamble": pr["preamble"].strip(), **md}
+        if use_filter:
+            reply = await _ask(gen, c["filter"].format(**fill), temperature)
+            md["filter_reply"] = reply
+            if not B.parse_filter(reply):
+                md["status"] = "filtered"
+                return state
+        md["explanation"] = (await _ask(gen, c["explanation"].format(**fill), temperature)).strip()
+        fill["explanation"] = md["explanation"]
+        reply = await _ask(gen, c["pair"].format(**fill), temperature)
+        md["pair_reply"] = reply
+        try:
+            a, b = B.parse_pair(reply)
+        except B.BuilderParseError:
+            md["status"] = "unparsed_pair"
+            return state
+        reply = await _ask(grader, c["grader"].format(**fill, concept_a=a, concept_b=b), grader_temperature)
+        md["grader_reply"] = reply
+        try:
+            a, b = B.parse_pair(reply)
+            md["graded"] = True
+        except B.BuilderParseError:
+            md["graded"] = False  # keep the generator's pair, recorded
+        md.update(concept_a=a, concept_b=b, status="ok", generator=str(gen))
+        return state
+
+    return solve
+
+
+@scorer(metrics={"ok": [mean()], "filtered": [mean()], "unparsed": [mean()]})
+def build_status() -> Any:
+    """Share of inputs that gave a usable item (``ok``), were filtered out, or whose reply did not parse."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        st = state.metadata.get("status", "unknown")
+        return Score(value={"ok": float(st == "ok"), "filtered": float(st == "filtered"),
+                            "unparsed": float(st.startswith("unparsed"))}, answer=st)
+
+    return score
+
+
+# ---------------------------------------------------------------------------------------------------------
+# step 2: question templates and sentence variations
+
+
+def _read_concepts(path: str) -> list[dict[str, str]]:
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"concept file not found: {p} (write it with `stereoprobe dbb-build-export`)")
+    with open(p, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        missing = {"concept_id", "concept_a", "concept_b"} - set(reader.fieldnames or ())
+        if missing:
+            raise ValueError(f"{p}: missing columns {', '.join(sorted(missing))}")
+        return list(reader)
+
+
+@task
+def dbb_build_questions(concepts: str, n_variations: int = 9, temperature: float = 0.3,
+                        grader_temperature: float = 0.3) -> Task:
+    """Question templates (context, option A, option B, grader) and ``n_variations`` extra sentences per
+    option for DBB-SG (spec §2.2–2.3; the paper: 9 + the original = 10), from a concepts CSV."""
+    rows = _read_concepts(concepts)
+    samples = [Sample(id=r["concept_id"], input=r["concept_a"],
+                      metadata={"concept_a": r["concept_a"], "concept_b": r["concept_b"],
+                                "explanation": r.get("explanation", "")}) for r in rows]
+    return Task(dataset=MemoryDataset(samples, name=f"dbb-build-{Path(concepts).stem}"),
+                solver=question_pipeline(n_variations, temperature, grader_temperature),
+                scorer=build_status(), version=TASK_VERSION,
+                metadata={"probe": "dbb", "variant": "build-questions", "n_variations": n_variations})
+
+
+@solver
+def question_pipeline(n_variations: int = 9, temperature: float = 0.3, grader_temperature: float = 0.3) -> Solver:
+    pr = B.builder_prompts()
+    q = pr["questions"]
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        gen, grader = _roles()
+        md = state.metadata
+        fill = {"preamble": pr["preamble"].strip(), **md}
+        try:
+            reply = await _ask(gen, q["context_and_option_a"].format(**fill), temperature)
+            md["reply_1"] = reply
+            context, option_a = B.parse_labelled(reply, ["Sentence 1", "Sentence 2"])
+            reply = await _ask(gen, q["option_b"].format(**fill, context=context), temperature)
+            md["reply_2"] = reply
+            found = B.parse_sentences(reply)
+            if not found:
+                raise B.BuilderParseError(f"no 'Sentence:' line in reply {reply[:200]!r}")
+            option_b = found[0]
+        except B.BuilderParseError as e:
+            md.update(status="unparsed_question", parse_error=str(e))
+            return state
+        reply = await _ask(grader, q["grader"].format(**fill, context=context, option_a=option_a,
+                                                      option_b=option_b), grader_temperature)
+        md["grader_reply"] = reply
+        try:
+            context, option_a, option_b = B.parse_labelled(reply, ["Sentence 1", "Sentence 2", "Sentence 3"])
+            md["graded"] = True
+        except B.BuilderParseError:
+            md["graded"] = False
+        if "[[X]]" not in context:
+            md.update(status="unparsed_no_placeholder", context=context)
+            return state
+        var: dict[str, list[str]] = {}
+        for key, concept in (("variations_a", md["concept_a"]), ("variations_b", md["concept_b"])):
+            if n_variations <= 0:
+                var[key] = []
+                continue
+            reply = await _ask(gen, q["variations"].format(**fill, context=context, concept=concept,
+                                                           n=n_variations), temperature)
+            var[key] = [s for s in B.parse_sentences(reply) if "[[X]]" in s][:n_variations]
+        k = min(len(var["variations_a"]), len(var["variations_b"]))
+        md.update(context=context, option_a=option_a, option_b=option_b, variations_a=var["variations_a"][:k],
+                  variations_b=var["variations_b"][:k], n_variations_found=k, status="ok", generator=str(gen))
+        return state
+
+    return solve
