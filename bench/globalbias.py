@@ -1,0 +1,97 @@
+"""GlobalBias sentences per second: the stereoprobe globalbias task (transformers provider) vs lm-eval.
+
+Same sentences (the GlobalBias sentence set of the chosen source/selection), same loaded weights of the
+bundled default model (SmolLM2-135M-Instruct, CPU), same convention (BOS prepended, every token scored: our
+``score_first_token=true`` and lm-eval's ``loglikelihood_rolling``). Prints sentences/s for
+
+- the ``globalbias`` inspect task end to end (``inspect eval`` with the transformers provider);
+- the provider's scorer called directly (``TransformersAPI.score_texts``), i.e. without inspect's overhead;
+- lm-eval HFLM ``loglikelihood_rolling`` at each batch size of ``--lm-eval-batch-sizes`` (best = reference);
+
+the ratios to lm-eval's best, and the largest per-token disagreement of the sentence totals. The generic
+sentence-scoring comparison (prefix sharing on/off, synthetic sentences) is ``bench/perplexity.py``.
+
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/globalbias.py                    # bundled set, 1,152 sentences
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/globalbias.py --templates 1 --groups CHINESE,ARAB
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/globalbias.py --source /path/to/GlobalBias --limit 5000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--source", default="bundled")
+    ap.add_argument("--groups", default=None, help="comma-separated groups or ethnicities")
+    ap.add_argument("--templates", default=None, help="comma-separated template numbers")
+    ap.add_argument("--limit", type=int, default=None, help="first N sentences only")
+    ap.add_argument("--batch-size", type=int, default=64, help="provider forward batch size")
+    ap.add_argument("--lm-eval-batch-sizes", default="32,64")
+    args = ap.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+    import torch
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
+    from lm_eval.api.instance import Instance
+    from lm_eval.models.huggingface import HFLM
+
+    from stereoprobe.tasks.globalbias import globalbias
+
+    task = globalbias(source=args.source, groups=args.groups.split(",") if args.groups else None,
+                      templates=[int(t) for t in args.templates.split(",")] if args.templates else None)
+    if args.limit:
+        task.dataset = task.dataset[: args.limit]
+    texts = [s.input for s in task.dataset]
+    model = get_model("transformers/default", score_first_token=True, batch_size=args.batch_size, device="cpu")
+    api = model.api
+    la = os.getloadavg()
+    print(f"{len(texts)} GlobalBias sentences ({args.source}), e.g. {texts[:2]}; torch threads "
+          f"{torch.get_num_threads()}, load average {la[0]:.1f} {la[1]:.1f} {la[2]:.1f}")
+    api.score_texts(texts[:32])  # warm-up
+
+    rows: list[tuple[str, float]] = []
+
+    def timed(label, fn):
+        t0 = time.perf_counter()
+        out = fn()
+        sec = time.perf_counter() - t0
+        rows.append((label, len(texts) / sec))
+        print(f"  {label:<46} {sec:7.1f} s  {len(texts) / sec:7.1f} sentences/s", flush=True)
+        return out
+
+    with tempfile.TemporaryDirectory() as log_dir:
+        [log] = timed("stereoprobe globalbias task (inspect eval)",
+                      lambda: inspect_eval(task, model=model, log_dir=log_dir, display="none",
+                                           max_connections=512, max_samples=512))
+        assert log.status == "success", log.error
+        task_totals = {s.input: s.scores["sentence_logprob"].value["sum_logprob"] for s in log.samples}
+    direct = timed("stereoprobe provider direct (score_texts)", lambda: api.score_texts(texts))
+
+    ref = {}
+    for bs in [int(b) for b in args.lm_eval_batch_sizes.split(",")]:
+        lm = HFLM(pretrained=api.model, tokenizer=api.tokenizer, batch_size=bs, device="cpu")
+        reqs = [Instance(request_type="loglikelihood_rolling", doc={}, arguments=(t,), idx=i) for i, t in enumerate(texts)]
+        ref[bs] = timed(f"lm-eval HFLM loglikelihood_rolling, batch {bs}",
+                        lambda: lm.loglikelihood_rolling(reqs, disable_tqdm=True))
+
+    best_label, best = max(((lbl, r) for lbl, r in rows if lbl.startswith("lm-eval")), key=lambda x: x[1])
+    print(f"\nreference: {best_label} = {best:.1f} sentences/s")
+    for label, rate in rows:
+        if not label.startswith("lm-eval"):
+            print(f"  {label:<46} {rate / best:5.2f}x lm-eval")
+    lm_tot = ref[max(ref)]
+    gap_task = max(abs(task_totals[t] - r) / len(d.logprobs) for t, d, r in zip(texts, direct, lm_tot))
+    gap_direct = max(abs(d.total - r) / len(d.logprobs) for d, r in zip(direct, lm_tot))
+    print(f"\nmax |task - lm-eval| per token: {gap_task:.2e} nats; max |direct - lm-eval| per token: {gap_direct:.2e}")
+    la = os.getloadavg()
+    print(f"load average at the end: {la[0]:.1f} {la[1]:.1f} {la[2]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
