@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 TASK_NAME = "stereotales"
@@ -105,14 +106,26 @@ class Stories:
         return int(self.frame["refused"].sum()) if len(self.frame) else 0
 
 
+_NORMALIZED: dict[str, str] = {}
+
+
 def normalize_value(value: Any) -> str:
-    """Map a value key to the extraction vocabulary (spec §2.2); missing values become ``"unknown"``."""
+    """Map a value key to the extraction vocabulary (spec §2.2); missing values become ``"unknown"``.
+
+    Results are memoised (the vocabulary is small), so every occurrence of a value is the same string object.
+    """
+    if type(value) is str:
+        hit = _NORMALIZED.get(value)
+        if hit is not None:
+            return hit
+        s = value.strip()
+        out = VALUE_NORMALIZATION.get(s, s) if s else UNKNOWN
+        if len(_NORMALIZED) < 100_000:
+            _NORMALIZED[value] = out
+        return out
     if value is None or (isinstance(value, float) and value != value):
         return UNKNOWN
-    s = str(value).strip()
-    if not s:
-        return UNKNOWN
-    return VALUE_NORMALIZATION.get(s, s)
+    return normalize_value(str(value))
 
 
 def normalize_language(code: Any) -> str:
@@ -261,25 +274,35 @@ def _extraction_meta(sample: _SampleView) -> dict[str, Any] | None:
 
 @dataclass
 class _Accumulator:
+    """Column-wise storage of the stories: one list per column, repeated strings stored once (interned here
+    or memoised by :func:`normalize_value`), so 650k stories × 19 attributes cost pointers, not 650k dicts."""
+
     columns: dict[str, list[Any]] = field(default_factory=lambda: {c: [] for c in ID_COLUMNS + EXTRA_COLUMNS})
-    profiles: list[dict[str, str]] = field(default_factory=list)
+    attr_columns: dict[str, list[str]] = field(default_factory=dict)
     attributes: list[str] = field(default_factory=list)
-    seen_attributes: set[str] = field(default_factory=set)
     issues: list[dict[str, Any]] = field(default_factory=list)
+    pool: dict[str, str] = field(default_factory=dict)
+    n: int = 0
+
+    def _intern(self, v: Any) -> Any:
+        return self.pool.setdefault(v, v) if isinstance(v, str) else v
 
     def add(self, row: dict[str, Any], profile: dict[str, str]) -> None:
         for c in ID_COLUMNS + EXTRA_COLUMNS:
-            self.columns[c].append(row.get(c))
+            v = row.get(c)
+            self.columns[c].append(v if c == "sample_id" else self._intern(v))
         for k in profile:
-            if k not in self.seen_attributes:
-                self.seen_attributes.add(k)
+            if k not in self.attr_columns:
                 self.attributes.append(k)
-        self.profiles.append(profile)
+                self.attr_columns[k] = [UNKNOWN] * self.n  # earlier stories lack it
+        for a, col in self.attr_columns.items():
+            col.append(profile.get(a, UNKNOWN))
+        self.n += 1
 
     def frame(self) -> pd.DataFrame:
         df = pd.DataFrame(self.columns)
         for a in self.attributes:
-            df[a] = [p.get(a, UNKNOWN) for p in self.profiles]
+            df[a] = self.attr_columns[a]
         df["epoch"] = df["epoch"].astype("int64")
         df["refused"] = df["refused"].astype(bool)
         df["n_extractors_ok"] = pd.to_numeric(df["n_extractors_ok"], errors="coerce")
@@ -453,22 +476,92 @@ def _read_release_table(path: Path) -> pd.DataFrame:
                        na_values=[""])
 
 
-def _parse_profile(raw: Any, where: str) -> dict[str, str]:
-    if isinstance(raw, Mapping):
-        data = raw
-    else:
+def _parse_profiles(raw: Sequence[Any], where) -> list[dict[str, Any]]:
+    """Parse the ``extracted_attributes_json`` cells; ``where(i)`` names row ``i`` in an error message."""
+    out: list[dict[str, Any]] = []
+    loads = json.loads
+    for i, r in enumerate(raw):
         try:
-            data = json.loads(raw)
-        except (TypeError, ValueError) as exc:
-            raise StoriesError(f"{where}: extracted_attributes_json is not valid JSON ({exc})") from exc
-    if not isinstance(data, Mapping):
-        raise StoriesError(f"{where}: extracted_attributes_json is not a JSON object")
-    out: dict[str, str] = {}
-    for k, v in data.items():
-        if isinstance(v, Mapping):  # tolerate {"attr": {"value": ...}}
-            v = v.get("value")
-        out[str(k)] = normalize_value(v)
+            d = loads(r) if type(r) is str else r
+        except ValueError as exc:
+            raise StoriesError(f"{where(i)}: extracted_attributes_json is not valid JSON ({exc})") from exc
+        if type(d) is not dict:
+            if not isinstance(d, Mapping):
+                raise StoriesError(f"{where(i)}: extracted_attributes_json is not a JSON object")
+            d = dict(d)
+        out.append(d)
     return out
+
+
+def _missing(col: pd.Series) -> pd.Series:
+    return col.isna() | (col.astype(str).str.strip() == "")
+
+
+def _normalize_column(col: pd.Series) -> pd.Series:
+    """Vectorised :func:`normalize_value` over a column (``{"value": v}`` cells tolerated)."""
+    if col.dtype == object and col.map(lambda v: isinstance(v, Mapping)).any():
+        col = col.map(lambda v: v.get("value") if isinstance(v, Mapping) else v)
+    uniq = pd.unique(col)
+    mapping = {u: normalize_value(u) for u in uniq}
+    return col.map(mapping).astype(object)
+
+
+def _release_file_stories(path: Path, df: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[dict[str, Any]]]:
+    """Stories of one release table (vectorised), its attribute keys in order, and its issues."""
+    issues: list[dict[str, Any]] = []
+    if "sample_id" not in df.columns:
+        df["sample_id"] = [f"{path.stem}:{i}" for i in range(len(df))]
+    for c in ("output_id", "scenario_group"):
+        if c not in df.columns:
+            df[c] = None
+    df = df.reset_index(drop=True)
+    df["sample_id"] = df["sample_id"].astype(str)
+    df["language"] = df["language"].astype(str).map(lambda c: normalize_language(c))
+    no_scen = _missing(df["scenario_key"])
+    for r in df.loc[no_scen, ["generator_model", "language", "sample_id"]].itertuples(index=False):
+        issues.append({"source": str(path), "model": str(r.generator_model), "language": r.language,
+                       "sample_id": r.sample_id, "epoch": None, "kind": "no_scenario",
+                       "detail": "no scenario_key (additional_en)"})
+    df = df.loc[~no_scen]
+    for col in ("target_attribute", "attribute_value_key"):
+        bad = _missing(df[col])
+        if bad.any():
+            i = int(bad.to_numpy().argmax())
+            raise StoriesError(f"{path}: row {df.index[i]} (sample_id {df['sample_id'].iloc[i]!r}): empty '{col}'")
+    sids = df["sample_id"].tolist()
+    rows = df.index.tolist()
+    parsed = _parse_profiles(
+        df["extracted_attributes_json"].tolist(), lambda i: f"{path}: row {rows[i]} (sample_id {sids[i]!r})"
+    )
+    prof = pd.DataFrame.from_records(parsed, index=df.index)
+    prof.columns = [str(c) for c in prof.columns]
+    attributes = [str(c) for c in prof.columns]
+    for a in attributes:
+        prof[a] = _normalize_column(prof[a])
+    out = pd.DataFrame(
+        {
+            "model": df["generator_model"].astype(str),
+            "language": df["language"],
+            "sample_id": df["sample_id"],
+            "output_id": df["output_id"].map(lambda v: "" if v is None or v != v else str(v)),
+            "target_attribute": df["target_attribute"].astype(str),
+            "attribute_value_key": _normalize_column(df["attribute_value_key"]),
+            "scenario_key": df["scenario_key"].astype(str),
+            "scenario_group": df["scenario_group"].map(lambda v: None if v is None or v != v else str(v)),
+        }
+    )
+    # an all-unknown profile is what the pipeline writes for a refusal (spec §4.2)
+    refused = (prof == UNKNOWN).all(axis=1) & (len(attributes) > 0)
+    out["refused"] = refused.to_numpy()
+    out["refusal_label"] = np.where(refused, "inferred", None)
+    out["n_extractors_ok"] = np.nan
+    out["extraction_failed"] = False
+    for a in attributes:
+        col = prof[a].copy()
+        is_base = out["target_attribute"] == a
+        col[is_base] = out.loc[is_base, "attribute_value_key"]  # spec §5.2: the prompted value replaces it
+        out[a] = col
+    return out, attributes, issues
 
 
 def read_stories_from_release(paths: Sequence[str | Path]) -> Stories:
@@ -477,8 +570,9 @@ def read_stories_from_release(paths: Sequence[str | Path]) -> Stories:
     Rows without ``scenario_key`` (the ``additional_en`` bucket) are not stories of the scenario design and
     are counted as ``no_scenario``. The release has no refusal field: a story whose extracted profile is all
     ``"unknown"`` is what the pipeline writes for a refusal (spec §4.2), so ``refused`` is inferred from it
-    (``refusal_label`` = ``"inferred"``). ``epoch`` numbers the outputs of one sample (by ``output_id``);
-    exact duplicates of (model, sample id, output id) are counted as ``duplicate`` and used once.
+    (``refusal_label`` = ``"inferred"``). ``epoch`` numbers the outputs of one sample (in file order);
+    repeated (model, sample id, output id) rows are counted as ``duplicate`` and used once. Vectorised per
+    file: ~10 s per 650k stories.
     """
     files: list[Path] = []
     for p in map(Path, paths):
@@ -488,67 +582,34 @@ def read_stories_from_release(paths: Sequence[str | Path]) -> Stories:
             files.append(p)
     if not files:
         raise StoriesError(f"no release tables (.parquet/.csv) in {list(map(str, paths))}")
-    acc = _Accumulator()
-    sources = []
-    seen: set[tuple[str, str, str]] = set()
-    epochs: dict[tuple[str, str], int] = {}
+    frames, issues, sources = [], [], []
+    attributes: list[str] = []
     for path in files:
         df = _read_release_table(path)
-        n_used = 0
-        has_ids = "sample_id" in df.columns
-        if not has_ids:
-            df["sample_id"] = [f"{path.stem}:{i}" for i in range(len(df))]
-        if "output_id" not in df.columns:
-            df["output_id"] = None
-        if "scenario_group" not in df.columns:
-            df["scenario_group"] = None
-        for i, rec in enumerate(df.itertuples(index=False)):
-            where = f"{path}: row {i} (sample_id {rec.sample_id!r})"
-            model = str(rec.generator_model)
-            lang = normalize_language(rec.language)
-            sid = str(rec.sample_id)
-            base = {"source": str(path), "model": model, "language": lang, "sample_id": sid, "epoch": None}
-            scen = rec.scenario_key
-            if scen is None or (isinstance(scen, float) and scen != scen) or not str(scen).strip():
-                acc.issues.append({**base, "kind": "no_scenario", "detail": "no scenario_key (additional_en)"})
-                continue
-            oid = "" if rec.output_id is None or (isinstance(rec.output_id, float) and rec.output_id != rec.output_id) else str(rec.output_id)
-            key = (model, sid, oid)
-            if key in seen:
-                acc.issues.append({**base, "kind": "duplicate", "detail": f"repeated output {oid!r}; first copy used"})
-                continue
-            seen.add(key)
-            for col in ("target_attribute", "attribute_value_key"):
-                v = getattr(rec, col)
-                if v is None or (isinstance(v, float) and v != v) or not str(v).strip():
-                    raise StoriesError(f"{where}: empty '{col}'")
-            epoch = epochs.get((model, sid), 0) + 1
-            epochs[(model, sid)] = epoch
-            target = str(rec.target_attribute)
-            value_key = normalize_value(rec.attribute_value_key)
-            profile = _parse_profile(rec.extracted_attributes_json, where)
-            refused = bool(profile) and all(v == UNKNOWN for v in profile.values())
-            profile[target] = value_key
-            acc.add(
-                {
-                    "model": model,
-                    "language": lang,
-                    "sample_id": sid,
-                    "epoch": epoch,
-                    "target_attribute": target,
-                    "attribute_value_key": value_key,
-                    "scenario_key": str(scen),
-                    "scenario_group": None if rec.scenario_group is None else str(rec.scenario_group),
-                    "refused": refused,
-                    "refusal_label": "inferred" if refused else None,
-                    "n_extractors_ok": None,
-                    "extraction_failed": False,
-                },
-                profile,
-            )
-            n_used += 1
-        sources.append({"path": str(path), "kind": "release", "used": True, "rows_read": len(df), "rows_used": n_used})
-    return Stories(frame=acc.frame(), attributes=acc.attributes, issues=acc.issues_frame(), sources=pd.DataFrame(sources))
+        st, attrs, iss = _release_file_stories(path, df)
+        st["_source"] = str(path)
+        frames.append(st)
+        issues += iss
+        attributes += [a for a in attrs if a not in attributes]
+        sources.append({"path": str(path), "kind": "release", "used": True, "rows_read": len(df), "rows_used": len(st)})
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    for a in attributes:
+        frame[a] = frame[a].where(frame[a].notna(), UNKNOWN)
+    dup = frame.duplicated(["model", "sample_id", "output_id"], keep="first")
+    for r in frame.loc[dup, ["_source", "model", "language", "sample_id", "output_id"]].itertuples(index=False):
+        issues.append({"source": r._0, "model": r.model, "language": r.language, "sample_id": r.sample_id,
+                       "epoch": None, "kind": "duplicate", "detail": f"repeated output {r.output_id!r}; first copy used"})
+    if dup.any():
+        counts = frame.loc[dup].groupby("_source").size()
+        for src in sources:
+            src["rows_used"] -= int(counts.get(src["path"], 0))
+    frame = frame.loc[~dup].reset_index(drop=True)
+    frame.insert(3, "epoch", (frame.groupby(["model", "sample_id"], sort=False).cumcount() + 1).astype("int64"))
+    frame = frame[list(ID_COLUMNS) + list(EXTRA_COLUMNS) + attributes]
+    frame["refused"] = frame["refused"].astype(bool)
+    frame["extraction_failed"] = frame["extraction_failed"].astype(bool)
+    return Stories(frame=frame, attributes=attributes, issues=pd.DataFrame(issues, columns=list(ISSUE_COLUMNS)),
+                   sources=pd.DataFrame(sources))
 
 
 # ----------------------------------------------------------------------------------------------------------
