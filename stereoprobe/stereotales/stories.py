@@ -572,7 +572,7 @@ def read_stories_from_release(paths: Sequence[str | Path]) -> Stories:
     ``"unknown"`` is what the pipeline writes for a refusal (spec §4.2), so ``refused`` is inferred from it
     (``refusal_label`` = ``"inferred"``). ``epoch`` numbers the outputs of one sample (in file order);
     repeated (model, sample id, output id) rows are counted as ``duplicate`` and used once. Vectorised per
-    file: ~10 s per 650k stories.
+    file (200k stories × 19 attributes from one Parquet file: 18 s on the shared, heavily loaded 2-core box).
     """
     files: list[Path] = []
     for p in map(Path, paths):
