@@ -121,7 +121,7 @@ def run_associations(args: argparse.Namespace) -> dict[str, Any]:
         config_dict,
         mine_associations,
     )
-    from stereoprobe.stereotales.report import RUN_INFO, write_associations_report
+    from stereoprobe.stereotales.report import RUN_INFO, TABLES, write_associations_report
     from stereoprobe.stereotales.stories import read_stories, read_story_excerpts
     from stereoprobe.tables import write_table
 
@@ -182,6 +182,10 @@ def run_associations(args: argparse.Namespace) -> dict[str, Any]:
 
     for name, df in tables.items():
         write_table(_jsonable_columns(df), out, name)
+    for name in TABLES:  # tables of an earlier run into the same folder (e.g. --by-language) would be stale
+        if name not in tables:
+            for suffix in (".csv", ".parquet"):
+                (out / f"{name}{suffix}").unlink(missing_ok=True)
     timings["tables_s"] = time.perf_counter() - t
 
     issue_counts = stories.issues["kind"].value_counts().to_dict() if len(stories.issues) else {}

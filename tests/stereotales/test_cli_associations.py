@@ -181,6 +181,9 @@ def test_no_association_still_writes_every_table_with_headers(tmp_path: Path) ->
     write_log(tmp_path / "logs" / "a.eval", samples)
     out = tmp_path / "out"
     assert main(["associations", str(tmp_path / "logs"), "--out", str(out), "--by-language", "--min-row-sum", "2"]) == 0
+    assert (out / "language_jaccard.csv").is_file()
+    assert main(["associations", str(tmp_path / "logs"), "--out", str(out), "--min-row-sum", "2"]) == 0
+    assert not (out / "language_jaccard.csv").exists()  # a stale table of the earlier run is removed
     assoc = pd.read_csv(out / "associations.csv")
     assert assoc.empty and list(assoc.columns[: len(CONTRACT_E)]) == CONTRACT_E
     assert pd.read_csv(out / "associations_across_models.csv").empty
