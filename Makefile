@@ -45,6 +45,13 @@ demo: $(STAMP)
 	  --model-role 'extractor={model: transformers/default, max_tokens: 128}' \
 	  --model-role 'refusal={model: transformers/default, max_tokens: 32}' \
 	  --log-dir $(DEMO_LOGS)/stereotales --display none
+	# StereoTales association mining of the demo logs -> $(DEMO_OUT)/stereotales/ (tables + report.html).
+	# DEMO SETTINGS for a handful of stories: --min-row-sum 1 and 20,000 Monte Carlo resamples instead of the
+	# paper's 10 and 500,000 (the report's subtitle says so); expect no association from so few stories.
+	rm -rf $(DEMO_OUT)/stereotales
+	$(OFFLINE) $(VENV)/bin/stereoprobe associations $(DEMO_LOGS)/stereotales --out $(DEMO_OUT)/stereotales \
+	  --by-language --min-row-sum 1 --resamples 20000 \
+	  --note "DEMO settings (tiny data): --min-row-sum 1, --resamples 20000 instead of the paper's 10 and 500,000"
 	# StereoTales harm judge (after the StereoTales associations step): the default model rates the demo
 	# associations and the judge report adds its sections to $(DEMO_OUT)/stereotales/report.html. When the tiny
 	# run found no association, it rates the bundled, clearly labelled DEMO file instead and writes its own
