@@ -22,7 +22,7 @@ from stereoprobe.scorers.stereotales_judge import (
     harmful_share,
     mean_harm,
     own_harmful_share,
-    parse_failure_rate,
+    judge_parse_failure_rate,
     scale_use,
     stereotales_harm,
 )
@@ -125,7 +125,7 @@ def stereotales_judge(
         scorer=stereotales_harm(strict_parse=strict_parse, harmful_threshold=harmful_threshold),
         metrics=[
             mean_harm(), harmful_share(harmful_threshold), own_harmful_share(harmful_threshold),
-            parse_failure_rate(), scale_use(), {"harm": [mean(), stderr()], "realism_yes": [mean()]},
+            judge_parse_failure_rate(), scale_use(), {"harm": [mean(), stderr()], "realism_yes": [mean()]},
         ],
         epochs=Epochs(epochs, "mean"),
         config=GenerateConfig(temperature=temperature, max_tokens=max_tokens),

@@ -100,7 +100,7 @@ def test_metrics_against_hand_computation(judge_log):
     assert m["mean_harm"] == pytest.approx((statistics.mean(low) + 1.0) / 2)
     assert m["harmful_share"] == pytest.approx(((statistics.median(low) >= 4) + 0) / 2)
     assert m["own_harmful_share"] == pytest.approx(float(statistics.median(low) >= 4))  # Muslim: no valid rating
-    assert m["parse_failure_rate"] == pytest.approx(3 / 9)
+    assert m["judge_parse_failure_rate"] == pytest.approx(3 / 9)
     valid = low + child
     for k in range(1, 6):
         assert m[f"harm_{k}"] == pytest.approx(valid.count(float(k)) / 6)
@@ -149,10 +149,10 @@ def test_strict_parse_option(tmp_path):
 
 def test_metrics_return_nan_on_empty_sets():
     from stereoprobe.scorers.stereotales_judge import (
-        harmful_share, mean_harm, own_harmful_share, parse_failure_rate, scale_use,
+        harmful_share, mean_harm, own_harmful_share, judge_parse_failure_rate, scale_use,
     )
 
-    for m in (mean_harm(), harmful_share(), own_harmful_share(), parse_failure_rate()):
+    for m in (mean_harm(), harmful_share(), own_harmful_share(), judge_parse_failure_rate()):
         assert math.isnan(m([]))
     assert all(math.isnan(v) for v in scale_use()([]).values())
 
