@@ -27,7 +27,6 @@ same models costs nothing.
 from __future__ import annotations
 
 import asyncio
-import inspect as pyinspect
 import math
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -238,22 +237,32 @@ def _model_name(model: Model) -> str:
 async def _ask(
     model: Model, prompt: str, schema: dict[str, Any] | None, schema_name: str, cache: bool | CachePolicy
 ) -> tuple[str | None, str | None]:
-    """(completion, None) or (None, error message). Never raises: a failed call is data."""
-    config = GenerateConfig(temperature=0.0)
+    """(completion, None) or (None, error message). Never raises: a failed call is data.
+
+    With a schema the call asks for structured output; if that call raises (a provider or endpoint that
+    rejects the schema), it is made once more without the schema and the answer is parsed as text.
+    """
+    configs = [GenerateConfig(temperature=0.0)]
     if schema is not None:
-        config = GenerateConfig(
+        structured = GenerateConfig(
             temperature=0.0,
             response_schema=ResponseSchema(name=schema_name, json_schema=JSONSchema.model_validate(schema)),
         )
-    try:
-        output = await model.generate(prompt, config=config, cache=cache)
-    except asyncio.CancelledError:
-        raise
-    except Exception as ex:  # noqa: BLE001 - any provider failure is recorded, never fatal
-        return None, f"{type(ex).__name__}: {ex}"
-    if output.error:
-        return None, f"model error: {output.error}"
-    return output.completion, None
+        configs.insert(0, structured)
+    errors: list[str] = []
+    for config in configs:
+        try:
+            output = await model.generate(prompt, config=config, cache=cache)
+        except asyncio.CancelledError:
+            raise
+        except Exception as ex:  # noqa: BLE001 - any provider failure is recorded, never fatal
+            errors.append(f"{type(ex).__name__}: {ex}")
+            continue
+        if output.error:
+            return None, f"model error: {output.error}"
+        return output.completion, None
+    label = ["with response_schema", "without response_schema"] if len(errors) == 2 else ["call"]
+    return None, "; ".join(f"{lab}: {err}" for lab, err in zip(label, errors))
 
 
 def _cache_policy(cache: bool | str) -> bool | CachePolicy:
@@ -269,17 +278,13 @@ def _cache_policy(cache: bool | str) -> bool | CachePolicy:
 
 
 def _refusal_prompt(taxonomy: Any, story: str, metadata: Mapping[str, Any]) -> str:
-    """The taxonomy's refusal prompt, passing the request metadata the taxonomy's signature accepts."""
-    fn = taxonomy.refusal_prompt
-    params = pyinspect.signature(fn).parameters
-    accepts_any = any(p.kind is pyinspect.Parameter.VAR_KEYWORD for p in params.values())
-    extras = {
-        "language": metadata.get("language"),
-        "scenario": metadata.get("scenario_key"),  # English scenario text ("a person {scenario}")
-        "character": metadata.get("character"),
-    }
-    kwargs = {k: v for k, v in extras.items() if (accepts_any or k in params) and v is not None}
-    return fn(story, **kwargs)
+    """The taxonomy's refusal prompt with the request metadata (language, scenario, character) when known."""
+    return taxonomy.refusal_prompt(
+        story,
+        language=metadata.get("language"),
+        scenario=metadata.get("scenario_key"),  # the English scenario text ("a person {scenario}")
+        character=metadata.get("character"),
+    )
 
 
 def base_value_key(taxonomy: Any, attribute: str, value_key: str) -> str:

@@ -234,7 +234,9 @@ def test_end_to_end_majority(tmp_path):
     assert {c.max_tokens for c in mocks.configs["subject"]} == {4096}
     for name in ("judge", "ext0"):
         assert {c.temperature for c in mocks.configs[name]} == {0.0}
-    assert {c.response_schema.name for c in mocks.configs["ext0"]} == {"attribute_extraction"}
+    assert {c.response_schema.name for c in mocks.configs["ext0"] if c.response_schema} == {"attribute_extraction"}
+    # failed structured calls are retried once without the schema: ext0 fails on EXCEPTION and ALL_FAIL
+    assert sum(c.response_schema is None for c in mocks.configs["ext0"]) == 2
     assert {c.response_schema.name for c in mocks.configs["judge"]} == {"refusal_detection"}
 
     # refusal path: all unknown except the prompted base value, no extractor calls
@@ -270,6 +272,7 @@ def test_end_to_end_majority(tmp_path):
     md = scores[EXCEPTION].metadata
     assert md["extractions"][0]["status"] == "api_error"
     assert "simulated provider outage" in md["extractions"][0]["error"]
+    assert mocks.calls[("ext0", EXCEPTION)] == 2  # retried once without response_schema
     assert md["consensus_raw"]["age"] == "unknown"
     assert md["consensus_raw"]["gender"] == "woman"
     assert md["profile"]["gender"] == "man"
@@ -353,7 +356,8 @@ def test_rescore_is_cached_and_roles_can_change(tmp_path):
     # same roles again: every successful call comes from the cache; only the raising calls are re-made
     rescored = score(log, scorers=[stereotales_extraction()], model="none", model_roles=mocks.roles(),
                      action="overwrite", display="none")
-    assert sum(mocks.calls.values()) == 4  # EXCEPTION ext0 + ALL_FAIL x 3 (failures are not cached)
+    # EXCEPTION ext0 + ALL_FAIL x 3 fail (failures are not cached), each tried with and without the schema
+    assert sum(mocks.calls.values()) == 8
     assert first  # the first run did make role calls
     assert _metrics(rescored) == pytest.approx(_metrics(log), nan_ok=True)
 
@@ -362,7 +366,8 @@ def test_rescore_is_cached_and_roles_can_change(tmp_path):
     rescored = score(log, scorers=[stereotales_extraction(consensus="unanimity")], model="none",
                      model_roles=other.roles(), action="overwrite", display="none")
     assert other.n_calls("subject") == 0
-    assert other.n_calls("alt0") == 10 and other.n_calls("alt1") == 10  # the 10 complied stories
+    # the 10 complied stories, plus one schema-less retry per failing call (alt0: EXCEPTION, ALL_FAIL; alt1: ALL_FAIL)
+    assert other.n_calls("alt0") == 12 and other.n_calls("alt1") == 11
     s = {x.id: x.scores["stereotales_extraction"] for x in rescored.samples}
     assert [e["model"] for e in s[SPLIT].metadata["extractions"]] == ["mockllm/alt0", "mockllm/alt1"]
     assert s[SPLIT].metadata["consensus_raw"]["age"] == "unknown"  # child vs adult
@@ -449,3 +454,22 @@ def test_default_model_end_to_end(tmp_path):
 def test_metrics_are_nan_on_empty_input(make):
     out = make()([])
     assert out and all(math.isnan(v) for v in out.values())
+
+
+def test_schema_rejected_falls_back_to_text(tmp_path):
+    mocks = Mocks()
+    calls: list[bool] = []
+
+    def picky(input, tools, tool_choice, config) -> ModelOutput:
+        calls.append(config.response_schema is not None)
+        if config.response_schema is not None:
+            raise ValueError("response_format json_schema is not supported by this endpoint")
+        return _usage_output(extractor_answer(0, STORY.search(input[-1].text).group(1)))
+
+    roles = {"extractor": get_model("mockllm/picky", custom_outputs=picky, memoize=False), "refusal": mocks.judge}
+    task = stereotales(languages="en", attributes="gender", scenario_groups="hobbies")
+    [log] = eval(task, model=mocks.subject, model_roles=roles, sample_id=[SPLIT], log_dir=str(tmp_path),
+                 display="none")
+    [ex] = log.samples[0].scores["stereotales_extraction"].metadata["extractions"]
+    assert ex["status"] == "ok" and ex["values"]["religion"] == "Muslim"
+    assert calls == [True, False]
