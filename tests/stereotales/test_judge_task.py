@@ -213,3 +213,14 @@ def test_prompt_lists_taxonomy_values(tmp_path):
     eval(stereotales_judge(associations=str(p), slices="fr", epochs=1, value_lists="observed"),
          model=get_model("mockllm/model", custom_outputs=capture), display="none", log_dir=str(tmp_path / "logs"))
     assert "Possible values of Religion: Muslim\n" in seen[1]
+
+
+def test_metric_names_unique_in_inspect_registry():
+    """Re-scoring resolves metrics by name: ours must not be shadowed by another probe's metric of that name."""
+    import stereoprobe._registry  # noqa: F401 — registers every task, scorer and metric of the package
+    from inspect_ai._util.registry import registry_info, registry_lookup
+
+    from stereoprobe.scorers import stereotales_judge as sj
+
+    for factory in (sj.mean_harm, sj.harmful_share, sj.own_harmful_share, sj.judge_parse_failure_rate, sj.scale_use):
+        assert registry_lookup("metric", registry_info(factory).name) is factory
