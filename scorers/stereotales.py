@@ -32,6 +32,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 from inspect_ai.model import (
     CachePolicy,
     GenerateConfig,
@@ -44,7 +45,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema
 
-from stereoprobe.stats.agreement import fleiss_kappa, ratings_to_counts
+from stereoprobe.stats.agreement import fleiss_kappa
 from stereoprobe.stereotales.consensus import CONSENSUS_RULES, UNKNOWN, consensus_value, consensus_profile
 from stereoprobe.stereotales.parsing import match_allowed_value, parse_extraction, parse_refusal
 
@@ -142,6 +143,16 @@ def extraction_failure_rate() -> Metric:
     return compute
 
 
+def _attributes(stories: Sequence[tuple[str, dict[str, Any], dict[str, Any]]]) -> list[str]:
+    """Attribute keys present in the score values (``unknown_<attribute>`` keys), in first-seen order."""
+    attrs: dict[str, None] = {}
+    for _, value, _ in stories:
+        for k in value:
+            if k.startswith("unknown_"):
+                attrs.setdefault(k[len("unknown_"):], None)
+    return list(attrs)
+
+
 @metric(scores="unreduced")
 def unknown_rate() -> Metric:
     """Per attribute: share of complied, extracted stories whose consensus (before the base overwrite) is
@@ -150,46 +161,54 @@ def unknown_rate() -> Metric:
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         stories = _stories(scores)
-        attrs: list[str] = []
-        for _, value, _ in stories:
-            for k in value:
-                if k.startswith("unknown_") and k[8:] not in attrs:
-                    attrs.append(k[8:])
-        cells = [(v[f"unknown_{a}"], 1.0) for _, v, _ in stories for a in attrs]
-        out: dict[str, float] = {"unknown_rate": _rate(cells)}  # over every attribute of every extracted story
+        attrs = _attributes(stories)
+        # one pass: (unknown count, extracted count) per (attribute, language) and per attribute
+        num: dict[tuple[str, str], float] = defaultdict(float)
+        den: dict[tuple[str, str], float] = defaultdict(float)
+        for lang, value, _ in stories:
+            for attr in attrs:
+                x = value.get(f"unknown_{attr}", math.nan)
+                if x is None or math.isnan(x):
+                    continue
+                for group in (ALL, lang):
+                    num[(attr, group)] += x
+                    den[(attr, group)] += 1.0
+
+        def ratio(attr: str, group: str) -> float:
+            d = den.get((attr, group), 0.0)
+            return num[(attr, group)] / d if d > 0 else math.nan
+
+        total = sum(den[(a, ALL)] for a in attrs if (a, ALL) in den)
+        out: dict[str, float] = {
+            "unknown_rate": sum(num[(a, ALL)] for a in attrs) / total if total > 0 else math.nan
+        }
         langs = sorted({lang for lang, _, _ in stories})
         for attr in attrs:
-            key = f"unknown_{attr}"
-            pairs = [(v.get(key, math.nan), 1.0) for _, v, _ in stories]
-            out[f"unknown_rate_{attr}"] = _rate(pairs)
+            out[f"unknown_rate_{attr}"] = ratio(attr, ALL)
             for lang in langs:
-                out[f"unknown_rate_{attr}_{lang}"] = _rate(
-                    [(v.get(key, math.nan), 1.0) for lg, v, _ in stories if lg == lang]
-                )
+                out[f"unknown_rate_{attr}_{lang}"] = ratio(attr, lang)
         return out
 
     return compute
 
 
-def _kappa_for(stories: Sequence[tuple[str, dict[str, Any], dict[str, Any]]], attr: str) -> float:
-    """Fleiss' kappa over the stories where every extractor returned a valid profile."""
-    ratings: list[list[str]] = []
-    n_raters = None
-    for _, _, meta in stories:
-        if meta.get("refused"):
-            continue
-        extractions = meta.get("extractions") or []
-        if len(extractions) < 2 or any(e.get("status") != "ok" for e in extractions):
-            continue
-        row = [str((e.get("values") or {}).get(attr, UNKNOWN)) for e in extractions]
-        if n_raters is None:
-            n_raters = len(row)
-        if len(row) != n_raters:
-            continue  # a log mixing ensemble sizes: keep the first size only
-        ratings.append(row)
-    if not ratings:
+def _valid_ratings(meta: Mapping[str, Any]) -> list[Mapping[str, str]] | None:
+    """The extractors' value dicts when the story was extracted and every extractor (≥ 2) answered validly."""
+    if meta.get("refused"):
+        return None
+    extractions = meta.get("extractions") or []
+    if len(extractions) < 2 or any(e.get("status") != "ok" for e in extractions):
+        return None
+    return [e.get("values") or {} for e in extractions]
+
+
+def _kappa(codes: np.ndarray) -> float:
+    """Fleiss' kappa of a stories x raters array of integer category codes (vectorised count table)."""
+    if codes.shape[0] == 0:
         return math.nan
-    counts, _ = ratings_to_counts(ratings)
+    k = int(codes.max()) + 1
+    flat = (np.arange(codes.shape[0])[:, None] * k + codes).ravel()
+    counts = np.bincount(flat, minlength=codes.shape[0] * k).reshape(codes.shape[0], k)
     return fleiss_kappa(counts)
 
 
@@ -197,21 +216,35 @@ def _kappa_for(stories: Sequence[tuple[str, dict[str, Any], dict[str, Any]]], at
 def extractor_agreement() -> Metric:
     """Fleiss' kappa between extractors per attribute (stories where all extractors answered validly);
     keys ``fleiss_kappa_<attribute>`` and ``fleiss_kappa_<attribute>_<language>``; NaN with < 2 extractors.
-    ``fleiss_kappa_mean``: the mean of the defined per-attribute kappas."""
+    ``fleiss_kappa_mean``: the mean of the defined per-attribute kappas. A log mixing ensemble sizes uses the
+    stories of the first size seen (Fleiss' kappa needs a fixed number of raters)."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         stories = _stories(scores)
-        attrs: list[str] = []
-        for _, value, _ in stories:
-            for k in value:
-                if k.startswith("unknown_") and k[8:] not in attrs:
-                    attrs.append(k[8:])
+        attrs = _attributes(stories)
+        rows: list[list[Mapping[str, str]]] = []
+        row_langs: list[str] = []
+        n_raters: int | None = None
+        for lang, _, meta in stories:
+            row = _valid_ratings(meta)
+            if row is None:
+                continue
+            n_raters = len(row) if n_raters is None else n_raters
+            if len(row) == n_raters:
+                rows.append(row)
+                row_langs.append(lang)
+        lang_of = np.array(row_langs, dtype=object)
         langs = sorted({lang for lang, _, _ in stories})
         out: dict[str, float] = {"fleiss_kappa_mean": math.nan}
         for attr in attrs:
-            out[f"fleiss_kappa_{attr}"] = _kappa_for(stories, attr)
+            index: dict[str, int] = {}
+            codes = np.array(
+                [[index.setdefault(str(v.get(attr, UNKNOWN)), len(index)) for v in row] for row in rows],
+                dtype=np.int64,
+            ).reshape(len(rows), n_raters or 0)
+            out[f"fleiss_kappa_{attr}"] = _kappa(codes)
             for lang in langs:
-                out[f"fleiss_kappa_{attr}_{lang}"] = _kappa_for([s for s in stories if s[0] == lang], attr)
+                out[f"fleiss_kappa_{attr}_{lang}"] = _kappa(codes[lang_of == lang] if rows else codes)
         finite = [out[f"fleiss_kappa_{a}"] for a in attrs if not math.isnan(out[f"fleiss_kappa_{a}"])]
         out["fleiss_kappa_mean"] = sum(finite) / len(finite) if finite else math.nan
         return out
