@@ -196,6 +196,7 @@ def run_associations(args: argparse.Namespace) -> dict[str, Any]:
         "by_language": bool(args.by_language),
         "stories": int(len(frame)),
         "refused": int(stories.n_refused),
+        "extraction_failed": int(frame["extraction_failed"].sum()),
         "issues": {k: int(v) for k, v in issue_counts.items()},
         "models": models,
         "languages": sorted(frame["language"].unique()),

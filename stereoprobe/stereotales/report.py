@@ -92,7 +92,17 @@ _LINK_TEXT = re.compile(r'(<a href="#ex-[^"]+">)#ex-[^<]+(</a>)')
 
 def _linked_table(section: Section, df: pd.DataFrame, caption: str) -> None:
     """A sortable table whose ``examples`` links read "stories" instead of the anchor name."""
+    if df.empty:
+        section.note(f"{caption}: no rows.")
+        return
     section.raw(_LINK_TEXT.sub(r"\1stories\2", table_html(df, caption=caption)))
+
+
+def _table(section: Section, df: pd.DataFrame, caption: str) -> None:
+    if df.empty:
+        section.note(f"{caption}: no rows.")
+    else:
+        section.table(df, caption=caption)
 
 
 def _examples_link(df: pd.DataFrame, linked: set[str]) -> pd.DataFrame:
@@ -235,8 +245,9 @@ def _summary_section(out_dir: Path, info: dict, refusals: pd.DataFrame | None, i
     if info:
         s.text(
             f"{info.get('stories', '?')} stories from {len(info.get('models', []))} model(s) and "
-            f"{len(info.get('languages', []))} language(s); {info.get('refused', '?')} refused stories kept as "
-            f"all-unknown rows; {info.get('issues', {}).get('error', 0)} errored samples and "
+            f"{len(info.get('languages', []))} language(s); {info.get('refused', '?')} refused stories and "
+            f"{info.get('extraction_failed', 0)} extraction failures kept as all-unknown rows; "
+            f"{info.get('issues', {}).get('error', 0)} errored samples and "
             f"{info.get('issues', {}).get('no_profile', 0)} samples without a profile not analysed."
         )
         cfg = info.get("config") or {}
@@ -322,8 +333,10 @@ def write_associations_report(out_dir: str | Path, extra_sections: Sequence[Sect
 
     if by_lang is not None or jac is not None:
         s = Section("Languages", anchor="languages")
-        if jac is not None and len(jac) >= 2:
-            j = jac.set_index(jac.columns[0])
+        j = jac.set_index(jac.columns[0]) if jac is not None and len(jac) else None
+        if j is None or len(j) < 2 or not j.notna().to_numpy().any():
+            s.note("Jaccard heatmap: fewer than two languages with associations.")
+        else:
             s.figure(_plot_jaccard(j), caption="Jaccard similarity between the languages' association sets (English keys)")
         if by_lang is not None:
             _linked_table(s, _examples_link(by_lang, linked_set), caption="associations_by_language.csv (languages count)")
@@ -349,7 +362,7 @@ def write_associations_report(out_dir: str | Path, extra_sections: Sequence[Sect
 
     if pairs is not None:
         s = Section("Attribute-pair tests (step 1)", anchor="pair-tests")
-        s.table(pairs, caption="pair_tests.csv")
+        _table(s, pairs, caption="pair_tests.csv")
         sections.append(s)
 
     if linked:
