@@ -40,6 +40,7 @@ demo: $(STAMP)
 	# StereoTales stories + profile extraction (one story per language; the 135M model rarely writes valid JSON,
 	# so refusal-judge failures count as complied and extraction failures are recorded: the run proves the plumbing).
 	# Re-extract these logs with other models: see docs/stereotales.md ("Re-extracting an existing log").
+	rm -rf $(DEMO_LOGS)/stereotales
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/stereotales --model transformers/default \
 	  -T languages=en,fr -T limit=1 -T refusal_failure=complied --max-tokens 64 \
 	  --model-role 'extractor={model: transformers/default, max_tokens: 128}' \
