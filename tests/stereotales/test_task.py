@@ -473,3 +473,24 @@ def test_schema_rejected_falls_back_to_text(tmp_path):
     [ex] = log.samples[0].scores["stereotales_extraction"].metadata["extractions"]
     assert ex["status"] == "ok" and ex["values"]["religion"] == "Muslim"
     assert calls == [True, False]
+
+
+@pytest.mark.refdata
+def test_upstream_seeds_and_fingerprint_guard(tmp_path, refdata):
+    seeds = refdata / "stereotales-pipeline" / "configs" / "stereotales_seeds"
+    upstream = stereotales(seeds=str(seeds), languages="en")
+    assert len(upstream.dataset) == 2844
+    assert upstream.metadata["taxonomy_fingerprint"] != TAX.fingerprint()
+
+    mocks = Mocks()
+    task = stereotales(languages="en", attributes="gender", scenario_groups="hobbies")
+    [log] = eval(task, model=mocks.subject, model_roles=mocks.roles(), sample_id=[SPLIT], log_dir=str(tmp_path),
+                 display="none", score=False)
+    # re-extracting with another taxonomy than the stories were generated with is refused, naming the sample
+    with pytest.raises(Exception, match=f"sample {SPLIT}: generated with taxonomy fingerprint"):
+        score(log, scorers=[stereotales_extraction(taxonomy=str(seeds))], model="none",
+              model_roles=mocks.roles(), action="overwrite", display="none")
+    # with the right taxonomy a log generated with --no-score gets its extraction afterwards
+    scored = score(log, scorers=[stereotales_extraction()], model="none", model_roles=mocks.roles(),
+                   action="overwrite", display="none")
+    assert scored.samples[0].scores["stereotales_extraction"].metadata["consensus_raw"]["religion"] == "Muslim"
