@@ -64,7 +64,9 @@ def question_table(responses: pd.DataFrame) -> pd.DataFrame:
     """Per (model, question): responses, valid responses and P(A) in percent.
 
     ``responses`` has one row per response (sample × epoch) with columns ``model, question_id, template_id,
-    category, descriptor_type, group, a, valid`` (+ optional ``concept_a, concept_b``).
+    category, descriptor_type, group, a, valid`` (+ optional ``concept_a, concept_b``); ``a`` already holds 0
+    for an invalid response. Rows may also be epoch means (inspect's mean reducer: mean a, mean valid):
+    the ratio Σa/Σvalid is then the same, so ``n_valid`` is a float sum.
     """
     need = {"model", "question_id", "template_id", "category", "descriptor_type", "group", "a", "valid"}
     missing = need - set(responses.columns)
@@ -74,13 +76,14 @@ def question_table(responses: pd.DataFrame) -> pd.DataFrame:
     for c in ("concept_a", "concept_b"):
         if c not in df.columns:
             df[c] = ""
-    df["a"] = df["a"].astype(float) * df["valid"].astype(float)
+    valid = df["valid"].astype(float)
+    df["a"] = df["a"].astype(float).where(valid > 0, 0.0)  # an invalid response never counts for A
+    df["valid"] = valid
     keys = ["model", "question_id", "template_id", "category", "descriptor_type", "group", "concept_a", "concept_b"]
     g = df.groupby(keys, sort=False, dropna=False)
     out = g.agg(n_responses=("valid", "size"), n_valid=("valid", "sum"), a_sum=("a", "sum")).reset_index()
-    out["n_valid"] = out["n_valid"].astype(int)
-    out["p_a"] = np.where(out["n_valid"] > 0, 100.0 * out["a_sum"] / out["n_valid"].where(out["n_valid"] > 0, 1),
-                          np.nan)
+    den = out["n_valid"].where(out["n_valid"] > 0, 1.0)
+    out["p_a"] = np.where(out["n_valid"] > 0, 100.0 * out["a_sum"] / den, np.nan)
     return out[QUESTION_COLUMNS]
 
 

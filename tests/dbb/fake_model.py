@@ -38,10 +38,12 @@ class FakeDBBModel(ModelAPI):
 
     def __init__(self, model_name: str = "fake-dbb", base_url: str | None = None, api_key: str | None = None,
                  config: GenerateConfig = GenerateConfig(), p_a: Callable[[str], float] | None = None, is_a: Callable[[str], bool] | None = None,
-                 always_first: bool = False, no_logprobs: bool = False, seed: int = 0) -> None:
+                 always_first: bool = False, no_logprobs: bool = False, seed: int = 0,
+                 invalid_rate: float = 0.0) -> None:
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
         self.p_a, self.is_a, self.always_first, self.no_logprobs = p_a, is_a, always_first, no_logprobs
         self.rng = random.Random(seed)
+        self.invalid_rate = invalid_rate
         self.calls = 0
 
     async def tokenize(self, text: str) -> list[int]:
@@ -76,6 +78,9 @@ class FakeDBBModel(ModelAPI):
                                           stop_reason="max_tokens", logprobs=Logprobs(content=[lp]))
             return ModelOutput(model="fake-dbb", choices=[choice], usage=usage)
         m = _CHOICES.search(text)
+        if self.rng.random() < self.invalid_rate:
+            return ModelOutput(model="fake-dbb", choices=[ChatCompletionChoice(
+                message=ChatMessageAssistant(content="Sorry, I cannot pick one."), stop_reason="stop")], usage=usage)
         first = self.rng.random() < p1
         answer = f"a) {m.group('first')}" if first else f"b) {m.group('second')}"
         return ModelOutput(

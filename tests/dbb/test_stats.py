@@ -57,6 +57,19 @@ def test_hand_worked_race_example():
     assert allrow["count_s_ge_20"] == 9
 
 
+def test_epoch_reduced_rows_give_the_same_p():
+    """inspect's mean reducer hands the metric mean(a), mean(valid) per question: 10 responses, 5 valid,
+    3 of them A -> a = 0.3, valid = 0.5 -> P(A) = 60 (= 3/5)."""
+    per_response = _responses({"female": [1, 1, 1, 0, 0] + [None] * 5, "male": [1] * 2 + [0] * 8},
+                              category="gender", dtype="Gender 1")
+    reduced = per_response.groupby(["model", "question_id", "template_id", "category", "descriptor_type", "group"],
+                                   as_index=False)[["a", "valid"]].mean()
+    p1 = ST.question_table(per_response).set_index("group")["p_a"]
+    p2 = ST.question_table(reduced).set_index("group")["p_a"]
+    assert p1["female"] == pytest.approx(60) and p2["female"] == pytest.approx(60)
+    assert p1["male"] == pytest.approx(20) and p2["male"] == pytest.approx(20)
+
+
 def test_undefined_p_excluded_and_counted():
     resp = _responses({"female": [None, None], "male": [1, 0]}, category="gender", dtype="Gender 1")
     inst = ST.instance_table(ST.question_table(resp), ORDER)

@@ -66,6 +66,22 @@ def test_logprob_mode_exact_and_sampled_agree(tmp_path):
     assert np.mean(s_sp) == pytest.approx(50.0, abs=10.0)
 
 
+def test_sampled_metrics_with_invalid_answers_match_per_epoch_computation(tmp_path):
+    ctx_p, a_texts = _gender_maps()
+    model = fake_model(p_a=lambda c: ctx_p[c], is_a=lambda o: o in a_texts, seed=3, invalid_rate=0.3)
+    log = _run(dbb(categories="gender", mode="sampled", epochs=10, limit_templates=2), model,
+               log_dir=str(tmp_path))
+    p = _per_question(log)  # from the per-epoch scores, independently of the epoch-reduced metric path
+    s = [abs(p[f"{t}:gender:{k}:female"] - p[f"{t}:gender:{k}:male"]) for t in ("sp01", "sp02") for k in range(1, 5)]
+    biased = [x for x in s if x >= 20 - 1e-9]
+    m = log.results.scores[0].metrics
+    assert m["count_s_ge_20"].value == len(biased)
+    assert m["mean_s_biased"].value == pytest.approx(np.mean(biased))
+    n_invalid = sum(1 - smp.scores["dbb_mcq_scorer"].value["valid"] for smp in log.samples)
+    assert m["refusal_rate"].value == pytest.approx(n_invalid / len(log.samples))
+    assert 0.15 < m["refusal_rate"].value < 0.45
+
+
 def test_option_order_randomisation_removes_position_bias(tmp_path):
     always_a = lambda: fake_model(always_first=True, seed=2)  # noqa: E731
     fixed = _run(dbb(categories="gender", mode="sampled", epochs=10, option_order="fixed", limit_templates=2),
