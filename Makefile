@@ -69,4 +69,16 @@ demo: $(STAMP)
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/dbb stereoprobe/dbb_sg --model transformers/default \
 	  -T limit_templates=1 -T categories=age,gender,ses --log-dir $(DEMO_LOGS)/dbb --display none
 	$(OFFLINE) $(VENV)/bin/stereoprobe dbb $(DEMO_LOGS)/dbb --out $(DEMO_OUT)/dbb
+	# GlobalBias: every bundled sentence (8 groups x 3 names x 16 descriptors x 3 templates = 1,152) -> APX, bias
+	# scores, reference flags, stricter test, validation; then character profiles for 12 names (3 requests; the 135M
+	# model rarely writes valid JSON, so parse failures are counted and the classification notes too few profiles).
+	rm -rf $(DEMO_LOGS)/globalbias $(DEMO_LOGS)/globalbias_profiles
+	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/globalbias --model transformers/default \
+	  --max-connections 512 --max-samples 512 --log-dir $(DEMO_LOGS)/globalbias --display none
+	$(OFFLINE) $(VENV)/bin/stereoprobe globalbias $(DEMO_LOGS)/globalbias --out $(DEMO_OUT)/globalbias
+	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/globalbias_profiles --model transformers/default \
+	  -T groups=[CHINESE,ENGLISH] -T batch_size=4 -T runs=1 -T max_tokens=400 \
+	  --log-dir $(DEMO_LOGS)/globalbias_profiles --display none
+	$(OFFLINE) $(VENV)/bin/stereoprobe profiles $(DEMO_LOGS)/globalbias_profiles --out $(DEMO_OUT)/globalbias_profiles \
+	  --permutations 20
 	$(PY) -m stereoprobe index $(DEMO_OUT)
