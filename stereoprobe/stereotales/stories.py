@@ -141,6 +141,17 @@ RELEASE_SUFFIXES = (".parquet", ".csv")
 LOG_SUFFIXES = (".eval", ".json")
 
 
+def _looks_like_json_log(path: Path) -> bool:
+    """A ``.json`` file found in a folder is taken as an eval log only if it starts like one (other JSON files,
+    e.g. a dataset's metadata, are ignored)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return b'"version"' in head and b'"eval"' in head or b'"status"' in head and b'"version"' in head
+
+
 def classify_inputs(inputs: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
     """Split inputs (files or folders, searched recursively) into (eval logs, release tables)."""
     logs: list[Path] = []
@@ -149,7 +160,7 @@ def classify_inputs(inputs: Iterable[str | Path]) -> tuple[list[Path], list[Path
         p = Path(item)
         if p.is_dir():
             files = sorted(q for q in p.rglob("*") if q.is_file())
-            logs += [q for q in files if q.suffix in LOG_SUFFIXES]
+            logs += [q for q in files if q.suffix == ".eval" or (q.suffix == ".json" and _looks_like_json_log(q))]
             release += [q for q in files if q.suffix in RELEASE_SUFFIXES]
         elif p.is_file():
             if p.suffix in LOG_SUFFIXES:
@@ -174,7 +185,7 @@ def read_stories(inputs: Sequence[str | Path]) -> Stories:
     if logs:
         return read_stories_from_logs(logs)
     if release:
-        return read_stories_from_release(release)
+        return read_stories_from_release(list(inputs))
     raise StoriesError(f"no eval logs (.eval/.json) nor release tables (.parquet/.csv) in: {list(map(str, inputs))}")
 
 
@@ -574,25 +585,34 @@ def read_stories_from_release(paths: Sequence[str | Path]) -> Stories:
     repeated (model, sample id, output id) rows are counted as ``duplicate`` and used once. Vectorised per
     file (200k stories × 19 attributes from one Parquet file: 18 s on the shared, heavily loaded 2-core box).
     """
-    files: list[Path] = []
+    files: list[tuple[Path, bool]] = []  # (file, named explicitly)
     for p in map(Path, paths):
         if p.is_dir():
-            files += sorted(q for q in p.rglob("*") if q.is_file() and q.suffix in RELEASE_SUFFIXES)
+            files += [(q, False) for q in sorted(p.rglob("*")) if q.is_file() and q.suffix in RELEASE_SUFFIXES]
         else:
-            files.append(p)
+            files.append((p, True))
     if not files:
         raise StoriesError(f"no release tables (.parquet/.csv) in {list(map(str, paths))}")
     frames, issues, sources = [], [], []
     attributes: list[str] = []
-    for path in files:
-        df = _read_release_table(path)
+    for path, explicit in files:
+        try:
+            df = _read_release_table(path)
+        except StoriesError as exc:
+            if explicit:
+                raise
+            # a folder of the release also holds other tables (associations, human study, ...): listed, not read
+            sources.append({"path": str(path), "kind": "release", "used": False, "note": f"not a stories table: {exc}"})
+            continue
         st, attrs, iss = _release_file_stories(path, df)
         st["_source"] = str(path)
         frames.append(st)
         issues += iss
         attributes += [a for a in attrs if a not in attributes]
         sources.append({"path": str(path), "kind": "release", "used": True, "rows_read": len(df), "rows_used": len(st)})
-    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if not frames:
+        raise StoriesError(f"no stories table in {list(map(str, paths))}: " + "; ".join(x.get("note", "") for x in sources))
+    frame = pd.concat(frames, ignore_index=True)
     for a in attributes:
         frame[a] = frame[a].where(frame[a].notna(), UNKNOWN)
     dup = frame.duplicated(["model", "sample_id", "output_id"], keep="first")

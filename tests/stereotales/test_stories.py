@@ -269,3 +269,21 @@ def test_reads_a_real_stereotales_log(tmp_path: Path, monkeypatch) -> None:
     assert st.sources.iloc[0]["taxonomy_fingerprint"] == tax.fingerprint()
     assert read_story_excerpts([tmp_path / "logs"], [("mockllm/subject", failed_id, 1)]) == {
         ("mockllm/subject", failed_id, 1): f"Story about {failed_id}."}
+
+
+def test_release_folder_with_other_tables_and_json(tmp_path: Path) -> None:
+    """A copy of the whole release holds other configs (associations, human study) and JSON metadata."""
+    root = tmp_path / "StereoTales"
+    (root / "en_stories").mkdir(parents=True)
+    (root / "associations_global").mkdir()
+    release_rows(_release_frame(), ["gender", "professional_field"]).to_parquet(root / "en_stories" / "train.parquet")
+    pd.DataFrame({"base_attribute": ["gender"], "avg_lift": [2.0]}).to_parquet(root / "associations_global" / "train.parquet")
+    (root / "dataset_infos.json").write_text('{"en": {"features": {}}}')
+    st = read_stories([root])
+    assert len(st.frame) == 3
+    src = st.sources.set_index("path")
+    assert src.loc[str(root / "associations_global" / "train.parquet"), "used"] == False  # noqa: E712
+    assert "not a stories table" in src.loc[str(root / "associations_global" / "train.parquet"), "note"]
+    # named explicitly, the same file is an error
+    with pytest.raises(StoriesError, match="lacks column"):
+        read_stories([root / "associations_global" / "train.parquet"])
