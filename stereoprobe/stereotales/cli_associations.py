@@ -48,23 +48,23 @@ def register(subparsers: Any) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (created)")
     p.add_argument("--by-language", action="store_true",
                    help="also run one slice per (model, language) and the cross-language analysis (Jaccard)")
-    g = p.add_argument_group("statistics (defaults = the paper)")
-    g.add_argument("--min-row-sum", type=int, default=10, help="drop base values with fewer stories in a table (10)")
-    g.add_argument("--resamples", type=int, default=500_000, help="Monte Carlo resamples of the step-1 test (500000)")
-    g.add_argument("--seed", type=int, default=42, help="Monte Carlo seed (42)")
-    g.add_argument("--alpha", type=float, default=0.05, help="BH level of the attribute-pair tests (0.05)")
-    g.add_argument("--p-method", choices=["auto", "reference-mc", "sequential-mc", "asymptotic"], default="auto",
+    g = p.add_argument_group("statistics (unset: MiningConfig's default, the paper's constant, in brackets)")
+    g.add_argument("--min-row-sum", type=int, default=None, help="drop base values with fewer stories in a table (10)")
+    g.add_argument("--resamples", type=int, default=None, help="Monte Carlo resamples of the step-1 test (500000)")
+    g.add_argument("--seed", type=int, default=None, help="Monte Carlo seed (42)")
+    g.add_argument("--alpha", type=float, default=None, help="BH level of the attribute-pair tests (0.05)")
+    g.add_argument("--p-method", choices=["auto", "reference-mc", "sequential-mc", "asymptotic"], default=None,
                    help="step-1 p-values: auto = exact/asymptotic/sequential MC with the reference's decisions "
                         "(default); reference-mc = the upstream Monte Carlo exactly")
-    g.add_argument("--family", choices=["attribute", "run"], default="attribute",
+    g.add_argument("--family", choices=["attribute", "run"], default=None,
                    help="BH family: per (model, slice, base attribute) as upstream, or one family for the run")
-    g.add_argument("--max-p-by", type=float, default=0.05, help="filter: BY-adjusted cell p below this (0.05)")
-    g.add_argument("--min-lift", type=float, default=2.0, help="filter: lift at least this (2)")
-    g.add_argument("--effects", default="medium,large", help="filter: kept Cramér's V categories (medium,large)")
-    g.add_argument("--ci-level", type=float, default=0.95, help="confidence level of the lift intervals (0.95)")
-    g.add_argument("--bootstrap", type=int, default=0,
+    g.add_argument("--max-p-by", type=float, default=None, help="filter: BY-adjusted cell p below this (0.05)")
+    g.add_argument("--min-lift", type=float, default=None, help="filter: lift at least this (2)")
+    g.add_argument("--effects", default=None, help="filter: kept Cramér's V categories (medium,large)")
+    g.add_argument("--ci-level", type=float, default=None, help="confidence level of the lift intervals (0.95)")
+    g.add_argument("--bootstrap", type=int, default=None,
                    help="bootstrap resamples of the stories for each association's stability (0 = off)")
-    g.add_argument("--jobs", type=int, default=1, help="worker processes (one (model, slice) per task)")
+    g.add_argument("--jobs", type=int, default=None, help="worker processes (one (model, slice) per task)")
     o = p.add_argument_group("output")
     o.add_argument("--examples", type=int, default=3, help="example stories kept per association (3)")
     o.add_argument("--excerpt-chars", type=int, default=400, help="characters of each example excerpt (400)")
@@ -79,6 +79,8 @@ def mining_config(args: argparse.Namespace):
     kw: dict[str, Any] = {}
     for opt, fld in CONFIG_OPTIONS.items():
         v = getattr(args, opt)
+        if v is None:  # not given: MiningConfig's default (the paper's constant) applies
+            continue
         if opt == "effects":
             v = tuple(e.strip() for e in str(v).split(",") if e.strip())
             bad = [e for e in v if e not in ("negligible", "small", "medium", "large")]

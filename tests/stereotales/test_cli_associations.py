@@ -126,6 +126,9 @@ def test_distribution_rate_and_example_tables(run_dir, planted) -> None:
         assert e.excerpt.startswith(f"Story {e.sample_id}")
     info = json.loads((run_dir / "run_info.json").read_text())
     assert info["stories"] == len(planted) and info["config"]["min_row_sum"] == 10
+    from stereoprobe.stereotales.associations import MiningConfig, config_dict
+
+    assert info["config"] == config_dict(MiningConfig())  # no option given: the engine's (paper) defaults
     assert sum(info["p_methods"].values()) == len(pd.read_csv(run_dir / "pair_tests.csv"))
     assert (run_dir / "report.html").is_file()
 
