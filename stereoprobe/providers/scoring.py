@@ -69,27 +69,71 @@ def _lcp(a: Sequence[int], b: Sequence[int]) -> int:
     return i
 
 
-@dataclass
-class Chunk:
-    """One forward batch: sequence indices and the token prefix they share (0 = no shared prefix)."""
-
-    indices: list[int]
-    prefix_len: int
-
-
 def _chunk_prefix(seqs: Sequence[Sequence[int]], idx: list[int]) -> int:
+    """Longest prefix common to ``seqs[idx]`` that leaves every sequence at least one own token."""
     first = seqs[idx[0]]
     lcp = len(first)
     for i in idx[1:]:
         lcp = min(lcp, _lcp(first, seqs[i]))
-    # every sequence keeps at least one own token after the prefix
     return max(0, min(lcp, min(len(seqs[i]) for i in idx) - 1))
 
 
-def _chunk_cost(seqs: Sequence[Sequence[int]], chunk: Chunk, overhead: int) -> int:
-    """Tokens a chunk pushes through the model (padding included) plus a fixed per-forward overhead."""
-    longest = max(len(seqs[i]) for i in chunk.indices)
-    return chunk.prefix_len + len(chunk.indices) * (longest - chunk.prefix_len) + overhead
+def _prefix_groups(seqs: Sequence[Sequence[int]], members: list[int]) -> list[tuple[int, list[int]]]:
+    """Partition ``members`` into (prefix length, members) groups minimising the tokens run through the model.
+
+    A group with prefix ``p`` costs ``p + sum(len - p)`` tokens (prefix once, continuations per member).
+    Members that agree beyond the group's prefix may form a subgroup with a longer prefix when that costs
+    less (the split is decided recursively on the token trie).
+    """
+    return _best_groups(seqs, members)[1]
+
+
+def _best_groups(seqs: Sequence[Sequence[int]], members: list[int]) -> tuple[int, list[tuple[int, list[int]]]]:
+    if len(members) == 1:
+        return len(seqs[members[0]]), [(0, members)]
+    p = _chunk_prefix(seqs, members)
+    one_group = p + sum(len(seqs[i]) - p for i in members)
+    by_next: dict[int, list[int]] = {}
+    stay: list[int] = []
+    for i in members:
+        if len(seqs[i]) > p + 1:  # can extend the prefix by its next token and keep one own token
+            by_next.setdefault(seqs[i][p], []).append(i)
+        else:
+            stay.append(i)
+    if len(by_next) <= 1 and not stay:  # cannot happen: p is the longest common prefix
+        return one_group, [(p, members)]
+    cost, groups = 0, []
+    for subset in by_next.values():
+        if len(subset) == 1:
+            stay.extend(subset)
+            continue
+        sub_cost, sub_groups = _best_groups(seqs, subset)
+        stay_cost = sum(len(seqs[i]) - p for i in subset)
+        if sub_cost < stay_cost:
+            cost += sub_cost
+            groups.extend(sub_groups)
+        else:
+            stay.extend(subset)
+    if stay:
+        cost += p + sum(len(seqs[i]) - p for i in stay)
+        groups.append((p, stay))
+    if cost < one_group:
+        return cost, groups
+    return one_group, [(p, members)]
+
+
+@dataclass
+class Chunk:
+    """One forward batch: sequence indices and, per sequence, the length of the prefix it shares with other
+    sequences (0 = none). Sequences with the same prefix length and the same leading tokens share one prefix
+    computation; a batch may hold several prefix groups."""
+
+    indices: list[int]
+    prefix_lens: list[int]
+
+    @property
+    def shared(self) -> bool:
+        return any(self.prefix_lens)
 
 
 def plan_chunks(
@@ -97,62 +141,40 @@ def plan_chunks(
     batch_size: int,
     prefix_sharing: bool = True,
     min_prefix: int = 2,
-    overhead: int = 16,
 ) -> list[Chunk]:
     """Split sequences into forward batches.
 
     Without prefix sharing: sort by length and cut into batches of ``batch_size`` (length bucketing).
-    With prefix sharing: sort lexicographically by token ids, cut into runs of sequences sharing at least
-    ``min_prefix`` leading tokens, and within each run pick the cheaper of two orders (by length: every
-    batch shares the run's prefix and has little padding; lexicographic: batches share longer prefixes).
-    A run is kept only if sharing costs fewer model tokens than scoring its sequences in the common pool.
+    With prefix sharing: group sequences by shared leading tokens (:func:`_prefix_groups`: the token trie is
+    cut where it saves the most model tokens); groups sharing at least ``min_prefix`` tokens are ordered by
+    their longest continuation and their members by continuation length, then cut into batches of
+    ``batch_size``, so one batch holds continuations of similar length from one large group or from several
+    small ones. Sequences that share nothing are length-bucketed on their own.
     """
     n = len(seqs)
     if batch_size < 1:
         raise ValueError(f"batch_size must be ≥ 1, got {batch_size}")
 
-    def by_length(idx: list[int], share: bool) -> list[Chunk]:
+    def by_length(idx: list[int]) -> list[Chunk]:
         ordered = sorted(idx, key=lambda i: (-len(seqs[i]), i))
-        chunks = []
-        for s in range(0, len(ordered), batch_size):
-            part = ordered[s : s + batch_size]
-            p = _chunk_prefix(seqs, part) if share else 0
-            chunks.append(Chunk(part, p if p >= min_prefix else 0))
-        return chunks
+        return [Chunk(ordered[s : s + batch_size], [0] * len(ordered[s : s + batch_size]))
+                for s in range(0, len(ordered), batch_size)]
 
     if not prefix_sharing or n < 2:
-        return by_length(list(range(n)), share=False)
+        return by_length(list(range(n)))
 
-    order = sorted(range(n), key=lambda i: (list(seqs[i]), i))
-    runs: list[list[int]] = [[order[0]]]
-    for prev, cur in zip(order, order[1:]):
-        if _lcp(seqs[prev], seqs[cur]) >= min_prefix:
-            runs[-1].append(cur)
+    groups: list[tuple[int, list[int]]] = []  # (prefix length, members)
+    alone: list[int] = []
+    for p, members in _prefix_groups(seqs, list(range(n))):
+        if p >= min_prefix and len(members) > 1:
+            groups.append((p, sorted(members, key=lambda i: (-len(seqs[i]), i))))
         else:
-            runs.append([cur])
-
-    plan: list[Chunk] = []
-    pool: list[int] = []
-    for run in runs:
-        if len(run) < 2:
-            pool.extend(run)
-            continue
-        lexi = []
-        for s in range(0, len(run), batch_size):
-            part = run[s : s + batch_size]
-            p = _chunk_prefix(seqs, part)
-            lexi.append(Chunk(part, p if p >= min_prefix else 0))
-        candidates = [by_length(run, share=True), lexi]
-        costs = [sum(_chunk_cost(seqs, c, overhead) for c in cand) for cand in candidates]
-        best = min(range(2), key=lambda k: costs[k])
-        # cost of the same sequences in the common pool: full length, about one overhead per batch share
-        pooled = sum(len(seqs[i]) for i in run) + overhead * len(run) / batch_size
-        if costs[best] < pooled:
-            plan.extend(candidates[best])
-        else:
-            pool.extend(run)
-    plan.extend(by_length(pool, share=False))
-    return plan
+            alone.extend(members)
+    groups.sort(key=lambda g: (-(len(seqs[g[1][0]]) - g[0]), g[1][0]))
+    flat = [(i, p) for p, members in groups for i in members]
+    plan = [Chunk([i for i, _ in flat[s : s + batch_size]], [p for _, p in flat[s : s + batch_size]])
+            for s in range(0, len(flat), batch_size)]
+    return plan + by_length(alone)
 
 
 class CausalScorer:
@@ -187,9 +209,11 @@ class CausalScorer:
             return False
         return full.shape == split.shape and bool(torch.allclose(full, split, atol=1e-4, rtol=1e-4))
 
-    def _forward(self, ids: torch.Tensor, cache: Any = None, want_cache: bool = False) -> tuple[torch.Tensor, Any]:
+    def _forward(
+        self, ids: torch.Tensor, cache: Any = None, want_cache: bool = False, **extra: Any
+    ) -> tuple[torch.Tensor, Any]:
         """Hidden states (split mode) or logits (full mode) for ``ids``, after an optional cache."""
-        kwargs: dict[str, Any] = {"input_ids": ids, "use_cache": want_cache or cache is not None}
+        kwargs: dict[str, Any] = {"input_ids": ids, "use_cache": want_cache or cache is not None, **extra}
         if cache is not None:
             kwargs[self._cache_kw] = cache
         out = self.body(**kwargs) if self.split else self.model(**kwargs)
@@ -216,58 +240,89 @@ class CausalScorer:
         sub = [seqs[i] for i in todo]
         for chunk in plan_chunks(sub, batch_size, prefix_sharing):
             members = [todo[i] for i in chunk.indices]
-            for i, res in zip(members, self._score_chunk([seqs[i] for i in members], chunk.prefix_len, top_k)):
+            scored = self._score_chunk([seqs[i] for i in members], chunk.prefix_lens, top_k)
+            for i, res in zip(members, scored):
                 results[i] = res
         return [r for r in results if r is not None]
 
-    def _score_chunk(self, seqs: list[Sequence[int]], prefix_len: int, top_k: int) -> list[TokenScores]:
+    def _score_chunk(self, seqs: list[Sequence[int]], prefix_lens: list[int], top_k: int) -> list[TokenScores]:
+        """Score one batch. ``prefix_lens[b]`` leading tokens of sequence ``b`` are shared with the other
+        members having the same prefix (0: nothing shared). Shared prefixes run once each (right-padded
+        together); their key/value cache is gathered per member, and the members' continuations run in one
+        right-padded pass with an attention mask hiding the prefix padding and explicit positions."""
         dev = self.device
-        L = prefix_len
-        shared_lp = torch.empty(0, device=dev)
-        shared_top: list[list[tuple[int, float]]] | None = [] if top_k else None
-        cache = None
-        first_lp = first_top = None
-        if L > 0:
-            prefix = torch.tensor([list(seqs[0][:L])], device=dev)
-            hidden, cache = self._forward(prefix, want_cache=True)
-            rows = self._project(hidden[0])  # (L, V): rows 0..L-2 predict shared tokens, row L-1 the first own token
-            if L > 1:
-                shared_lp, shared_top = _scores_from_rows(rows[: L - 1], prefix[0, 1:L], top_k)
-            own_first = torch.tensor([s[L] for s in seqs], device=dev)
-            first_lp, first_top = _scores_from_rows(rows[L - 1 : L].expand(len(seqs), -1), own_first, top_k)
-            cache.batch_repeat_interleave(len(seqs))
+        B = len(seqs)
+        # prefix groups: (length, tokens) -> group number
+        group_of: dict[tuple[int, ...], int] = {}
+        member_group = []
+        for s, p in zip(seqs, prefix_lens):
+            member_group.append(group_of.setdefault(tuple(s[:p]), len(group_of)) if p else -1)
+        prefixes = list(group_of)
+        plen = [len(t) for t in prefixes]
+        Lmax = max(plen, default=0)
+        starts = [p for p in prefix_lens]
 
-        suffix_lens = [len(s) - L for s in seqs]
+        lps: list[list[float]] = [[] for _ in range(B)]
+        tops: list[list[list[tuple[int, float]]]] = [[] for _ in range(B)]
+        cache = None
+        if prefixes:
+            pids = torch.full((len(prefixes), Lmax), self.pad_id, dtype=torch.long, device=dev)
+            for g, t in enumerate(prefixes):
+                pids[g, : len(t)] = torch.tensor(t, device=dev)
+            hidden, cache = self._forward(pids, want_cache=True)
+            # shared tokens 1..L-1 of each prefix, predicted by prefix rows 0..L-2
+            need = torch.arange(Lmax, device=dev)[None] < torch.tensor(plen, device=dev)[:, None] - 1
+            rows = self._project(hidden[need])
+            g_lp, g_top = (_scores_from_rows(rows, pids[:, 1:][need[:, :-1]], top_k)
+                           if rows.shape[0] else (rows.new_empty(0), []))
+            g_lp_list = g_lp.tolist()
+            shared_lp, shared_top, cursor = [], [], 0
+            for L in plen:
+                shared_lp.append(g_lp_list[cursor : cursor + L - 1])
+                shared_top.append(g_top[cursor : cursor + L - 1] if g_top else [])
+                cursor += L - 1
+            # first own token of each member, predicted by the last row of its prefix
+            sharing = [b for b in range(B) if member_group[b] >= 0]
+            grp = torch.tensor([member_group[b] for b in sharing], device=dev)
+            last = torch.tensor([plen[member_group[b]] - 1 for b in sharing], device=dev)
+            own_first = torch.tensor([seqs[b][prefix_lens[b]] for b in sharing], device=dev)
+            f_lp, f_top = _scores_from_rows(self._project(hidden[grp, last]), own_first, top_k)
+            for k, b in enumerate(sharing):
+                g = member_group[b]
+                lps[b] = list(shared_lp[g]) + [f_lp[k].item()]
+                if top_k:
+                    tops[b] = list(shared_top[g]) + [f_top[k]]
+            if len(sharing) < B:  # members without a shared prefix: prepend nothing, attend to nothing cached
+                raise AssertionError("a batch mixes shared and unshared sequences")
+            cache.reorder_cache(grp)
+
+        suffix_lens = [len(s) - p for s, p in zip(seqs, starts)]
         width = max(suffix_lens)
-        ids = torch.full((len(seqs), width), self.pad_id, dtype=torch.long, device=dev)
+        ids = torch.full((B, width), self.pad_id, dtype=torch.long, device=dev)
         for b, s in enumerate(seqs):
-            ids[b, : suffix_lens[b]] = torch.tensor(list(s[L:]), device=dev)
-        hidden, _ = self._forward(ids, cache=cache)
-        # position j of row b predicts suffix token j+1: needed for j < suffix_len - 1
-        pos = torch.arange(width, device=dev)[None]
-        need = pos < torch.tensor(suffix_lens, device=dev)[:, None] - 1
+            ids[b, : suffix_lens[b]] = torch.tensor(list(s[starts[b]:]), device=dev)
+        extra: dict[str, Any] = {}
+        if cache is not None and (min(plen) != Lmax or len(set(starts)) > 1):
+            mask = torch.ones((B, Lmax + width), dtype=torch.long, device=dev)
+            for b in range(B):
+                mask[b, starts[b] : Lmax] = 0
+            extra["attention_mask"] = mask
+            extra["position_ids"] = torch.tensor(starts, device=dev)[:, None] + torch.arange(width, device=dev)[None]
+        hidden, _ = self._forward(ids, cache=cache, **extra)
+        # position j of row b predicts continuation token j+1: needed for j < suffix_len - 1
+        need = torch.arange(width, device=dev)[None] < torch.tensor(suffix_lens, device=dev)[:, None] - 1
         rows = self._project(hidden[need])
         targets = ids[:, 1:][need[:, :-1]] if width > 1 else ids.new_empty(0)
         own_lp, own_top = _scores_from_rows(rows, targets, top_k) if rows.shape[0] else (rows.new_empty(0), [])
-
-        out = []
-        own_lp_list = own_lp.tolist()
-        shared = shared_lp.tolist()
-        first_list = first_lp.tolist() if first_lp is not None else []
-        cursor = 0
+        own_list = own_lp.tolist()
+        out, cursor = [], 0
         for b, s in enumerate(seqs):
             k = suffix_lens[b] - 1
-            lps = list(shared)
-            top = list(shared_top) if top_k else None
-            if L > 0:
-                lps.append(first_list[b])
-                if top is not None and first_top is not None:
-                    top.append(first_top[b])
-            lps.extend(own_lp_list[cursor : cursor + k])
-            if top is not None and own_top is not None:
-                top.extend(own_top[cursor : cursor + k])
+            lps[b].extend(own_list[cursor : cursor + k])
+            if top_k:
+                tops[b].extend(own_top[cursor : cursor + k])
             cursor += k
-            out.append(TokenScores(list(s[1:]), lps, top))
+            out.append(TokenScores(list(s[1:]), lps[b], tops[b] if top_k else None))
         return out
 
 

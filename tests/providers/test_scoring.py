@@ -80,16 +80,21 @@ def test_batch_size_and_prefix_sharing_invariance(tiny_models):
                 assert g.targets == r.targets
                 assert g.logprobs == pytest.approx(r.logprobs, abs=1e-4)
     # a plan with shared prefixes really is exercised
-    assert any(c.prefix_len > 0 for c in plan_chunks(seqs, 64, True))
-    # forced sharing inside one chunk: each sequence keeps ≥ 1 own token
-    group = [s for s in seqs if s[:3] == seqs[0][:3]]
+    assert any(c.shared for c in plan_chunks(seqs, 64, True))
+    # one batch holding two prefix groups of different prefix lengths (attention mask + explicit positions)
     from stereoprobe.providers.scoring import _chunk_prefix
 
-    L = _chunk_prefix(group, list(range(len(group))))
-    assert L >= 1
-    forced = scorer._score_chunk(group, L, top_k=3)
-    alone = scorer.score(group, batch_size=1, prefix_sharing=False, top_k=3)
+    firsts = sorted({tuple(s[:2]) for s in seqs if len(s) > 3})
+    groups = [[s for s in seqs if tuple(s[:2]) == f] for f in firsts]
+    groups = [g for g in groups if len(g) > 1]
+    lens = [_chunk_prefix(g, list(range(len(g)))) for g in groups]
+    assert len(set(lens)) > 1
+    batch = [s for g in groups for s in g]
+    prefix_lens = [L for g, L in zip(groups, lens) for _ in g]
+    forced = scorer._score_chunk(batch, prefix_lens, top_k=3)
+    alone = scorer.score(batch, batch_size=1, prefix_sharing=False, top_k=3)
     for f, a in zip(forced, alone):
+        assert f.targets == a.targets
         assert f.logprobs == pytest.approx(a.logprobs, abs=1e-4)
         assert [t[0][0] for t in f.top] == [t[0][0] for t in a.top]
 
@@ -102,9 +107,10 @@ def test_plan_chunks_covers_every_sequence_once():
         assert seen == list(range(len(seqs)))
         for c in plan:
             assert len(c.indices) <= 16
-            for i in c.indices:
-                assert seqs[i][: c.prefix_len] == seqs[c.indices[0]][: c.prefix_len]
-                assert len(seqs[i]) > c.prefix_len
+            for i, p in zip(c.indices, c.prefix_lens):
+                assert len(seqs[i]) > p
+                if p:  # the prefix really is shared with another sequence
+                    assert p >= 2 and sum(list(s[:p]) == list(seqs[i][:p]) for s in seqs) >= 2
 
 
 @torch.inference_mode()
