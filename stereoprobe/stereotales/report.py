@@ -362,7 +362,8 @@ def write_associations_report(out_dir: str | Path, extra_sections: Sequence[Sect
 
     if pairs is not None:
         s = Section("Attribute-pair tests (step 1)", anchor="pair-tests")
-        _table(s, pairs, caption="pair_tests.csv")
+        shown = pairs.drop(columns=[c for c in ("table", "row_values", "col_values") if c in pairs.columns])
+        _table(s, shown, caption="pair_tests.csv (the CSV also holds each contingency table and its labels)")
         sections.append(s)
 
     if linked:
