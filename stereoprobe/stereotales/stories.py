@@ -258,7 +258,11 @@ def iter_log_samples(path: str | Path) -> Iterator[_SampleView]:
 
         if sys.version_info < (3, 14):
             import zipfile_zstd  # noqa: F401  (inspect's dependency: zstd members in the stdlib zipfile)
-        with zipfile.ZipFile(p) as z:
+        try:
+            z = zipfile.ZipFile(p)
+        except zipfile.BadZipFile as exc:
+            raise StoriesError(f"{p}: not a complete .eval archive ({exc}); is a run still writing it?") from exc
+        with z:
             for name in dict.fromkeys(z.namelist()):
                 if name.startswith("samples/") and name.endswith(".json"):
                     with z.open(name) as f:

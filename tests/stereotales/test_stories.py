@@ -287,3 +287,13 @@ def test_release_folder_with_other_tables_and_json(tmp_path: Path) -> None:
     # named explicitly, the same file is an error
     with pytest.raises(StoriesError, match="lacks column"):
         read_stories([root / "associations_global" / "train.parquet"])
+
+
+def test_truncated_eval_archive_is_a_clear_error(tmp_path: Path) -> None:
+    path = write_log(tmp_path / "a.eval", [story_sample("s1", attribute="gender", value="man", profile=prof())])
+    from stereoprobe.stereotales.stories import iter_log_samples
+
+    data = path.read_bytes()
+    (tmp_path / "cut.eval").write_bytes(data[: len(data) // 2])
+    with pytest.raises(StoriesError, match=r"cut\.eval: not a complete \.eval archive"):
+        list(iter_log_samples(tmp_path / "cut.eval"))
