@@ -93,9 +93,9 @@ def _extracted(frame: pd.DataFrame) -> pd.DataFrame:
 def attribute_distributions(frame: pd.DataFrame, attributes: Sequence[str]) -> pd.DataFrame:
     """Extracted values per (model, language, attribute), languages pooled as ``language = "all"``.
 
-    Counted over extracted stories (not refused, extraction not failed) NOT prompted with that attribute (for those the value is the prompt, not a
-    model choice). ``share`` is over all such stories (unknown included), ``share_known`` over stories whose
-    value is neither unknown nor other.
+    Counted over extracted stories (not refused, extraction not failed) NOT prompted with that attribute (for
+    those the value is the prompt, not a model choice). ``share`` is over all such stories (unknown included),
+    ``share_known`` over stories whose value is neither unknown nor other.
     """
     complied = _extracted(frame)
     parts = []
@@ -123,11 +123,11 @@ def attribute_distributions(frame: pd.DataFrame, attributes: Sequence[str]) -> p
 
 
 def _with_rollups(df: pd.DataFrame, dims: Sequence[str], agg: dict) -> pd.DataFrame:
-    """Group by every subset of ``dims`` obtained by replacing trailing/leading dims with "all"."""
+    """Aggregate over ``dims`` and over every pooling of the dims after the first (pooled dims read "all")."""
     parts = []
     for mask in _masks(len(dims)):
         keys = [d for d, keep in zip(dims, mask) if keep]
-        g = df.groupby(keys, observed=True).agg(**agg).reset_index() if keys else df.agg(**agg).T.reset_index(drop=True)
+        g = df.groupby(keys, observed=True).agg(**agg).reset_index()
         for d, keep in zip(dims, mask):
             if not keep:
                 g[d] = GLOBAL_SLICE
