@@ -85,7 +85,10 @@ def test_across_models_and_explorer(run_dir) -> None:
     assert row.mean_percentage.item() == pytest.approx(round(100 * g.fraction.mean(), 1))
     assert row.mean_lift.item() == pytest.approx(round(g.lift.mean(), 3))
     ex = pd.read_csv(run_dir / "explorer_global.csv")
-    assert set(ex.models) == {"2/2"} and (ex.percentage == (100 * ex.percentage / 100).round(1)).all()
+    assert set(ex.models) == {"2/2"}
+    m = ex.merge(g, on=["model", "base_attribute", "base_value", "compared_attribute", "compared_value"], suffixes=("", "_a"))
+    assert len(m) == len(g) == 2
+    assert (m.percentage == (100 * m.fraction).round(1)).all() and (m.lift == m.lift_a).all()
 
 
 def test_per_language_outputs(run_dir) -> None:
