@@ -229,3 +229,20 @@ def test_chat_template_option_generates(tiny_models, tmp_path):
     out = _generate(model, "alice is", GenerateConfig(max_tokens=4, temperature=0))
     assert out.usage.output_tokens <= 4 and out.usage.input_tokens > 0
     assert out.choices[0].stop_reason in {"stop", "max_tokens"}
+
+
+def test_encoder_decoder_generates(tiny_models):
+    model = get_model(f"transformers/{tiny_models['t5']}", device="cpu")
+    out = _generate(model, "my name is alice", GenerateConfig(max_tokens=5, temperature=0))
+    assert out.usage.output_tokens <= 5 and out.usage.input_tokens == 6  # 5 word pieces + [SEP]
+    assert out.choices[0].stop_reason in {"stop", "max_tokens"}
+
+
+def test_prompt_logprobs_with_generation(tiny_models):
+    template = "{% for m in messages %}{{ m['content'] }} {% endfor %}"
+    model = get_model(f"transformers/{tiny_models['llama']}", device="cpu", chat_template=template)
+    scored = _generate(model, "alice is kind.", GenerateConfig(prompt_logprobs=1))
+    both = _generate(model, "alice is kind.", GenerateConfig(prompt_logprobs=1, max_tokens=3, temperature=0,
+                                                             num_choices=2))
+    assert _lps(both) == pytest.approx(_lps(scored), abs=1e-6)  # raw text, not the chat-templated prompt
+    assert len(both.choices) == 2 and both.choices[0].message.text == both.choices[1].message.text
