@@ -1,0 +1,71 @@
+"""DBB throughput: sampled mode (the paper's protocol, 10 answers per question) vs logprob mode (exact P(A)
+from the answer letter's next-token probabilities; 2 passes per question, one per option order), same
+questions, same model, same process. Prints questions/s and test instances/s of each mode and the ratio.
+
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/dbb.py                      # default model, CPU
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/dbb.py --model transformers/meta-llama/Llama-3.1-8B-Instruct \
+        --templates 20                                                  # a GPU machine
+
+The paper needed ~18 h per 7B model for 77,350 questions x >= 10 samples on an A100 (spec dbb.md §5.3); the
+script extrapolates logprob mode's time for the full 77,350 questions on the machine it runs on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+FULL_QUESTIONS = 77_350
+FULL_INSTANCES = 103_649
+
+
+def run(model: str, mode: str, templates: int, categories: str, max_tokens: int
+        ) -> tuple[float, int, int, float]:
+    """Seconds, questions, test instances (pairs of groups, whether or not S is defined), refusal rate."""
+    from inspect_ai import eval as inspect_eval
+
+    from stereoprobe.dbb.data import bundled_templates, expand, pair_instances
+    from stereoprobe.tasks.dbb import dbb
+
+    kw = {"mode": mode, "limit_templates": templates, "categories": categories}
+    if mode == "sampled":
+        kw.update(epochs=10, max_tokens=max_tokens)
+    task = dbb(**kw)
+    n_q = len(task.dataset)
+    t0 = time.perf_counter()
+    [log] = inspect_eval(task, model=model, display="none", log_dir="/tmp/stereoprobe-bench-dbb",
+                         log_realtime=False, log_samples=False)
+    dt = time.perf_counter() - t0
+    if log.status != "success":
+        raise SystemExit(f"{mode} run failed: {log.error}")
+    chosen = {tt.template_id for tt in bundled_templates()[:templates]}
+    n_inst = len(pair_instances([q for q in expand(bundled_templates(), categories=categories.split(","))
+                                 if q.template_id in chosen]))
+    return dt, n_q, n_inst, float(log.results.scores[0].metrics["refusal_rate"].value)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="transformers/default")
+    ap.add_argument("--templates", type=int, default=1)
+    ap.add_argument("--categories", default="gender,ses")
+    ap.add_argument("--max-tokens", type=int, default=256, help="sampled-mode answer length (task default)")
+    a = ap.parse_args()
+    # warm-up: loads the model once (memoized by inspect for the later runs)
+    run(a.model, "logprob", 1, "ses", a.max_tokens)
+    t_lp, n_q, n_i, r_lp = run(a.model, "logprob", a.templates, a.categories, a.max_tokens)
+    t_sp, _, _, r_sp = run(a.model, "sampled", a.templates, a.categories, a.max_tokens)
+    print(f"model {a.model}: {n_q} questions, {n_i} test instances ({a.templates} template(s), {a.categories})")
+    print(f"  sampled (10 epochs): {t_sp:8.1f} s  {n_q / t_sp:8.3f} questions/s  {n_i / t_sp:8.3f} instances/s"
+          f"  refusal/invalid rate {100 * r_sp:.1f}%")
+    print(f"  logprob (2 orders):  {t_lp:8.1f} s  {n_q / t_lp:8.3f} questions/s  {n_i / t_lp:8.3f} instances/s"
+          f"  no-letter rate {100 * r_lp:.1f}%")
+    print(f"  ratio logprob/sampled throughput: {t_sp / t_lp:.1f}x")
+    full_h = FULL_QUESTIONS / (n_q / t_lp) / 3600
+    print(f"  full DBB ({FULL_QUESTIONS} questions, {FULL_INSTANCES} instances): logprob mode = "
+          f"{2 * FULL_QUESTIONS} one-token forward passes, no decoding (sampled: >= {10 * FULL_QUESTIONS} "
+          f"generations); ~{full_h:.1f} h at this machine's measured rate (paper, sampled, A100: ~18 h per 7B model)")
+
+
+if __name__ == "__main__":
+    main()
