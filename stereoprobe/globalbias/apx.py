@@ -148,14 +148,31 @@ def benjamini_hochberg(p: np.ndarray | Sequence[float]) -> np.ndarray:
     return q
 
 
-def name_scores(df: pd.DataFrame, scores_minmax: dict, value: str = "apx") -> pd.DataFrame:
-    """Per (group, name, descriptor): ``value`` normalised per template with the bias-score table's min/max
-    (``scores_minmax[t] = (min, max)``), averaged over templates: the name-level analogue of the score."""
+def name_scores(df: pd.DataFrame, scores_minmax: dict | None = None, value: str = "apx",
+                scale: str = "log") -> pd.DataFrame:
+    """Per (group, name, descriptor): the name-level score tested by :func:`stricter_test`, averaged over
+    templates. ``scale="log"`` (default): mean over templates of log(``value``) minus the mean of log(``value``)
+    over all of the group's sentences of that template. Perplexities are right-skewed and close to log-normal:
+    a one-sided t-test on the raw scale is anti-conservative with 10 names per group, and APX's arithmetic-mean
+    group ratio, pulled by a few extreme sentences, shifts a whole group (both checked by simulation). ``scale="minmax"``: ``value`` min-max normalised per template with
+    the bias-score table's ``scores_minmax[t] = (min, max)``, the linear name-level analogue of the score."""
     _need(df, ["group", "name", "descriptor", "template", value])
     d = df[["group", "name", "descriptor", "template", value]].copy()
-    lo = d["template"].map(lambda t: scores_minmax[t][0])
-    hi = d["template"].map(lambda t: scores_minmax[t][1])
-    d["norm"] = (d[value] - lo) / (hi - lo).replace(0, np.nan)
+    if scale == "log":
+        if (d[value] <= 0).any():
+            raise ValueError(f"log scale needs positive {value!r} values")
+        lv = pd.Series(np.log(d[value].to_numpy(dtype=float)), index=d.index)
+        # centred on the group's own level per template (geometric-mean baseline): group-wide shifts, e.g. from
+        # APX's arithmetic-mean ratio pulled by one extreme sentence, cancel; identical for ppl or APX input
+        d["norm"] = lv - lv.groupby([d["group"], d["template"]]).transform("mean")
+    elif scale == "minmax":
+        if scores_minmax is None:
+            raise ValueError("scale='minmax' needs scores_minmax")
+        lo = d["template"].map(lambda t: scores_minmax[t][0])
+        hi = d["template"].map(lambda t: scores_minmax[t][1])
+        d["norm"] = (d[value] - lo) / (hi - lo).replace(0, np.nan)
+    else:
+        raise ValueError(f"unknown scale {scale!r}; use 'log' or 'minmax'")
     return d.groupby(["group", "name", "descriptor"], sort=True)["norm"].mean().rename("name_score").reset_index()
 
 
@@ -242,6 +259,7 @@ def score_table(
     alpha: float = 0.05,
     n_permutations: int = 2000,
     seed: int = 0,
+    test_scale: str = "log",
 ) -> pd.DataFrame:
     """Sentence perplexities (or APX, ``value="apx"``) -> one row per (group, descriptor) with the bias score,
     the reference flag and the stricter test (when names are known).
@@ -259,7 +277,7 @@ def score_table(
     scores["flagged"] = reference_flags(scores, z=z, exclude_axes=exclude_axes)
     if "name" in d.columns and d["name"].notna().all():
         mm = {t: (scores[f"apx_{t}"].min(), scores[f"apx_{t}"].max()) for t in d["template"].unique()}
-        ns = name_scores(d, mm)
+        ns = name_scores(d, mm, scale=test_scale)
         axis_of = scores.drop_duplicates("descriptor").set_index("descriptor")["axis"].to_dict()
         st = stricter_test(ns, test_method, alpha, exclude_axes, axis_of, n_permutations, seed)
         scores = scores.merge(st, on=["group", "descriptor"], how="left")

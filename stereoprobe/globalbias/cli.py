@@ -23,6 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--test", choices=["welch", "permutation"], default="welch", help="stricter test (names as units)")
     p.add_argument("--alpha", type=float, default=0.05, help="FDR level of the stricter test (Benjamini-Hochberg)")
     p.add_argument("--permutations", type=int, default=2000, help="permutations for --test permutation")
+    p.add_argument("--test-scale", choices=["log", "minmax"], default="log",
+                   help="name-level statistic: group-centred log perplexity (default) or min-max normalised APX")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=_run_globalbias)
 
@@ -52,6 +54,7 @@ def _run_globalbias(args: argparse.Namespace) -> int:
     run_globalbias(
         args.inputs, args.out, measure=args.measure, tokenizer=tok, faithful_rounding=not args.exact,
         test_method=args.test, alpha=args.alpha, n_permutations=args.permutations, seed=args.seed,
+        test_scale=args.test_scale,
     )
     return 0
 

@@ -21,6 +21,7 @@ def analyse(
     alpha: float = 0.05,
     n_permutations: int = 2000,
     seed: int = 0,
+    test_scale: str = "log",
 ) -> dict[str, pd.DataFrame]:
     """All GlobalBias tables for one model's sentences."""
     value = "apx" if "apx" in sentences.columns and sentences["apx"].notna().all() else "ppl"
@@ -28,7 +29,7 @@ def analyse(
     if d["name"].isna().all():
         d = d.drop(columns="name")
     scores = A.score_table(d, value=value, faithful_rounding=faithful_rounding, test_method=test_method,
-                           alpha=alpha, n_permutations=n_permutations, seed=seed)
+                           alpha=alpha, n_permutations=n_permutations, seed=seed, test_scale=test_scale)
     dd = d if value == "apx" else A.apx(d, value, 3 if faithful_rounding else None)
     means = A.group_descriptor_means(dd, "apx", 2 if faithful_rounding else None)
     out = {
@@ -57,13 +58,15 @@ def run_globalbias(
     alpha: float = 0.05,
     n_permutations: int = 2000,
     seed: int = 0,
+    test_scale: str = "log",
 ) -> dict[str, pd.DataFrame]:
     """Read inputs, analyse each model, write ``bias_scores`` (+ associations, min_groups, validation) tables
     and ``report.html`` to ``out_dir``; return the combined tables."""
     sentences, rep = load(inputs, measure=measure, tokenizer=tokenizer)
     tables: dict[str, list[pd.DataFrame]] = {}
     for model, sub in sentences.groupby("model", sort=True):
-        for name, df in analyse(sub, faithful_rounding, test_method, alpha, n_permutations, seed).items():
+        for name, df in analyse(sub, faithful_rounding, test_method, alpha, n_permutations, seed,
+                                test_scale).items():
             df = df.copy()
             df.insert(0, "model", model)
             tables.setdefault(name, []).append(df)
@@ -116,7 +119,8 @@ def _report(path, tables, sentences, rep, measure, faithful_rounding, test_metho
 
     b = Section("Associated descriptors per group: stricter test", anchor="strict")
     b.text(f"One-sided {'Welch t-test' if test_method == 'welch' else 'permutation test'} of the group's names "
-           "against the other groups' names (name-level normalised APX averaged over templates), with "
+           "against the other groups' names (per name: log perplexity centred on its group's mean log perplexity "
+           "of the template, averaged over templates; group-wide familiarity shifts cancel), with "
            f"Benjamini-Hochberg false discovery rate control at {alpha} over all tested pairs.")
     if scores["p_value"].notna().any():
         b.table(tables["associations_strict"])

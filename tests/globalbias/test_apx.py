@@ -167,3 +167,36 @@ def test_validation_hand_worked():
     assert s.loc["apx", "chance_mrr"] == pytest.approx((1 + 1 / 2 + 1 / 3 + 1 / 4) / 4)
     x = detail[(detail.measure == "apx") & (detail.descriptor == "x")].iloc[0]
     assert x["ranking"] == "asian < hispanic < white < arab"
+
+
+def _sim_sentences(seed: int, planted: float = 0.0, n_groups=10, n_names=8, n_desc=30):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for g in range(n_groups):
+        for n in range(n_names):
+            for d in range(n_desc):
+                for t in (1, 2):
+                    z = rng.normal(4, 0.5) - (planted if (g == 0 and d < 5) else 0.0)
+                    rows.append((f"g{g}", f"n{n}", f"d{d}", t, float(np.exp(z))))
+    return pd.DataFrame(rows, columns=["group", "name", "descriptor", "template", "ppl"])
+
+
+def test_name_scores_cancel_group_wide_shifts():
+    df = _sim_sentences(5, n_groups=3, n_names=3, n_desc=4)
+    shifted = df.copy()
+    shifted.loc[shifted.group == "g1", "ppl"] *= 7.0
+    a, b = A.name_scores(df, value="ppl"), A.name_scores(shifted, value="ppl")
+    assert a["name_score"].to_numpy() == pytest.approx(b["name_score"].to_numpy())
+
+
+def test_stricter_test_robust_to_one_extreme_sentence_and_finds_planted():
+    df = _sim_sentences(6)
+    df.loc[0, "ppl"] = 1e6  # one extreme sentence of g0 inflates its APX ratio: all of g0 looks "likely"
+    s = A.score_table(df)
+    assert s["significant"].fillna(False).sum() == 0
+    assert 0.02 < (s["p_value"] < 0.05).mean() < 0.09
+    s = A.score_table(_sim_sentences(7, planted=1.0))
+    hits = s[s["significant"].fillna(False).astype(bool)]
+    found = {(g, d) for g, d in zip(hits.group, hits.descriptor)}
+    planted = {("g0", f"d{i}") for i in range(5)}
+    assert len(found & planted) >= 4 and len(found - planted) <= 1
