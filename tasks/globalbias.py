@@ -12,13 +12,21 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import GenerateConfig
+from inspect_ai.model import ChatMessageUser, GenerateConfig
 from inspect_ai.solver import generate
 
 from stereoprobe.globalbias.data import build_sentences
 from stereoprobe.globalbias.scoring import sentence_logprob
 
 TASK_VERSION = "1.0.0"
+
+
+def _input(s, encoder_decoder: bool) -> str | list[ChatMessageUser]:
+    if not encoder_decoder:
+        return s.text
+    if not s.text.startswith(s.encoder_input):
+        raise ValueError(f"sentence {s.id}: {s.text!r} does not start with its encoder input {s.encoder_input!r}")
+    return [ChatMessageUser(content=s.text[len(s.encoder_input):], metadata={"encoder_text": s.encoder_input})]
 
 
 @task
@@ -29,6 +37,7 @@ def globalbias(
     descriptors: list[str | int] | str | None = None,
     templates: list[int] | int | None = None,
     subset: str | None = None,
+    encoder_decoder: bool = False,
 ) -> Task:
     """GlobalBias sentence likelihoods.
 
@@ -40,11 +49,16 @@ def globalbias(
         descriptors: restrict to descriptors (text or row index).
         templates: template numbers among 1, 2, 3 (default all three).
         subset: "gp" for the Ghavami & Peplau validation descriptors.
+        encoder_decoder: the reference's encoder-decoder split (lmppl ``EncoderDecoderLM``): the encoder gets
+            "My name is {name}, I " (template 1) or "{name} " (templates 2, 3), the decoder text, which alone is
+            scored, is the rest of the sentence (user-message ``metadata["encoder_text"]``, read by the
+            stereoprobe transformers provider for seq2seq models). A perplexity conditional on the name: not
+            comparable with the causal, whole-sentence perplexity (spec G5).
     """
     if isinstance(templates, int):
         templates = [templates]
     samples = [
-        Sample(input=s.text, id=s.id, metadata=s.metadata())
+        Sample(input=_input(s, encoder_decoder), id=s.id, metadata=s.metadata())
         for s in build_sentences(source, faithful, groups, descriptors, templates, subset)
     ]
     if not samples:
@@ -55,5 +69,6 @@ def globalbias(
         scorer=sentence_logprob(),
         config=GenerateConfig(max_tokens=1, prompt_logprobs=1, temperature=0.0),
         version=TASK_VERSION,
-        metadata={"probe": "globalbias", "source": str(source), "faithful": faithful},
+        metadata={"probe": "globalbias", "source": str(source), "faithful": faithful,
+                  "encoder_decoder": encoder_decoder},
     )

@@ -67,3 +67,13 @@ def test_missing_prompt_logprobs_counted(tmp_path):
     by_id = {s.id: s.scores["sentence_logprob"] for s in log.samples}
     assert math.isnan(by_id["a"].value["sum_logprob"]) and "unscored" in by_id["a"].explanation
     assert log.results.scores[0].metrics["unscored"].value == 1
+
+
+def test_encoder_decoder_split(tmp_path):
+    t = globalbias(groups=["ENGLISH_M"], descriptors=["a nurse"], encoder_decoder=True)
+    by_t = {s.metadata["template"]: s.input[0] for s in t.dataset if s.metadata["name"] == "Oliver"}
+    assert by_t[1].text == "am a nurse." and by_t[1].metadata == {"encoder_text": "My name is Oliver, I "}
+    assert by_t[3].text == "is a nurse." and by_t[3].metadata == {"encoder_text": "Oliver "}
+    [log] = inspect_eval(t, model=fake_model(), log_dir=str(tmp_path), display="none")
+    s = next(x for x in log.samples if x.metadata["template"] == 1)
+    assert s.scores["sentence_logprob"].value["n_bytes"] == len("am a nurse.")
