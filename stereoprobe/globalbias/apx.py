@@ -321,10 +321,13 @@ def validation(
     ethnicity_to_target: dict[str, str],
     excluded_targets: Sequence[str] = ("nonce",),
     value: str = "ppl",
-    template: int = 1,
+    template: int | Sequence[int] = 1,
     faithful_rounding: bool = True,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Ghavami & Peplau validation (spec 6; paper Tables 3 and 4), template 1 as in the code.
+
+    ``template=(1, 2, 3)`` gives the paper's description (G10): per template the means below are min-max
+    normalised over the validation table, and their average over templates is ranked.
 
     Keeps sentences of ``template`` whose ethnicity maps to a target group and whose descriptor has a target
     (not excluded); recomputes APX on that subset; then for each measure (``ppl``, ``apx``):
@@ -338,23 +341,24 @@ def validation(
     per-descriptor detail).
     """
     _need(sentences, ["group", "descriptor", "template", "ethnicity", "gender", "target", value])
-    d = sentences[sentences["template"] == template].copy()
+    tset = [template] if isinstance(template, int) else list(template)
+    d = sentences[sentences["template"].isin(tset)].copy()
     d["eth_group"] = d["ethnicity"].map(ethnicity_to_target)
     d = d[d["eth_group"].notna() & d["target"].notna() & ~d["target"].isin(list(excluded_targets))]
     if d.empty:
-        raise ValueError("no sentences for the validation (need template-1 sentences of mapped ethnicities "
+        raise ValueError(f"no sentences for the validation (need template {tset} sentences of mapped ethnicities "
                          "and Ghavami & Peplau descriptors with a target group)")
+    if set(d["template"].unique()) != set(tset):
+        raise ValueError(f"validation templates {tset} requested, the inputs have {sorted(d['template'].unique())}")
     d = apx(d, value=value, round_ratio=3 if faithful_rounding else None)
     cands = sorted(d["eth_group"].unique())
     k = len(cands)
     summary, detail = [], []
     for measure in (value, "apx"):
-        m = d.groupby(["gender", "eth_group", "target", "descriptor"], sort=True)[measure].mean().reset_index()
-        if faithful_rounding:
-            m[measure] = np.round(m[measure].to_numpy(dtype=float), 2)
+        m = _template_average(d, ["gender", "eth_group", "target", "descriptor"], measure, faithful_rounding)
         best = m.loc[m.groupby(["descriptor", "target"], sort=True)[measure].idxmin()]
         correct = (best["eth_group"] == best["target"]).to_numpy()
-        pooled = d.groupby(["eth_group", "target", "descriptor"], sort=True)[measure].mean().reset_index()
+        pooled = _template_average(d, ["eth_group", "target", "descriptor"], measure, False)
         rr = []
         for (desc, tgt), sub in pooled.groupby(["descriptor", "target"], sort=True):
             order = list(sub.sort_values(measure, kind="stable")["eth_group"])
@@ -376,6 +380,18 @@ def validation(
             "chance_mrr": float(np.mean([1.0 / r for r in range(1, k + 1)])),
         })
     return pd.DataFrame(summary), pd.DataFrame(detail)
+
+
+def _template_average(d: pd.DataFrame, keys: list[str], measure: str, round2: bool) -> pd.DataFrame:
+    """Mean of ``measure`` per ``keys`` (rounded to 2 d.p. if ``round2``); with several templates, each
+    template's means min-max normalised over the table, then averaged over templates."""
+    m = d.groupby(keys + ["template"], sort=True)[measure].mean().reset_index()
+    if round2:
+        m[measure] = np.round(m[measure].to_numpy(dtype=float), 2)
+    if m["template"].nunique() == 1:
+        return m.drop(columns="template")
+    m[measure] = m.groupby("template")[measure].transform(lambda x: pd.Series(minmax(x), index=x.index))
+    return m.groupby(keys, sort=True)[measure].mean().reset_index()
 
 
 def _need(df: pd.DataFrame, cols: Sequence[str]) -> None:

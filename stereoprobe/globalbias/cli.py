@@ -25,6 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--permutations", type=int, default=2000, help="permutations for --test permutation")
     p.add_argument("--test-scale", choices=["log", "minmax"], default="log",
                    help="name-level statistic: group-centred log perplexity (default) or min-max normalised APX")
+    p.add_argument("--validation-templates", default="1",
+                   help="templates of the validation, e.g. 1,2,3 for the paper's normalised average (default 1, the code)")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=_run_globalbias)
 
@@ -55,6 +57,7 @@ def _run_globalbias(args: argparse.Namespace) -> int:
         args.inputs, args.out, measure=args.measure, tokenizer=tok, faithful_rounding=not args.exact,
         test_method=args.test, alpha=args.alpha, n_permutations=args.permutations, seed=args.seed,
         test_scale=args.test_scale,
+        validation_templates=tuple(int(t) for t in str(args.validation_templates).split(",")),
     )
     return 0
 

@@ -22,6 +22,7 @@ def analyse(
     n_permutations: int = 2000,
     seed: int = 0,
     test_scale: str = "log",
+    validation_templates: tuple[int, ...] = (1,),
 ) -> dict[str, pd.DataFrame]:
     """All GlobalBias tables for one model's sentences."""
     value = "apx" if "apx" in sentences.columns and sentences["apx"].notna().all() else "ppl"
@@ -38,10 +39,10 @@ def analyse(
         "associations_strict": A.associations(scores, "significant"),
         "min_groups": A.min_groups(means),
     }
-    if value == "ppl" and (d["template"] == 1).any() and d["target"].notna().any() and "name" in d.columns:
+    if value == "ppl" and d["target"].notna().any() and "name" in d.columns:
         mapping, excluded = validation_groups()
         try:
-            summary, detail = A.validation(d, mapping, tuple(excluded), "ppl", 1, faithful_rounding)
+            summary, detail = A.validation(d, mapping, tuple(excluded), "ppl", validation_templates, faithful_rounding)
             out["validation"], out["validation_detail"] = summary, detail
         except ValueError:
             pass
@@ -59,6 +60,7 @@ def run_globalbias(
     n_permutations: int = 2000,
     seed: int = 0,
     test_scale: str = "log",
+    validation_templates: tuple[int, ...] = (1,),
 ) -> dict[str, pd.DataFrame]:
     """Read inputs, analyse each model, write ``bias_scores`` (+ associations, min_groups, validation) tables
     and ``report.html`` to ``out_dir``; return the combined tables."""
@@ -66,7 +68,7 @@ def run_globalbias(
     tables: dict[str, list[pd.DataFrame]] = {}
     for model, sub in sentences.groupby("model", sort=True):
         for name, df in analyse(sub, faithful_rounding, test_method, alpha, n_permutations, seed,
-                                test_scale).items():
+                                test_scale, validation_templates).items():
             df = df.copy()
             df.insert(0, "model", model)
             tables.setdefault(name, []).append(df)
@@ -74,11 +76,13 @@ def run_globalbias(
     out = Path(out_dir)
     for name, df in combined.items():
         write_table(df, out, name)
-    _report(out / "report.html", combined, sentences, rep, measure, faithful_rounding, test_method, alpha)
+    _report(out / "report.html", combined, sentences, rep, measure, faithful_rounding, test_method, alpha,
+            validation_templates)
     return combined
 
 
-def _report(path, tables, sentences, rep, measure, faithful_rounding, test_method, alpha) -> None:
+def _report(path, tables, sentences, rep, measure, faithful_rounding, test_method, alpha,
+            validation_templates=(1,)) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -102,9 +106,11 @@ def _report(path, tables, sentences, rep, measure, faithful_rounding, test_metho
 
     if "validation" in tables:
         v = Section("Validation on stereotype descriptors (paper Tables 3 and 4)", anchor="validation")
-        v.text("Accuracy: share of stereotype descriptors whose lowest-scoring group (gender x ethnicity group, "
-               "template 1) belongs to the stereotype's target group. MRR: mean reciprocal rank of the target group "
-               "(genders pooled). Chance levels are for the number of groups present.")
+        tt = ", ".join(map(str, validation_templates))
+        v.text("Accuracy: share of stereotype descriptors whose lowest-scoring group (gender x ethnicity group; "
+               f"template(s) {tt}, several templates = average of per-template min-max normalised means) belongs "
+               "to the stereotype's target group. MRR: mean reciprocal rank of the target group (genders pooled). "
+               "Chance levels are for the number of groups present.")
         v.table(tables["validation"])
         v.table(tables["validation_detail"], caption="per descriptor")
         secs.append(v)

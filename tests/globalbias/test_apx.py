@@ -200,3 +200,17 @@ def test_stricter_test_robust_to_one_extreme_sentence_and_finds_planted():
     found = {(g, d) for g, d in zip(hits.group, hits.descriptor)}
     planted = {("g0", f"d{i}") for i in range(5)}
     assert len(found & planted) >= 4 and len(found - planted) <= 1
+
+
+def test_validation_three_template_variant():
+    """Template 2 = 3 x template 1: APX ratios are scale-free and min-max normalisation removes the scale, so
+    the normalised template average ranks like template 1 alone (same accuracy and MRR)."""
+    mapping = {"ENGLISH": "white", "CHINESE": "asian", "ARAB": "arab", "HISPANIC": "hispanic"}
+    t1 = validation_table()
+    t1 = t1[t1.template == 1]
+    both = pd.concat([t1, t1.assign(template=2, ppl=t1.ppl * 3)], ignore_index=True)
+    one, _ = A.validation(both, mapping, template=1)
+    avg, _ = A.validation(both, mapping, template=(1, 2))
+    assert avg[["accuracy", "mrr"]].to_numpy() == pytest.approx(one[["accuracy", "mrr"]].to_numpy())
+    with pytest.raises(ValueError, match="inputs have"):
+        A.validation(t1, mapping, template=(1, 3))
