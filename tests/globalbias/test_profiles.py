@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 from collections import Counter
 
 import numpy as np

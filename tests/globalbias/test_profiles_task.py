@@ -3,7 +3,6 @@ from __future__ import annotations
 import json
 import re
 
-import numpy as np
 import pandas as pd
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
