@@ -297,3 +297,23 @@ def test_truncated_eval_archive_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "cut.eval").write_bytes(data[: len(data) // 2])
     with pytest.raises(StoriesError, match=r"cut\.eval: not a complete \.eval archive"):
         list(iter_log_samples(tmp_path / "cut.eval"))
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_release_read_in_chunks_gives_the_same_frame(tmp_path: Path, monkeypatch, fmt: str) -> None:
+    import stereoprobe.stereotales.stories as stories_mod
+
+    base = pd.concat([_release_frame().assign(sample_id=lambda d, k=k: d.sample_id + f"#{k}") for k in range(3)],
+                     ignore_index=True)
+    rel = release_rows(base, ["gender", "professional_field"])
+    path = tmp_path / f"r.{fmt}"
+    rel.to_parquet(path) if fmt == "parquet" else rel.to_csv(path, index=False)
+    whole = read_stories([path]).frame
+    monkeypatch.setattr(stories_mod, "RELEASE_CHUNK_ROWS", 2)
+    chunked = read_stories([path])
+    pd.testing.assert_frame_equal(whole, chunked.frame)
+    assert chunked.sources.iloc[0]["rows_read"] == 9
+    rel.loc[7, "extracted_attributes_json"] = "[1, 2]"
+    rel.to_parquet(path) if fmt == "parquet" else rel.to_csv(path, index=False)
+    with pytest.raises(StoriesError, match=r"row 7 .*not a JSON object"):  # absolute row number across chunks
+        read_stories([path])
