@@ -41,6 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--permutations", type=int, default=100, help="label permutations for the test against chance")
     q.add_argument("--folds", type=int, default=5, help="folds of the cross-validated accuracy")
     q.add_argument("--no-feature-ablation", action="store_true", help="skip leave-one-feature-group-out")
+    q.add_argument("--classifier", choices=["svc", "linear-ovr"], default="svc",
+                   help="svc: SVC() defaults as the reference code (one-vs-one); linear-ovr: one-vs-rest linear SVMs")
     q.add_argument("--seed", type=int, default=42)
     q.set_defaults(func=_run_profiles)
 
@@ -66,5 +68,5 @@ def _run_profiles(args: argparse.Namespace) -> int:
     from stereoprobe.globalbias.profiles_report import run_profiles
 
     run_profiles(args.inputs, args.out, n_permutations=args.permutations, folds=args.folds,
-                 ablation=not args.no_feature_ablation, seed=args.seed)
+                 ablation=not args.no_feature_ablation, seed=args.seed, classifier=args.classifier)
     return 0

@@ -75,13 +75,29 @@ def read_profiles_csv(path: str | Path) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------------------------------ classifier
+CLASSIFIERS = ("svc", "linear-ovr")
+
+
+def make_classifier(name: str = "svc"):
+    """``svc``: ``sklearn.svm.SVC()`` defaults, the reference (RBF, one-vs-one); ``linear-ovr``: one-vs-rest
+    linear SVMs, the paper's description (G7)."""
+    from sklearn.multiclass import OneVsRestClassifier
+    from sklearn.svm import SVC, LinearSVC
+
+    if name == "svc":
+        return SVC()
+    if name == "linear-ovr":
+        return OneVsRestClassifier(LinearSVC())
+    raise ValueError(f"unknown classifier {name!r}; known: {', '.join(CLASSIFIERS)}")
+
+
 def build_pipeline(features: Sequence[str] = FEATURES, classifier: object = None):
-    """The reference ColumnTransformer + SVC pipeline restricted to ``features``."""
+    """The reference ColumnTransformer + SVC pipeline restricted to ``features`` (``classifier``: an sklearn
+    estimator or a name of :func:`make_classifier`)."""
     from sklearn.compose import ColumnTransformer
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
-    from sklearn.svm import SVC
 
     parts = []
     oh = [f for f in features if f in ONE_HOT]
@@ -92,7 +108,9 @@ def build_pipeline(features: Sequence[str] = FEATURES, classifier: object = None
         if f in LISTS:
             parts.append((f, Pipeline([("join", FunctionTransformer(_join)), ("tfidf", TfidfVectorizer())]), [f]))
     ct = ColumnTransformer(parts, remainder="drop")
-    return Pipeline([("features", ct), ("svm", classifier if classifier is not None else SVC())])
+    if classifier is None or isinstance(classifier, str):
+        classifier = make_classifier(classifier or "svc")
+    return Pipeline([("features", ct), ("svm", classifier)])
 
 
 def _as_str(X):
@@ -110,40 +128,44 @@ def _split(df: pd.DataFrame, target: str, seed: int):
     return train_test_split(df, df[target], test_size=0.3, random_state=seed, stratify=df[target])
 
 
-def svm_accuracy(df: pd.DataFrame, target: str, features: Sequence[str] = FEATURES, seed: int = 42) -> float:
+def svm_accuracy(df: pd.DataFrame, target: str, features: Sequence[str] = FEATURES, seed: int = 42,
+                 classifier: str = "svc") -> float:
     """Held-out accuracy of the reference SVM (70/30 stratified split, ``random_state=seed``)."""
     Xtr, Xte, ytr, yte = _split(df, target, seed)
-    model = build_pipeline(features).fit(Xtr, ytr)
+    model = build_pipeline(features, classifier).fit(Xtr, ytr)
     return float(np.mean(model.predict(Xte) == np.asarray(yte)))
 
 
-def feature_ablation(df: pd.DataFrame, target: str, seed: int = 42) -> pd.DataFrame:
+def feature_ablation(df: pd.DataFrame, target: str, seed: int = 42, classifier: str = "svc") -> pd.DataFrame:
     """Leave-one-feature-group-out: ``delta_pp = 100 x (accuracy without the feature - accuracy)``."""
-    base = svm_accuracy(df, target, FEATURES, seed)
-    rows = [{"feature": short(f), "accuracy_without": (a := svm_accuracy(df, target, [g for g in FEATURES if g != f], seed)),
+    base = svm_accuracy(df, target, FEATURES, seed, classifier)
+    rows = [{"feature": short(f),
+             "accuracy_without": (a := svm_accuracy(df, target, [g for g in FEATURES if g != f], seed, classifier)),
              "delta_pp": 100 * (a - base)} for f in FEATURES]
     return pd.DataFrame(rows).sort_values("delta_pp").reset_index(drop=True)
 
 
-def permutation_p(df: pd.DataFrame, target: str, n_permutations: int = 100, seed: int = 42) -> tuple[float, float]:
+def permutation_p(df: pd.DataFrame, target: str, n_permutations: int = 100, seed: int = 42,
+                  classifier: str = "svc") -> tuple[float, float]:
     """(accuracy, p) with p = (1 + #{accuracy with permuted labels >= accuracy}) / (B + 1), same 70/30 split
     procedure (``sklearn.model_selection.permutation_test_score`` with one stratified shuffle split)."""
     from sklearn.model_selection import StratifiedShuffleSplit, permutation_test_score
 
     cv = StratifiedShuffleSplit(n_splits=1, test_size=0.3, random_state=seed)
-    score, _perm, p = permutation_test_score(build_pipeline(), df, df[target], cv=cv, n_permutations=n_permutations,
+    score, _perm, p = permutation_test_score(build_pipeline(FEATURES, classifier), df, df[target], cv=cv, n_permutations=n_permutations,
                                              random_state=seed, scoring="accuracy")
     return float(score), float(p)
 
 
-def cv_accuracy(df: pd.DataFrame, target: str, folds: int = 5, seed: int = 42, level: float = 0.95) -> dict:
+def cv_accuracy(df: pd.DataFrame, target: str, folds: int = 5, seed: int = 42, level: float = 0.95,
+                classifier: str = "svc") -> dict:
     """Out-of-fold accuracy over stratified k folds with a Wilson interval on the pooled predictions."""
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
     from statsmodels.stats.proportion import proportion_confint
 
     min_class = int(df[target].value_counts().min())
     k = max(2, min(folds, min_class))
-    pred = cross_val_predict(build_pipeline(), df, df[target], cv=StratifiedKFold(k, shuffle=True, random_state=seed))
+    pred = cross_val_predict(build_pipeline(FEATURES, classifier), df, df[target], cv=StratifiedKFold(k, shuffle=True, random_state=seed))
     correct = int(np.sum(pred == df[target].to_numpy()))
     lo, hi = proportion_confint(correct, len(df), alpha=1 - level, method="wilson")
     return {"cv_accuracy": correct / len(df), "cv_low": float(lo), "cv_high": float(hi), "cv_folds": k}
@@ -162,13 +184,14 @@ def too_small(df: pd.DataFrame, target: str) -> str | None:
     return None
 
 
-def classification(df: pd.DataFrame, n_permutations: int = 100, folds: int = 5, seed: int = 42) -> pd.DataFrame:
+def classification(df: pd.DataFrame, n_permutations: int = 100, folds: int = 5, seed: int = 42,
+                   classifier: str = "svc") -> pd.DataFrame:
     """Per target (gender_ethnicity / ethnicity / gender): accuracy (reference), chance level 1/k, permutation
     p, cross-validated accuracy and interval. Targets whose data are too small get NaN and a ``note``."""
     rows = []
     for name, col in TARGETS.items():
         k = df[col].nunique()
-        row = {"target": name, "n_profiles": len(df), "n_classes": k, "accuracy": float("nan"),
+        row = {"target": name, "classifier": classifier, "n_profiles": len(df), "n_classes": k, "accuracy": float("nan"),
                "chance": 1.0 / k if k else float("nan"),
                "majority_rate": float(df[col].value_counts(normalize=True).max()) if len(df) else float("nan"),
                "permutation_p": float("nan"), "note": ""}
@@ -177,12 +200,12 @@ def classification(df: pd.DataFrame, n_permutations: int = 100, folds: int = 5, 
             row["note"] = why
             rows.append(row)
             continue
-        row["accuracy"] = svm_accuracy(df, col, FEATURES, seed)
+        row["accuracy"] = svm_accuracy(df, col, FEATURES, seed, classifier)
         if n_permutations > 0:
-            _, row["permutation_p"] = permutation_p(df, col, n_permutations, seed)
+            _, row["permutation_p"] = permutation_p(df, col, n_permutations, seed, classifier)
             row["n_permutations"] = n_permutations
         if folds > 1:
-            row.update(cv_accuracy(df, col, folds, seed))
+            row.update(cv_accuracy(df, col, folds, seed, classifier=classifier))
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -39,7 +39,7 @@ def profiles_from_logs(paths: Iterable[Path]) -> tuple[pd.DataFrame, pd.DataFram
 
 
 def run_profiles(inputs: Iterable[str | Path], out_dir: str | Path, n_permutations: int = 100, folds: int = 5,
-                 ablation: bool = True, seed: int = 42) -> dict[str, pd.DataFrame]:
+                 ablation: bool = True, seed: int = 42, classifier: str = "svc") -> dict[str, pd.DataFrame]:
     csvs, logs = [], []
     for item in inputs:
         p = Path(item)
@@ -68,12 +68,13 @@ def run_profiles(inputs: Iterable[str | Path], out_dir: str | Path, n_permutatio
     tables: dict[str, list[pd.DataFrame]] = {}
     for model, sub in df.groupby("model", sort=True):
         sub = sub.dropna(subset=["Group"]).reset_index(drop=True)
-        res = {"classification": P.classification(sub, n_permutations, folds, seed), "top_words": P.top_words(sub)}
+        res = {"classification": P.classification(sub, n_permutations, folds, seed, classifier),
+               "top_words": P.top_words(sub)}
         if ablation:
             abl = []
             for name, col in P.TARGETS.items():
                 if P.too_small(sub, col) is None:
-                    abl.append(P.feature_ablation(sub, col, seed).assign(target=name))
+                    abl.append(P.feature_ablation(sub, col, seed, classifier).assign(target=name))
             res["feature_ablation"] = pd.concat(abl, ignore_index=True) if abl else pd.DataFrame()
         for k, v in res.items():
             tables.setdefault(k, []).append(v.assign(model=model))

@@ -99,3 +99,34 @@ def test_read_upstream_layout_csv(tmp_path):
     up.to_csv(tmp_path / "bad.csv", index=False)
     with pytest.raises(ValueError, match="bad.csv: row 2, column hobbies"):
         P.read_profiles_csv(tmp_path / "bad.csv")
+
+
+def test_reference_accuracy_matches_a_hand_built_pipeline():
+    """Independent build of the reference features: one-hot via pandas on the training split (unknown test
+    categories -> all zeros, as handle_unknown="ignore"), TF-IDF per list feature, SVC(), same split."""
+    import scipy.sparse as sp
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.model_selection import train_test_split
+    from sklearn.svm import SVC
+
+    df = synthetic(True, n_per_group=25, seed=3)
+    tr, te = train_test_split(df, test_size=0.3, random_state=42, stratify=df["Ethnicity"])
+    blocks_tr, blocks_te = [], []
+    for col in P.ONE_HOT:
+        cats = sorted(tr[col].astype(str).unique())
+        blocks_tr.append(sp.csr_matrix(np.array([[v == c for c in cats] for v in tr[col].astype(str)], float)))
+        blocks_te.append(sp.csr_matrix(np.array([[v == c for c in cats] for v in te[col].astype(str)], float)))
+    for col in P.LISTS:
+        vec = TfidfVectorizer().fit([" ".join(v) for v in tr[col]])
+        blocks_tr.append(vec.transform([" ".join(v) for v in tr[col]]))
+        blocks_te.append(vec.transform([" ".join(v) for v in te[col]]))
+    clf = SVC().fit(sp.hstack(blocks_tr).tocsr(), tr["Ethnicity"])
+    expected = float(np.mean(clf.predict(sp.hstack(blocks_te).tocsr()) == te["Ethnicity"].to_numpy()))
+    assert P.svm_accuracy(df, "Ethnicity") == pytest.approx(expected)
+
+
+def test_linear_one_vs_rest_variant():
+    df = synthetic(True, n_per_group=25, seed=4)
+    assert P.svm_accuracy(df, "Ethnicity", classifier="linear-ovr") > 0.8
+    with pytest.raises(ValueError, match="unknown classifier"):
+        P.svm_accuracy(df, "Ethnicity", classifier="forest")
