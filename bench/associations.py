@@ -75,11 +75,13 @@ def main() -> None:
     t_gen = time.perf_counter() - t0
     attrs = list(ATTRIBUTE_SHAPES)
     cfg = MiningConfig(n_jobs=args.n_jobs)
-    print(f"stories: {len(stories):,} ({args.models} models × {args.languages} languages), generated in {t_gen:.1f}s")
+    print(f"stories: {len(stories):,} ({args.models} models × {args.languages} languages), generated in {t_gen:.1f}s",
+          flush=True)
 
     t0, c0 = time.perf_counter(), cpu_seconds()
     glob = mine_associations(stories, attrs, cfg)
     t_glob, c_glob = time.perf_counter() - t0, cpu_seconds() - c0
+    print(f"global run: {len(glob.pair_tests):,} pair tests in {t_glob:.1f}s wall, {c_glob:.1f} CPU-s", flush=True)
     t0, c0 = time.perf_counter(), cpu_seconds()
     lang = mine_associations(stories, attrs, cfg, by_language=True)
     t_lang, c_lang = time.perf_counter() - t0, cpu_seconds() - c0
