@@ -242,10 +242,19 @@ def _values(series: pd.Series) -> list[list[str]]:
 
 
 def top_words(df: pd.DataFrame, features: Sequence[str] | None = None, per_group: int = 3, top: int = 10,
-              candidates: int = 25, group_col: str = "Group") -> pd.DataFrame:
-    """Jensen-Shannon top words (spec 7.5): per group and feature, whole lower-cased values / list items of the
-    group vs all other groups; the ``candidates`` types with the largest contribution that are more frequent
-    in the group, ``per_group`` kept per group; the ``top`` overall per feature by contribution."""
+              candidates: int = 25, score1_top: int = 200, over_represented_only: bool = True,
+              group_col: str = "Group") -> pd.DataFrame:
+    """Jensen-Shannon top words (spec 7.5), per feature: for each group, whole lower-cased values / list items
+    of the group (system 1) vs all other groups (system 2).
+
+    ``score`` = shifterator's ``type2shift_score`` of ``JSDivergenceShift(weights 1/2, base 2, alpha 1)``,
+    which for alpha = 1 equals the type's JSD contribution divided by the group's total JSD (its "variation"
+    normalisation; see :func:`jsd_contributions`). Reference selection: the ``candidates`` types with the
+    highest score among the ``score1_top`` types with the highest ``type2score_1 = 0.5 log2(m / p_in)``
+    (``0.5 log2 m`` when p_in = 0), ``per_group`` kept per group, the ``top`` overall. The reference does not
+    look at the direction (a type absent from the group can rank high); ``over_represented_only=True``
+    (default, stereoprobe) keeps only types more frequent in the group, which is what the paper's tables show.
+    """
     feats = features or [c for c in df.columns if c in FEATURES + ["special_move"] and c not in JSD_EXCLUDE]
     rows = []
     for f in feats:
@@ -259,11 +268,23 @@ def top_words(df: pd.DataFrame, features: Sequence[str] | None = None, per_group
             if not cin:
                 continue
             c = jsd_contributions(cin, cout)
-            c = c[c["direction"] > 0].nlargest(candidates, "contribution").head(per_group)
+            total = c["contribution"].sum()
+            if total <= 0:
+                continue
+            c["score"] = c["contribution"] / total
+            m = (c["p_in"] + c["p_out"]) / 2
+            with np.errstate(divide="ignore"):
+                c["score_1"] = np.where(c["p_in"] > 0, 0.5 * (np.log2(m) - np.log2(c["p_in"].where(c["p_in"] > 0, 1))),
+                                        0.5 * np.log2(m))
+            c = c.nlargest(score1_top, "score_1", keep="first")
+            if over_represented_only:
+                c = c[c["direction"] > 0]
+            c = c.nlargest(candidates, "score", keep="first").head(per_group)
             for r in c.itertuples():
-                per.append({"feature": short(f), "group": g, "word": r.word, "score": r.contribution,
-                            "in_count": r.in_count, "out_count": r.out_count})
+                per.append({"feature": short(f), "group": g, "word": r.word, "score": r.score,
+                            "contribution": r.contribution, "in_count": r.in_count, "out_count": r.out_count})
         per.sort(key=lambda r: -r["score"])
         for rank, r in enumerate(per[:top], 1):
             rows.append({**r, "rank": rank})
-    return pd.DataFrame(rows, columns=["feature", "rank", "group", "word", "score", "in_count", "out_count"])
+    return pd.DataFrame(rows, columns=["feature", "rank", "group", "word", "score", "contribution", "in_count",
+                                       "out_count"])

@@ -130,3 +130,35 @@ def test_linear_one_vs_rest_variant():
     assert P.svm_accuracy(df, "Ethnicity", classifier="linear-ovr") > 0.8
     with pytest.raises(ValueError, match="unknown classifier"):
         P.svm_accuracy(df, "Ethnicity", classifier="forest")
+
+
+def _shifterator_formula(a: Counter, b: Counter) -> dict:
+    """shifterator 0.3.0 JSDivergenceShift (alpha 1, weights 1/2, base 2, reference 0, 'variation'), written
+    out from its source: s1 = w1 (log m - log p1) (w1 log m if p1 = 0), s2 = w2 (log p2 - log m)
+    (-w2 log m if p2 = 0), shift = (p2 - p1) ((s1 + s2)/2) + (s2 - s1) (p1 + p2)/2, divided by sum |shift|."""
+    import math
+
+    n1, n2 = sum(a.values()), sum(b.values())
+    out = {}
+    for t in set(a) | set(b):
+        p1, p2 = a.get(t, 0) / n1, b.get(t, 0) / n2
+        m = 0.5 * p1 + 0.5 * p2
+        s1 = 0.5 * (math.log2(m) - math.log2(p1)) if p1 > 0 else 0.5 * math.log2(m)
+        s2 = 0.5 * (math.log2(p2) - math.log2(m)) if p2 > 0 else -0.5 * math.log2(m)
+        out[t] = (p2 - p1) * 0.5 * (s1 + s2) + (s2 - s1) * 0.5 * (p1 + p2)
+    norm = sum(abs(v) for v in out.values())
+    return {t: v / norm for t, v in out.items()}
+
+
+def test_scores_equal_shifterator_shift_scores():
+    df = synthetic(True, n_per_group=10, seed=5)
+    words = P.top_words(df, features=["religion"], per_group=10, top=1000, over_represented_only=False)
+    grp = df["Group"].iloc[0]
+    inside = Counter(v.lower() for v in df.loc[df.Group == grp, "religion"])
+    outside = Counter(v.lower() for v in df.loc[df.Group != grp, "religion"])
+    ref = _shifterator_formula(inside, outside)
+    got = words[words.group == grp].set_index("word")["score"]
+    assert len(got) > 0
+    for w, v in got.items():
+        assert v == pytest.approx(ref[w])
+    assert list(got.index) == sorted(got.index, key=lambda w: -ref[w])[: len(got)]
