@@ -221,7 +221,8 @@ def pick_examples(frame: pd.DataFrame, associations: pd.DataFrame, per_associati
     """Up to ``per_association`` stories per association row (model, slice, A=a → B=b) that show it.
 
     A story shows the association when it was prompted with A = a and its extracted B is b (same model; same
-    language unless the slice is global). Chosen deterministically (sorted by sample id, epoch).
+    language unless the slice is global). Chosen deterministically (by sample id and epoch within a language,
+    spread over the languages of a global slice).
     """
     cols = ["association_id", "model", "slice", *KEY_COLUMNS, "language", "sample_id", "epoch"]
     if associations.empty or frame.empty:
@@ -232,7 +233,10 @@ def pick_examples(frame: pd.DataFrame, associations: pd.DataFrame, per_associati
         sub = complied[(complied["model"] == model) & (complied["target_attribute"] == A)]
         if sub.empty:
             continue
+        # deterministic and spread over languages: the first story of each language, then the second, ...
         sub = sub.sort_values(["sample_id", "epoch"])
+        sub = sub.assign(_rank=sub.groupby("language", observed=True).cumcount()).sort_values(
+            ["_rank", "language"], kind="stable")
         for rec in assoc.itertuples(index=False):
             if rec.compared_attribute not in sub.columns:
                 continue

@@ -121,6 +121,7 @@ def test_distribution_rate_and_example_tables(run_dir, planted) -> None:
     assert tot.loc["prov1/m1", "stories"] == (planted.model == "prov1/m1").sum()
     ex = pd.read_csv(run_dir / "association_examples.csv")
     assert len(ex) > 0
+    assert (ex[ex.slice == "all"].groupby("model").language.nunique() == 2).all()  # spread over languages
     # each example story really shows its association
     stories = planted.set_index(["model", "sample_id"])
     for e in ex.itertuples():
