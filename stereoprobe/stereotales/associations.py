@@ -458,10 +458,19 @@ def _encode(stories: pd.DataFrame, attributes: Sequence[str], config: MiningConf
     labels: list[list[str]] = []
     for k, a in enumerate(attributes):
         col = stories[a]
-        if col.isna().any():
-            col = col.astype(object).where(col.notna(), "unknown")
-        inv, uniq = pd.factorize(col.astype(str), sort=True)
-        uniq = [str(u) for u in uniq]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            # categorical frames (the stories reader's): recode the categories in sorted label order
+            cats = [str(c) for c in col.cat.categories] + ["unknown"]
+            uniq = sorted(set(cats))
+            pos = {u: i for i, u in enumerate(uniq)}
+            remap = np.array([pos[c] for c in cats], dtype=np.int64)
+            raw = col.cat.codes.to_numpy().astype(np.int64)
+            inv = remap[np.where(raw < 0, len(cats) - 1, raw)]
+        else:
+            if col.isna().any():
+                col = col.astype(object).where(col.notna(), "unknown")
+            inv, uniq = pd.factorize(col.astype(str), sort=True)
+            uniq = [str(u) for u in uniq]
         drop_c = np.array([u in config.compared_drop for u in uniq], dtype=bool)
         drop_b = np.array([u in config.base_drop for u in uniq], dtype=bool)
         codes[:, k] = np.where(drop_c[inv], -1, inv)

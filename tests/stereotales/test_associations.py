@@ -258,3 +258,14 @@ def test_config_validation():
         MiningConfig(p_method="exactish")
     with pytest.raises(ValueError, match="missing column"):
         mine_associations(pd.DataFrame({"model": []}), ["a", "b"])
+
+
+def test_categorical_and_plain_frames_give_the_same_tables():
+    df = synthetic_stories(["m/a"], ["en"], seed=12, attributes={k: ATTRIBUTE_SHAPES[k] for k in ("age", "gender", "religion")})
+    plain = df.astype({c: object for c in ("age", "gender", "religion", "target_attribute", "model")})
+    plain.loc[plain.index[:30], "religion"] = None  # missing values count as unknown
+    cat = plain.astype({"religion": "category", "age": "category", "gender": "category"})
+    cfg = MiningConfig(p_method="asymptotic")
+    a = mine_associations(plain, ["age", "gender", "religion"], cfg).pair_tests
+    b = mine_associations(cat, ["age", "gender", "religion"], cfg).pair_tests
+    pd.testing.assert_frame_equal(a, b)
