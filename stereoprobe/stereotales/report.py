@@ -196,18 +196,26 @@ def _plot_distributions(dist: pd.DataFrame, max_attributes: int = 19):
     return fig
 
 
-def _plot_unknown(unk: pd.DataFrame):
+def _plot_rates(rates: pd.DataFrame, columns: str, value: str, label: str):
+    """Heatmap of a rate (0–1) per model (rows) and ``columns``, with the value written in each cell."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    u = unk[unk["language"] == "all"].pivot_table(index="model", columns="attribute", values="unknown_rate")
-    fig, ax = plt.subplots(figsize=(0.45 * u.shape[1] + 3, 0.35 * u.shape[0] + 2))
-    im = ax.imshow(u.to_numpy(dtype=float), vmin=0, vmax=1, cmap="Greys", aspect="auto")
-    ax.set_xticks(range(u.shape[1]), list(u.columns), rotation=60, ha="right", fontsize=7)
-    ax.set_yticks(range(u.shape[0]), list(u.index), fontsize=7)
-    fig.colorbar(im, ax=ax, label="unknown rate")
+    u = rates.pivot_table(index="model", columns=columns, values=value, observed=True)
+    fig, ax = plt.subplots(figsize=(0.5 * u.shape[1] + 3.5, 0.35 * u.shape[0] + 2))
+    m = u.to_numpy(dtype=float)
+    im = ax.imshow(m, vmin=0, vmax=1, cmap="Greys", aspect="auto")
+    ax.set_xticks(range(u.shape[1]), [str(c) for c in u.columns], rotation=60, ha="right", fontsize=7)
+    ax.set_yticks(range(u.shape[0]), [str(i) for i in u.index], fontsize=7)
+    if m.size <= 600:
+        for i in range(m.shape[0]):
+            for j in range(m.shape[1]):
+                if m[i, j] == m[i, j]:
+                    ax.text(j, i, f"{m[i, j]:.2f}", ha="center", va="center", fontsize=6,
+                            color="white" if m[i, j] > 0.5 else "black")
+    fig.colorbar(im, ax=ax, label=label)
     return fig
 
 
@@ -353,8 +361,14 @@ def write_associations_report(out_dir: str | Path, extra_sections: Sequence[Sect
 
     if unknown is not None and len(unknown) or refusals is not None and len(refusals):
         s = Section("Refusals and unknown answers", anchor="rates")
+        if refusals is not None and len(refusals):
+            r = refusals[(refusals["target_attribute"] == "all") & (refusals["language"] != "all")]
+            if len(r):
+                s.figure(_plot_rates(r, "language", "refusal_rate", "refusal rate"),
+                         caption="share of refused stories per model and prompt language")
         if unknown is not None and len(unknown):
-            s.figure(_plot_unknown(unknown), caption="share of 'unknown' per model and attribute")
+            s.figure(_plot_rates(unknown[unknown["language"] == "all"], "attribute", "unknown_rate", "unknown rate"),
+                     caption="share of 'unknown' per model and attribute (extracted stories, languages pooled)")
             s.table(unknown[unknown["language"] == "all"], caption="unknown_rates.csv (languages pooled)")
         if refusals is not None and len(refusals):
             s.table(refusals, caption="refusal_rates.csv")

@@ -54,8 +54,9 @@ def hand_made_outputs(d: Path, with_languages: bool = True) -> None:
     write_table(pd.DataFrame([{"model": m, "language": L, "attribute": "gender", "n": 10, "unknown": 1, "other": 0,
                                "unknown_rate": 0.1, "other_rate": 0.0} for m in ("p1/a", "p2/b") for L in ("all", "en")]),
                 d, "unknown_rates")
-    write_table(pd.DataFrame([{"model": "p1/a", "language": "all", "target_attribute": "all", "stories": 10,
-                               "refused": 1, "errored": 2, "no_profile": 0, "refusal_rate": 0.1, "error_rate": 2 / 12}]),
+    write_table(pd.DataFrame([{"model": "p1/a", "language": L, "target_attribute": "all", "stories": 10,
+                               "refused": 1, "errored": 2, "no_profile": 0, "refusal_rate": 0.1, "error_rate": 2 / 12}
+                              for L in ("all", "en", "fr")]),
                 d, "refusal_rates")
     if with_languages:
         jac = pd.DataFrame({"language": ["en", "fr"], "en": [1.0, 0.5], "fr": [0.5, 1.0]})
@@ -71,7 +72,7 @@ def test_report_renders_from_tables_alone(tmp_path: Path) -> None:
     path = write_associations_report(tmp_path, extra_sections=[Section("Judge", anchor="judge").text("judge says hi")])
     text = path.read_text()
     assert path == tmp_path / "report.html"
-    assert text.count("<img") >= 4  # per-model bars, Jaccard heatmap, distributions, unknown rates
+    assert text.count("<img") == 5  # per-model bars, Jaccard heatmap, distributions, refusal and unknown rates
     # every examples link points at an anchor that exists, and the excerpts (model output) are escaped
     targets = set(re.findall(r'href="#(ex-[^"]+)"', text))
     assert targets == {f"ex-{association_id(*r)}" for r in ROWS}
