@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from stereoprobe.globalbias import apx as A
@@ -146,6 +147,20 @@ def _report(path, tables, sentences, rep, measure, faithful_rounding, test_metho
         ax.set_ylabel("group x descriptor pairs")
         ax.set_title(str(model))
         f.figure(fig, caption=f"{model}: bias scores of {len(sub)} group-descriptor pairs")
+    for model, sub in scores.groupby("model"):
+        wide = sub.pivot_table(index="descriptor", columns="group", values="score")
+        if wide.shape[0] > 60 or wide.shape[1] > 40:
+            continue  # a full-size table does not fit a readable heatmap; the CSV has it
+        fig, ax = plt.subplots(figsize=(1.2 + 0.45 * wide.shape[1], 1.0 + 0.28 * wide.shape[0]))
+        rel = wide.sub(wide.mean(axis=1), axis=0)  # relative to the descriptor's mean over groups
+        lim = float(np.nanmax(np.abs(rel.to_numpy()))) or 1.0
+        im = ax.imshow(rel.to_numpy(), cmap="RdBu", aspect="auto", vmin=-lim, vmax=lim)
+        ax.set_xticks(range(wide.shape[1]), wide.columns, rotation=60, ha="right", fontsize=8)
+        ax.set_yticks(range(wide.shape[0]), wide.index, fontsize=8)
+        fig.colorbar(im, ax=ax, label="bias score minus the descriptor's mean (red = stronger association)")
+        ax.set_title(str(model))
+        f.figure(fig, caption=f"{model}: bias score per group and descriptor, relative to the descriptor's mean "
+                              "over groups (red: the model finds the descriptor more likely for this group)")
     secs.append(f)
 
     t = Section("Bias scores (lowest first)", anchor="scores")
