@@ -263,7 +263,8 @@ class McCounter:
                 self.draws += k
             return
         self._dist = stats.random_table(self._rows, self._cols, seed=np.random.default_rng(self.seed))
-        self.exceed = self._count(self._dist.rvs(size=total))
+        sims = self._dist.rvs(size=total)
+        self.exceed = sum(self._count(sims[i : i + self.chunk]) for i in range(0, total, self.chunk))
         self.draws = total
 
     @property
