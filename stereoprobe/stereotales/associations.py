@@ -279,7 +279,8 @@ def family_pvalues(tables: Sequence[np.ndarray], config: MiningConfig = MiningCo
             s.counter.draw_to(n_ref)
         else:
             k = s.counter.draws
-            s.counter.draw_to(config.seq_first if k == 0 else (2 * k if 2 * k <= config.seq_max else n_ref))
+            nxt = config.seq_first if k == 0 else (2 * k if 2 * k <= config.seq_max else n_ref)
+            s.counter.draw_to(min(nxt, n_ref))
         c = s.counter
         s.p = c.pvalue
         if c.draws >= n_ref:

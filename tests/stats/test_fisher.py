@@ -152,3 +152,17 @@ def test_exact_enumeration_declines_large_and_wide_tables():
 
     assert exact_ffh_pvalue([[100, 120, 80, 90, 60], [90, 100, 95, 70, 80]], max_tables=1000) is None
     assert exact_ffh_pvalue([[1, 2, 3], [3, 2, 1], [1, 1, 1]]) is None
+
+
+def test_memory_layout_does_not_change_ties():
+    # a Fortran-ordered table sums its log-factorials in another order; the mirror table's pmf is a near-exact
+    # tie and must be counted as scipy counts it (scipy works on the C-ordered ravel)
+    from stereoprobe.stats.fisher import exact_ffh_pvalue
+
+    t = np.asfortranarray(np.array([[39, 13], [24, 22]]))
+    ref = stats.fisher_exact(np.ascontiguousarray(t), method=stats.MonteCarloMethod(
+        n_resamples=20_000, rng=np.random.default_rng(42))).pvalue
+    assert exact_ffh_pvalue(t) == pytest.approx(stats.fisher_exact(t).pvalue, rel=1e-9)
+    c = McCounter(t, 42)
+    c.draw_to(20_000)
+    assert c.pvalue == ref
