@@ -269,3 +269,20 @@ def test_categorical_and_plain_frames_give_the_same_tables():
     a = mine_associations(plain, ["age", "gender", "religion"], cfg).pair_tests
     b = mine_associations(cat, ["age", "gender", "religion"], cfg).pair_tests
     pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.mark.slow
+def test_fast_path_decisions_equal_reference_decisions_large():
+    """60 random families (≈ 600 tests), reference with 50,000 resamples: every decision equal."""
+    rng = np.random.default_rng(2024)
+    n_ref = 50_000
+    fast_cfg = MiningConfig(mc_resamples=n_ref)
+    ref_cfg = MiningConfig(p_method="reference-mc", mc_resamples=n_ref)
+    total = 0
+    for _ in range(60):
+        tables = _random_family(rng, int(rng.integers(4, 18)))
+        fast = family_pvalues(tables, fast_cfg)
+        ref = family_pvalues(tables, ref_cfg)
+        assert (fast["significant"].to_numpy() == ref["significant"].to_numpy()).all()
+        total += len(tables)
+    assert total > 500
