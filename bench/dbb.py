@@ -41,7 +41,7 @@ def run(model: str, mode: str, templates: int, categories: str, max_tokens: int
     chosen = {tt.template_id for tt in bundled_templates()[:templates]}
     n_inst = len(pair_instances([q for q in expand(bundled_templates(), categories=categories.split(","))
                                  if q.template_id in chosen]))
-    return dt, n_q, n_inst, float(log.results.scores[0].metrics["refusal_rate"].value)
+    return dt, n_q, n_inst, float(log.results.scores[0].metrics["dbb_refusal_rate"].value)
 
 
 def main() -> None:

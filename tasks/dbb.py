@@ -247,7 +247,7 @@ def n_instances() -> Metric:
 
 
 @metric
-def refusal_rate() -> Metric:
+def dbb_refusal_rate() -> Metric:
     """Share of responses that are invalid or refusals (paper Table 6), from epoch-reduced ``valid``."""
 
     def compute(scores: list[SampleScore]) -> float:
@@ -258,7 +258,7 @@ def refusal_rate() -> Metric:
     return compute
 
 
-@scorer(metrics=[count_s_ge_20(), mean_s_biased(), n_instances(), refusal_rate()])
+@scorer(metrics=[count_s_ge_20(), mean_s_biased(), n_instances(), dbb_refusal_rate()])
 def dbb_mcq_scorer(mode: str = "logprob", threshold: float = ST.THRESHOLD) -> Any:
     """Per response: ``a`` = probability that the response picks option A (concept1) and ``valid`` ∈ {0, 1}.
 
@@ -400,7 +400,7 @@ def dbb_sg_solver(separator: str = " ") -> Solver:
     return solve
 
 
-@scorer(metrics=[count_s_ge_20(), mean_s_biased(), n_instances(), refusal_rate()])
+@scorer(metrics=[count_s_ge_20(), mean_s_biased(), n_instances(), dbb_refusal_rate()])
 def dbb_sg_scorer(normalisation: str = "per_variation", threshold: float = ST.THRESHOLD) -> Any:
     """``a`` = Eq. 2 share of option A in [0, 1] (so P(A) = 100·a), ``valid`` = 1."""
     _ = threshold

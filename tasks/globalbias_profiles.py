@@ -32,7 +32,7 @@ def name_batches(names: list, batch_size: int, seed: int | None = 42) -> list[li
 
 
 @metric
-def parse_failure_rate() -> Metric:
+def profile_parse_failure_rate() -> Metric:
     def compute(scores: list[SampleScore]) -> float:
         v = [s.score.value["parsed"] for s in scores if isinstance(s.score.value, dict)]
         return 1.0 - sum(v) / len(v) if v else float("nan")
@@ -52,7 +52,7 @@ def profile_coverage() -> Metric:
     return compute
 
 
-@scorer(metrics=[parse_failure_rate(), profile_coverage()])
+@scorer(metrics=[profile_parse_failure_rate(), profile_coverage()])
 def profile_parser():
     """Parse the profiles; value = parsed (0/1), n_profiles, n_missing, n_unknown, n_requested."""
 

@@ -52,7 +52,7 @@ def test_logprob_mode_exact_and_sampled_agree(tmp_path):
     metrics = lp.results.scores[0].metrics
     assert metrics["count_s_ge_20"].value == 32  # S = 50 for all 8 templates x 4 types
     assert metrics["mean_s_biased"].value == pytest.approx(50.0)
-    assert metrics["refusal_rate"].value == pytest.approx(0.0)
+    assert metrics["dbb_refusal_rate"].value == pytest.approx(0.0)
 
     sp = _run(dbb(categories="gender", mode="sampled", epochs=20, limit_templates=4), m(),
               log_dir=str(tmp_path / "sp"))
@@ -78,8 +78,8 @@ def test_sampled_metrics_with_invalid_answers_match_per_epoch_computation(tmp_pa
     assert m["count_s_ge_20"].value == len(biased)
     assert m["mean_s_biased"].value == pytest.approx(np.mean(biased))
     n_invalid = sum(1 - smp.scores["dbb_mcq_scorer"].value["valid"] for smp in log.samples)
-    assert m["refusal_rate"].value == pytest.approx(n_invalid / len(log.samples))
-    assert 0.15 < m["refusal_rate"].value < 0.45
+    assert m["dbb_refusal_rate"].value == pytest.approx(n_invalid / len(log.samples))
+    assert 0.15 < m["dbb_refusal_rate"].value < 0.45
 
 
 def test_option_order_randomisation_removes_position_bias(tmp_path):
@@ -112,7 +112,7 @@ def test_sampled_mode_counts_invalid_answers(tmp_path):
     log = _run(dbb(categories="ses", mode="sampled", epochs=10, limit_templates=1), model,
                log_dir=str(tmp_path))
     m = log.results.scores[0].metrics
-    assert m["refusal_rate"].value == pytest.approx(1.0)
+    assert m["dbb_refusal_rate"].value == pytest.approx(1.0)
     assert m["n_instances"].value == 0 and m["count_s_ge_20"].value == 0  # no defined S
     assert math.isnan(m["mean_s_biased"].value)
 
