@@ -344,7 +344,7 @@ def base_value_key(taxonomy: Any, attribute: str, value_key: str) -> str:
 def stereotales_extraction(
     taxonomy: str | None = None,
     consensus: str = "majority",
-    extraction_prompt: str = "fixed",
+    extraction_prompt: str = "faithful",
     structured_output: bool = True,
     cache: bool | str = True,
     min_extractors: int = 1,
@@ -357,8 +357,8 @@ def stereotales_extraction(
             a taxonomy ``.yaml``). Must be the one the stories were generated with (checked by fingerprint).
         consensus: ``"majority"`` (strict majority of successful extractors, the published rule) or
             ``"unanimity"``.
-        extraction_prompt: ``"fixed"`` (lists the geographic-origin regions) or ``"faithful"`` (the upstream
-            prompt text listing the obsolete ethnicity field, spec §4.5 bug B1).
+        extraction_prompt: ``"faithful"`` (default: the upstream prompt text listing the obsolete ethnicity
+            field, spec §4.5 bug B1) or ``"fixed"`` (lists the geographic-origin regions).
         structured_output: send the JSON schema as ``response_schema`` (providers without support ignore it
             or fail; failures are recorded per call).
         cache: cache refusal and extraction calls (True = no expiry; or an expiry such as ``"1W"``; False).

@@ -118,7 +118,7 @@ def stereotales(
     seeds: str = "bundled",
     taxonomy: str | None = None,
     consensus: str = "majority",
-    extraction_prompt: str = "fixed",
+    extraction_prompt: str = "faithful",
     stories_per_prompt: int = 1,
     limit: int | None = None,
     min_extractors: int = 1,
@@ -140,8 +140,9 @@ def stereotales(
         taxonomy: a taxonomy ``.yaml`` of your own (overrides ``seeds``): other attributes, values, scenarios
             or languages; the extraction schema and statistics follow it.
         consensus: ``"majority"`` (strict majority, the published rule) or ``"unanimity"``.
-        extraction_prompt: ``"fixed"`` (default; lists the 11 regions) or ``"faithful"`` (the upstream prompt
-            text, which lists an obsolete ethnicity field, spec bug B1).
+        extraction_prompt: ``"faithful"`` (default: the published prompt text, which lists an obsolete
+            ethnicity field and leaves the regions to the JSON schema, spec bug B1) or ``"fixed"`` (lists the
+            11 geographic-origin regions).
         stories_per_prompt: stories per sample (inspect epochs; the paper used 1).
         limit: at most this many samples per language, spread evenly over the grid (demo runs).
         min_extractors: successful extractors needed for a profile (upstream: 1).

@@ -95,6 +95,7 @@ class Mocks:
     def __init__(self, n_extractors: int = 3, prefix: str = "ext") -> None:
         self.calls: Counter[tuple[str, str]] = Counter()
         self.configs: dict[str, list[GenerateConfig]] = {}
+        self.prompts: dict[str, list[str]] = {}
         self.subject = self._model("subject", self._subject)
         self.judge = self._model("judge", lambda sid: judge_answer(sid))
         self.extractors = [
@@ -109,6 +110,7 @@ class Mocks:
             key = match.group(1) if match else text
             self.calls[(name, key)] += 1
             self.configs.setdefault(name, []).append(config)
+            self.prompts.setdefault(name, []).append(text)
             return _usage_output(answer(key))
 
         return get_model(f"mockllm/{name}", custom_outputs=fn, memoize=False)
@@ -332,7 +334,7 @@ def test_end_to_end_majority(tmp_path):
 
 def test_unanimity_and_faithful_prompt(tmp_path):
     mocks = Mocks()
-    log = run_task(mocks, tmp_path, consensus="unanimity", extraction_prompt="faithful")
+    log = run_task(mocks, tmp_path, consensus="unanimity")  # extraction prompt: faithful by default
     scores = _scores(log)
     md = scores[SPLIT].metadata
     assert md["rule"] == "unanimity"
@@ -341,9 +343,10 @@ def test_unanimity_and_faithful_prompt(tmp_path):
     assert scores[MALFORMED].metadata["consensus_raw"]["age"] == "senior (65+)"  # 1 of 1
     m = _metrics(log)
     assert m["unknown_rate_religion"] == pytest.approx(9 / 9)
-    # the faithful prompt lists the obsolete ethnicity field (spec bug B1), the fixed one does not
-    ext_prompt = TAX.extraction_prompt("Story about x.", variant="faithful")
-    assert "ethnicity" in ext_prompt
+    # the faithful prompt (the default) lists the obsolete ethnicity field (spec bug B1), the fixed one does not
+    sent = mocks.prompts["ext0"]
+    assert sent and all("ethnicity" in t for t in sent)
+    assert "ethnicity" in TAX.extraction_prompt("Story about x.", variant="faithful")
     assert "ethnicity" not in TAX.extraction_prompt("Story about x.", variant="fixed")
 
 
