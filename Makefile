@@ -66,6 +66,7 @@ demo: $(STAMP)
 	  -T epochs=2 -T max_tokens=16 --limit 4 --log-dir $(DEMO_LOGS)/stereotales_judge --display none && \
 	$(OFFLINE) $(VENV)/bin/stereoprobe judge-report $(DEMO_LOGS)/stereotales_judge --out $$O
 	# DBB: multiple choice in logprob mode (both option orders) + DBB-SG, one bundled template x age/gender/SES
+	rm -rf $(DEMO_LOGS)/dbb
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/dbb stereoprobe/dbb_sg --model transformers/default \
 	  -T limit_templates=1 -T categories=age,gender,ses --log-dir $(DEMO_LOGS)/dbb --display none
 	$(OFFLINE) $(VENV)/bin/stereoprobe dbb $(DEMO_LOGS)/dbb --out $(DEMO_OUT)/dbb
