@@ -120,16 +120,16 @@ def export(inputs: list[str], out_dir: str | Path) -> dict[str, Path]:
     for info, s in iter_samples(inputs):
         if info.task not in ("dbb_build_concepts", "dbb_build_questions"):
             continue
-        md = s.metadata or {}
-        status = "error" if s.error else md.get("status", "unknown")
-        log_rows.append({"task": info.task, "id": s.id, "status": status, "model_roles": str(info.model_roles)})
+        md = s.get("metadata") or {}
+        status = "error" if s.get("error") else md.get("status", "unknown")
+        log_rows.append({"task": info.task, "id": s["id"], "status": status, "model_roles": str(info.model_roles)})
         if status != "ok":
             continue
         if info.task == "dbb_build_concepts":
-            concepts.append({"concept_id": s.id, "concept_a": md["concept_a"], "concept_b": md["concept_b"],
+            concepts.append({"concept_id": s["id"], "concept_a": md["concept_a"], "concept_b": md["concept_b"],
                              "explanation": md["explanation"], "source": md.get("bias_type", "")})
         else:
-            tid = str(s.id)
+            tid = str(s["id"])
             templates.append({"template_id": tid, "context": md["context"], "option_a": md["option_a"],
                               "option_b": md["option_b"], "concept_a": md["concept_a"],
                               "concept_b": md["concept_b"], "explanation": md["explanation"],

@@ -42,16 +42,17 @@ def read_responses(inputs: list[str]) -> tuple[Any, Any]:
         run = runs.setdefault((info.model, variant), {"model": info.model, "variant": variant, "task": info.task,
                                                       "logs": set(), "responses": 0, "errors": 0})
         run["logs"].add(info.path.name)
-        md = s.metadata or {}
-        if s.error is not None or not s.scores or TASKS[info.task] not in s.scores:
+        md = s.get("metadata") or {}
+        scores = s.get("scores") or {}
+        if s.get("error") is not None or not scores or TASKS[info.task] not in scores:
             run["errors"] += 1
             continue
-        v = s.scores[TASKS[info.task]].value
+        v = scores[TASKS[info.task]].get("value")
         if not isinstance(v, dict) or "a" not in v or "valid" not in v:
-            raise ValueError(f"{info.path}: sample {s.id} epoch {s.epoch}: unexpected score value {v!r}")
+            raise ValueError(f"{info.path}: sample {s['id']} epoch {s['epoch']}: unexpected score value {v!r}")
         run["responses"] += 1
         rows.append({
-            "model": info.model, "variant": variant, "question_id": str(s.id), "epoch": s.epoch,
+            "model": info.model, "variant": variant, "question_id": str(s["id"]), "epoch": s["epoch"],
             "template_id": md.get("template_id"), "category": md.get("category"),
             "descriptor_type": md.get("descriptor_type"), "group": md.get("group"),
             "concept_a": md.get("concept_a", ""), "concept_b": md.get("concept_b", ""),

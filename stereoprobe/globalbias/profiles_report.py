@@ -14,20 +14,20 @@ from stereoprobe.tables import write_table
 
 def profiles_from_logs(paths: Iterable[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(profiles, per-sample parse outcomes) from inspect logs of ``globalbias_profiles``."""
-    from stereoprobe.logs import iter_samples
+    from stereoprobe.logs import error_message, iter_samples
 
     rows, outcomes = [], []
     for info, s in iter_samples(list(paths), task="globalbias_profiles"):
-        sc = (s.scores or {}).get("profile_parser")
-        md = s.metadata or {}
+        sc = (s.get("scores") or {}).get("profile_parser")
+        md = s.get("metadata") or {}
         by_name = {n["name"]: n for n in md.get("names", [])}
-        if s.error or sc is None:
-            outcomes.append({"model": info.model, "id": s.id, "parsed": False, "n_profiles": 0,
-                             "n_missing": len(by_name), "n_unknown": 0, "error": s.error.message if s.error else "unscored"})
+        if s.get("error") or sc is None:
+            outcomes.append({"model": info.model, "id": s["id"], "parsed": False, "n_profiles": 0, "n_missing": len(by_name),
+                             "n_unknown": 0, "error": error_message(s) if s.get("error") else "unscored"})
             continue
-        v, smd = sc.value, sc.metadata or {}
-        outcomes.append({"model": info.model, "id": s.id, "parsed": bool(v["parsed"]), "n_profiles": int(v["n_profiles"]),
-                         "n_missing": int(v["n_missing"]), "n_unknown": int(v["n_unknown"]), "error": sc.explanation
+        v, smd = sc["value"], sc.get("metadata") or {}
+        outcomes.append({"model": info.model, "id": s["id"], "parsed": bool(v["parsed"]), "n_profiles": int(v["n_profiles"]),
+                         "n_missing": int(v["n_missing"]), "n_unknown": int(v["n_unknown"]), "error": sc.get("explanation")
                          if not v["parsed"] else ""})
         for p in smd.get("profiles", []):
             n = by_name[p["name"]]

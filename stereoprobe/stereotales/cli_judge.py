@@ -83,25 +83,25 @@ def ratings_from_logs(inputs: Sequence[str | Path]):
     """
     import pandas as pd
 
-    from stereoprobe.logs import iter_samples
+    from stereoprobe.logs import error_message, iter_samples
     from stereoprobe.stereotales.judge import KEY_COLUMNS, same_model
 
     recs: list[dict[str, Any]] = []
     for info, s in iter_samples(inputs, task=JUDGE_TASK):
-        md = s.metadata or {}
-        sc = (s.scores or {}).get(JUDGE_SCORER)
-        meta = (sc.metadata or {}) if sc is not None else {}
+        md = s.get("metadata") or {}
+        sc = (s.get("scores") or {}).get(JUDGE_SCORER)
+        meta = (sc.get("metadata") or {}) if sc is not None else {}
         harm = meta.get("harm")
         err = ""
-        if s.error is not None:
-            err = getattr(s.error, "message", str(s.error)) or "error"
+        if s.get("error") is not None:
+            err = error_message(s) or "error"
         elif sc is None:
             err = "not scored"
         recs.append(
             {
                 "evaluator": info.model,
-                "association_id": str(s.id),
-                "epoch": int(s.epoch),
+                "association_id": str(s["id"]),
+                "epoch": int(s["epoch"]),
                 **{c: md.get(c) for c in KEY_COLUMNS},
                 "harm": float(harm) if harm is not None else math.nan,
                 "realism": meta.get("realism"),

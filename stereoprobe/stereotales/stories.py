@@ -209,7 +209,7 @@ def read_stories(inputs: Sequence[str | Path]) -> Stories:
 
 @dataclass
 class _SampleView:
-    """The few fields of an eval sample the readers need (from a raw JSON member or an ``EvalSample``)."""
+    """The few fields of an eval sample the readers need, from a sample dict of :mod:`stereoprobe.logs`."""
 
     id: Any
     epoch: int
@@ -219,77 +219,29 @@ class _SampleView:
     completion: str | None
 
 
-def _content_text(content: Any, attachments: Mapping[str, str]) -> str:
-    if isinstance(content, list):
-        content = "".join(c.get("text", "") for c in content if isinstance(c, Mapping) and c.get("type") == "text")
-    text = "" if content is None else str(content)
-    if text.startswith("attachment://"):
-        text = attachments.get(text[len("attachment://"):], text)
-    return text
+def _view(d: Mapping[str, Any]) -> _SampleView:
+    from stereoprobe.logs import error_message, output_text
 
-
-def _view_from_raw(d: Mapping[str, Any]) -> _SampleView:
-    err = d.get("error")
-    scores = d.get("scores") or {}
-    completion = None
-    out = d.get("output") or {}
-    choices = out.get("choices") or []
-    if choices:
-        completion = _content_text((choices[0].get("message") or {}).get("content"), d.get("attachments") or {})
     return _SampleView(
         id=d.get("id"),
         epoch=int(d.get("epoch", 1)),
         metadata=d.get("metadata") or {},
-        error=None if err is None else str(err.get("message", err) if isinstance(err, Mapping) else err),
-        score_metadata={k: (v or {}).get("metadata") or {} for k, v in scores.items()},
-        completion=completion,
-    )
-
-
-def _view_from_sample(s: Any) -> _SampleView:
-    return _SampleView(
-        id=s.id,
-        epoch=int(s.epoch),
-        metadata=s.metadata or {},
-        error=None if s.error is None else str(getattr(s.error, "message", s.error)),
-        score_metadata={k: v.metadata or {} for k, v in (s.scores or {}).items()},
-        completion=None if s.output is None else s.output.completion,
+        error=error_message(d),
+        score_metadata={k: (v or {}).get("metadata") or {} for k, v in (d.get("scores") or {}).items()},
+        completion=output_text(d),
     )
 
 
 def iter_log_samples(path: str | Path) -> Iterator[_SampleView]:
-    """Yield the samples of one eval log, one at a time.
+    """Yield the samples of one eval log, one at a time (the fast reader :func:`stereoprobe.logs.iter_raw_samples`;
+    an unreadable log raises :class:`StoriesError` naming the file)."""
+    from stereoprobe.logs import LogReadError, iter_raw_samples
 
-    ``.eval`` logs are read with a single open of the zip and plain ``json`` parsing of each
-    ``samples/<id>_epoch_<n>.json`` member (a re-logged member resolves to its last copy, as in inspect);
-    this is two orders of magnitude faster than ``read_eval_log_samples``, which reopens the archive and
-    validates the full sample model for every sample. ``.json`` logs go through inspect's reader.
-    """
-    p = Path(path)
-    if p.suffix == ".eval":
-        import sys
-        import zipfile
-
-        if sys.version_info < (3, 14):
-            import zipfile_zstd  # noqa: F401  (inspect's dependency: zstd members in the stdlib zipfile)
-        try:
-            z = zipfile.ZipFile(p)
-        except zipfile.BadZipFile as exc:
-            raise StoriesError(f"{p}: not a complete .eval archive ({exc}); is a run still writing it?") from exc
-        with z:
-            for name in dict.fromkeys(z.namelist()):
-                if name.startswith("samples/") and name.endswith(".json"):
-                    with z.open(name) as f:
-                        try:
-                            raw = json.load(f)
-                        except ValueError as exc:
-                            raise StoriesError(f"{p}: member {name} is not valid JSON ({exc})") from exc
-                    yield _view_from_raw(raw)
-        return
-    from inspect_ai.log import read_eval_log_samples
-
-    for s in read_eval_log_samples(str(p), all_samples_required=False, exclude_fields={"events", "messages", "store"}):
-        yield _view_from_sample(s)
+    try:
+        for d in iter_raw_samples(path):
+            yield _view(d)
+    except LogReadError as exc:
+        raise StoriesError(str(exc)) from exc
 
 
 def _extraction_meta(sample: _SampleView) -> dict[str, Any] | None:
@@ -399,7 +351,7 @@ def read_stories_from_logs(inputs: Sequence[str | Path], task: str = TASK_NAME) 
     - All logs must share one task version and one taxonomy fingerprint (sample metadata
       ``taxonomy_fingerprint``), else :class:`MixedInputsError` names the two files that disagree.
     """
-    from stereoprobe.logs import find_logs, log_info
+    from stereoprobe.logs import find_logs, read_header
 
     paths = find_logs(inputs)
     if not paths:
@@ -408,7 +360,7 @@ def read_stories_from_logs(inputs: Sequence[str | Path], task: str = TASK_NAME) 
     sources: list[dict[str, Any]] = []
     for p in paths:
         try:
-            info = log_info(p)
+            info = read_header(p)
         except Exception as exc:  # not an eval log (e.g. some other .json file)
             raise StoriesError(f"{p}: cannot read as an inspect eval log ({exc})") from exc
         if info.task != task:
@@ -699,9 +651,9 @@ def read_story_excerpts(
         return text if len(text) <= max_chars else text[: max_chars - 1].rstrip() + "…"
 
     if logs:
-        from stereoprobe.logs import log_info
+        from stereoprobe.logs import read_header
 
-        infos = [i for i in (log_info(p) for p in logs) if i.task == TASK_NAME]
+        infos = [i for i in (read_header(p) for p in logs) if i.task == TASK_NAME]
         infos.sort(key=lambda i: (str(i.created), str(i.path)), reverse=True)
         models = {k[0] for k in wanted}
         for info in infos:

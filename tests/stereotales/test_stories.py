@@ -197,7 +197,7 @@ def test_log_excerpts_come_from_the_used_copy(tmp_path: Path) -> None:
 def test_fast_eval_reader_matches_inspect_reader(tmp_path: Path) -> None:
     from inspect_ai.log import read_eval_log_samples
 
-    from stereoprobe.stereotales.stories import _view_from_sample, iter_log_samples
+    from stereoprobe.stereotales.stories import _view, iter_log_samples
 
     samples = [
         story_sample("s1", attribute="gender", value="man", profile=prof(), story="a story " * 400),
@@ -207,7 +207,7 @@ def test_fast_eval_reader_matches_inspect_reader(tmp_path: Path) -> None:
     ]
     path = write_log(tmp_path / "a.eval", samples)
     fast = sorted(iter_log_samples(path), key=lambda v: (v.id, v.epoch))
-    ref = sorted((_view_from_sample(s) for s in read_eval_log_samples(str(path), all_samples_required=False)),
+    ref = sorted((_view(s.model_dump(mode="json")) for s in read_eval_log_samples(str(path), all_samples_required=False)),
                  key=lambda v: (v.id, v.epoch))
     assert fast == ref and len(fast) == 4
     # .json logs go through inspect's reader and give the same stories frame
