@@ -63,10 +63,9 @@ def test_score_first_token_and_batch_size_invariance(reference):
     api = model.api
     texts = [f"{n} is {d}." for n in ("Alice", "Wei Chen", "Olga") for d in ("kind", "a nurse", "very lazy")] + SENTENCES
     results = {}
-    for bs in (1, 5, 64):
-        for share in (False, True):
-            api.batch_size, api.prefix_sharing = bs, share
-            results[bs, share] = api.score_texts(texts)
+    for bs, share in ((1, False), (5, True), (64, False), (64, True)):
+        api.batch_size, api.prefix_sharing = bs, share
+        results[bs, share] = api.score_texts(texts)
     api.batch_size, api.prefix_sharing = 64, True
     for text, a in zip(texts, results[1, False]):
         ids = [tok.bos_token_id] + tok(text).input_ids  # BOS (id 1) prepended: every word is scored
