@@ -171,7 +171,8 @@ def run_associations(args: argparse.Namespace) -> dict[str, Any]:
         "input_sources": stories.sources,
     }
     if args.by_language:
-        per_assoc, jac, specific = aggregate_across_languages(value_tests)
+        # every language of the input gets a Jaccard row, also one without any significant pair
+        per_assoc, jac, specific = aggregate_across_languages(value_tests, languages=sorted(frame["language"].unique()))
         tables["associations_by_language"] = T.with_association_id(per_assoc)
         tables["language_jaccard"] = jac.rename_axis("language").reset_index()
         tables["language_specific"] = T.with_association_id(specific)
