@@ -150,9 +150,12 @@ class TransformersAPI(ModelAPI):
                 "mlm_max_length, revision, trust_remote_code, attn_implementation, max_connections)"
             )
 
-        self.model, self.tokenizer, self.kind = load(model_name, self.device, self.dtype, kind, tokenizer_id, load_kwargs)
+        self.model, self.tokenizer, self.kind = load_shared(model_name, self.device, self.dtype, kind, tokenizer_id, load_kwargs)
         if chat_template:
+            import copy
+
             path = Path(chat_template)
+            self.tokenizer = copy.deepcopy(self.tokenizer)  # the loaded tokenizer is shared with other instances
             self.tokenizer.chat_template = path.read_text() if path.is_file() else chat_template
         tok = self.tokenizer
         prefix_ids = [tok.bos_token_id, tok.eos_token_id, getattr(tok, "cls_token_id", None)]
@@ -484,6 +487,32 @@ def context_window(config: Any, tokenizer: Any) -> int | None:
     if isinstance(limit, int) and 0 < limit < 10**7:
         return limit
     return None
+
+
+_LOADED: dict[tuple[Any, ...], tuple[Any, Any, str]] = {}
+_LOADED_LOCK = threading.Lock()
+
+
+def load_shared(
+    model_name: str,
+    device: str,
+    dtype: torch.dtype,
+    kind: str | None = None,
+    tokenizer_id: str | None = None,
+    load_kwargs: dict[str, Any] | None = None,
+) -> tuple[Any, Any, str]:
+    """:func:`load`, once per process for identical arguments.
+
+    inspect creates one model API per (model, generate config), so a model bound to several roles (subject,
+    extractor, refusal detector, judge) with different settings would otherwise hold one copy of its weights
+    per role. Inference never mutates the weights, so the instances share them.
+    """
+    key = (model_name, device, str(dtype), kind, tokenizer_id,
+           tuple(sorted((k, repr(v)) for k, v in (load_kwargs or {}).items())))
+    with _LOADED_LOCK:
+        if key not in _LOADED:
+            _LOADED[key] = load(model_name, device, dtype, kind, tokenizer_id, load_kwargs)
+        return _LOADED[key]
 
 
 def load(

@@ -246,3 +246,19 @@ def test_prompt_logprobs_with_generation(tiny_models):
                                                              num_choices=2))
     assert _lps(both) == pytest.approx(_lps(scored), abs=1e-6)  # raw text, not the chat-templated prompt
     assert len(both.choices) == 2 and both.choices[0].message.text == both.choices[1].message.text
+
+
+def test_roles_on_one_model_share_its_weights(tiny_models):
+    """inspect builds one API per (model, config): a model bound to several roles loads its weights once,
+    and a chat-template override does not leak into the other instances' shared tokenizer."""
+    path = f"transformers/{tiny_models['llama']}"
+    subject = get_model(path, device="cpu", config=GenerateConfig(temperature=1.0), memoize=False)
+    judge = get_model(path, device="cpu", config=GenerateConfig(temperature=0.0), memoize=False)
+    assert subject.api is not judge.api
+    assert subject.api.model is judge.api.model
+    templated = get_model(path, device="cpu", chat_template="{{ messages[0]['content'] }}", memoize=False)
+    assert templated.api.model is subject.api.model
+    assert templated.api.tokenizer is not subject.api.tokenizer
+    assert subject.api.tokenizer.chat_template != templated.api.tokenizer.chat_template
+    other_dtype = get_model(path, device="cpu", dtype="float64", memoize=False)
+    assert other_dtype.api.model is not subject.api.model
