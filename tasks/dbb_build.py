@@ -1,5 +1,6 @@
 """DBB dataset builder as inspect tasks (spec dbb.md §2): an LLM in the ``generator`` role (and optionally a
-separate ``grader`` role) turns stereotype sentence pairs into concept pairs, then concept pairs into
+separate ``grader`` role) turns stereotype inputs (CrowS-Pairs, StereoSet, SOFA, BBQ, a CSV of sentence
+pairs) into concept pairs, then concept pairs into
 question templates with sentence variations for DBB-SG. Our own prompt wording
 (``datasets/dbb/builder_prompts.yaml``).
 
@@ -49,55 +50,88 @@ async def _ask(model: Model, prompt: str, temperature: float) -> str:
 
 @task
 def dbb_build_concepts(source: str = "crows_pairs", local: str | None = None, use_filter: bool = True,
-                       temperature: float = 0.2, grader_temperature: float = 0.3) -> Task:
-    """Concept pairs from stereotype sentence pairs: filter → explanation → pair → grader (spec §2.1).
+                       temperature: float = 0.2, grader_temperature: float = 0.3,
+                       revision: str | None = None) -> Task:
+    """Concept pairs from stereotype inputs, with the steps of each source (spec §2.1): CrowS-Pairs, StereoSet
+    and sentence-pair CSVs: filter → explanation → pair → grader; SOFA: explanation → pair → grader; BBQ:
+    pair (from the question) → explanation (from context + question) → grader.
 
     Args:
-        source: "crows_pairs" (pinned upstream copy of CrowS-Pairs) or a CSV with sent_more, sent_less.
-        local: local copy of the upstream DBB repository (offline).
-        use_filter: run the quality filter first (upstream keeps a pair only if the reply is "False").
+        source: "crows_pairs" (pinned upstream copy of CrowS-Pairs), "stereoset_intra", "stereoset_inter",
+            "sofa", "bbq" (Hugging Face datasets at pinned revisions), or a CSV with sent_more, sent_less.
+        local: offline copy: for crows_pairs the upstream DBB repository; for stereoset_*/sofa/bbq a
+            CSV/JSONL/Parquet export of the dataset with its own columns.
+        use_filter: run the quality filter first on sentence pairs (upstream keeps a pair only if the reply
+            is "False"); SOFA and BBQ have no filter step.
         temperature, grader_temperature: generator and grader temperatures (upstream 0.2 and 0.3).
+        revision: Hub commit overriding the pinned one (stereoset_*/sofa/bbq).
     """
-    pairs = B.read_sentence_pairs(source, local)
-    samples = [Sample(id=p.id, input=p.sent_more, metadata={"sent_more": p.sent_more, "sent_less": p.sent_less,
-                                                             "bias_type": p.bias_type}) for p in pairs]
-    return Task(dataset=MemoryDataset(samples, name=f"dbb-build-{Path(source).stem}"),
+    records = B.read_source_records(source, local, revision)
+    samples = [Sample(id=r.id, input=r.sent_more or r.stereotype or r.question, metadata=r.fields())
+               for r in records]
+    name = source if source in B.SOURCES else Path(source).stem
+    return Task(dataset=MemoryDataset(samples, name=f"dbb-build-{name}"),
                 solver=concept_pipeline(use_filter, temperature, grader_temperature),
                 scorer=build_status(), version=TASK_VERSION,
-                metadata={"probe": "dbb", "variant": "build-concepts", "source": source})
+                metadata={"probe": "dbb", "variant": "build-concepts", "source": source,
+                          "revision": revision or (B.HUB[_hub_key(source)].revision if _hub_key(source) else None)})
+
+
+def _hub_key(source: str) -> str | None:
+    return "stereoset" if source in B.STEREOSET_CONFIGS else source if source in ("sofa", "bbq") else None
+
+
+# prompt sections and step order per prompt variant (spec §2.1); the grader is concepts.grader for all
+STEPS = {"pairs": ("concepts", ["filter", "explanation", "pair"]),
+         "sofa": ("concepts_sofa", ["explanation", "pair"]),
+         "bbq": ("concepts_bbq", ["pair", "explanation"])}
+
+
+def concept_prompts(md: dict[str, Any], prompts: dict[str, Any] | None = None) -> dict[str, str]:
+    """The prompt template of each step for a record's metadata (its ``prompt_variant``), in run order."""
+    pr = prompts or B.builder_prompts()
+    section, steps = STEPS[md.get("prompt_variant") or "pairs"]
+    return {**{st: pr[section][st] for st in steps}, "grader": pr["concepts"]["grader"]}
 
 
 @solver
 def concept_pipeline(use_filter: bool = True, temperature: float = 0.2, grader_temperature: float = 0.3) -> Solver:
     pr = B.builder_prompts()
-    c = pr["concepts"]
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         gen, grader = _roles()
         md = state.metadata
         fill = {"preamble": pr["preamble"].strip(), **md}
-        if use_filter:
-            reply = await _ask(gen, c["filter"].format(**fill), temperature)
-            md["filter_reply"] = reply
-            if not B.parse_filter(reply):
-                md["status"] = "filtered"
-                return state
-        md["explanation"] = (await _ask(gen, c["explanation"].format(**fill), temperature)).strip()
-        fill["explanation"] = md["explanation"]
-        reply = await _ask(gen, c["pair"].format(**fill), temperature)
-        md["pair_reply"] = reply
-        try:
-            a, b = B.parse_pair(reply)
-        except B.BuilderParseError:
-            md["status"] = "unparsed_pair"
-            return state
-        reply = await _ask(grader, c["grader"].format(**fill, concept_a=a, concept_b=b), grader_temperature)
-        md["grader_reply"] = reply
-        try:
-            a, b = B.parse_pair(reply)
-            md["graded"] = True
-        except B.BuilderParseError:
-            md["graded"] = False  # keep the generator's pair, recorded
+        prompts = concept_prompts(md, pr)
+        a = b = ""
+        for step, tmpl in prompts.items():
+            if step == "filter":
+                if not use_filter:
+                    continue
+                reply = await _ask(gen, tmpl.format(**fill), temperature)
+                md["filter_reply"] = reply
+                if not B.parse_filter(reply):
+                    md["status"] = "filtered"
+                    return state
+            elif step == "explanation":
+                md["explanation"] = fill["explanation"] = (await _ask(gen, tmpl.format(**fill), temperature)).strip()
+            elif step == "pair":
+                reply = await _ask(gen, tmpl.format(**fill), temperature)
+                md["pair_reply"] = reply
+                try:
+                    a, b = B.parse_pair(reply)
+                except B.BuilderParseError:
+                    md["status"] = "unparsed_pair"
+                    return state
+                md["raw_pair"] = f"{a};{b}"
+            else:  # grader
+                reply = await _ask(grader, tmpl.format(**fill, concept_a=a, concept_b=b), grader_temperature)
+                md["grader_reply"] = reply
+                try:
+                    a, b = B.parse_pair(reply)
+                    md["graded"] = True
+                except B.BuilderParseError:
+                    md["graded"] = False  # keep the generator's pair, recorded
         md.update(concept_a=a, concept_b=b, status="ok", generator=str(gen))
         return state
 
