@@ -15,12 +15,22 @@ special tokens, e.g. a Llama BOS; SmolLM2 adds none), and every token after the 
 lm-eval HFLM ``loglikelihood_rolling``. Masked LMs give every non-special token its pseudo-log-likelihood
 term; encoder-decoder models score every decoder token (special tokens included) given the encoder text in
 the user message's ``metadata["encoder_text"]`` (empty if absent).
+
+Structured output: ``GenerateConfig.response_schema`` is enforced by grammar-constrained decoding with
+xgrammar (``pip install 'stereoprobe[structured]'``; a clear error names it when missing). A transformers
+logits processor masks, at every step, the tokens that cannot continue a JSON document valid under the
+schema (compact JSON: no free whitespace; strict: no properties beyond the schema's), then the usual greedy or
+temperature/top-p/top-k sampling picks among the rest, and once the document is complete only EOS is allowed.
+Grammars are compiled once per tokenizer and schema; requests with different schemas are never batched
+together. ``max_tokens`` stays a hard cap: a document cut short is returned as is (stop reason
+``max_tokens``) for the caller to record.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import os
 import threading
 import time
@@ -279,6 +289,11 @@ class TransformersAPI(ModelAPI):
         if self.context_window is not None and self.kind == "causal":
             max_new = min(max_new, self.context_window - len(ids))
         sampling = config.temperature is None or config.temperature > 0
+        schema = None
+        if config.response_schema is not None:
+            _xgrammar()  # a missing dependency fails here, before the request is queued
+            # key order kept: properties are generated in schema order (e.g. a reason before its label)
+            schema = json.dumps(config.response_schema.json_schema.model_dump(exclude_none=True))
         settings = {
             "max_new_tokens": int(max_new),
             "temperature": config.temperature,
@@ -289,6 +304,7 @@ class TransformersAPI(ModelAPI):
             "logprobs": bool(config.logprobs),
             "top_logprobs": int(config.top_logprobs or 0),
             "seed": config.seed if sampling else None,
+            "schema": schema,  # part of the batch key: one grammar per generate() call
         }
         # seeded sampling runs alone so its result does not depend on which requests share its batch
         key = ("generate", tuple(sorted(settings.items())), id(ids) if settings["seed"] is not None else 0)
@@ -378,6 +394,20 @@ class TransformersAPI(ModelAPI):
         return Logprobs(content=content)
 
     # ---- generation -------------------------------------------------------------------------------------
+    def _stop_ids(self) -> list[int]:
+        eos = self.model.generation_config.eos_token_id
+        ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+        if self.tokenizer.eos_token_id is not None:
+            ids.add(self.tokenizer.eos_token_id)
+        return sorted(int(i) for i in ids)
+
+    def _schema_processor(self, schema: str) -> _SchemaLogitsProcessor:
+        """A fresh logits processor (it holds per-row grammar state) over the cached compiled grammar."""
+        out = self.model.get_output_embeddings()  # the mask covers the logits, padded rows included
+        vocab = int(out.weight.shape[0]) if out is not None else int(getattr(self.model.config, "vocab_size", 0) or 0)
+        vocab = vocab or len(self.tokenizer)
+        return _SchemaLogitsProcessor(compiled_grammar(self.tokenizer, vocab, self._stop_ids(), schema))
+
     @torch.inference_mode()
     def _run_generate(self, reqs: list[_Request]) -> list[ModelOutput]:
         s = reqs[0].payload
@@ -408,6 +438,8 @@ class TransformersAPI(ModelAPI):
             kwargs["tokenizer"] = tok
         if s["seed"] is not None:
             torch.manual_seed(int(s["seed"]))
+        if s["schema"] is not None:
+            kwargs["logits_processor"] = [self._schema_processor(s["schema"])]
 
         prompts = [r.payload["ids"] for r in reqs]
         width = max(len(p) for p in prompts)
@@ -475,6 +507,81 @@ class TransformersAPI(ModelAPI):
             usage = ModelUsage(input_tokens=n_in, output_tokens=out_tokens, total_tokens=n_in + out_tokens)
             outputs.append(ModelOutput(model=self.model_name, choices=choices, usage=usage))
         return outputs
+
+
+def _xgrammar() -> Any:
+    try:
+        import xgrammar
+    except ImportError as ex:
+        raise RuntimeError(
+            "transformers provider: GenerateConfig.response_schema needs xgrammar for grammar-constrained "
+            "decoding; install it with pip install 'stereoprobe[structured]' (or pip install xgrammar), "
+            f"or leave response_schema unset ({type(ex).__name__}: {ex})"
+        ) from ex
+    return xgrammar
+
+
+_COMPILERS: dict[tuple[int, int, tuple[int, ...]], tuple[Any, Any, dict[str, Any]]] = {}
+_COMPILERS_LOCK = threading.Lock()
+
+
+def compiled_grammar(tokenizer: Any, vocab_size: int, stop_ids: list[int], schema: str) -> Any:
+    """The xgrammar grammar of JSON valid under ``schema`` (a JSON string), compiled once per tokenizer
+    (vocabulary size, stop tokens) and schema."""
+    xgr = _xgrammar()
+    key = (id(tokenizer), vocab_size, tuple(stop_ids))
+    with _COMPILERS_LOCK:
+        if key not in _COMPILERS:
+            info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab_size, stop_token_ids=stop_ids)
+            # the tokenizer is kept in the entry so that its id is not reused by another one
+            _COMPILERS[key] = (tokenizer, xgr.GrammarCompiler(info), {})
+        _, compiler, grammars = _COMPILERS[key]
+        if schema not in grammars:
+            grammars[schema] = compiler.compile_json_schema(schema, any_whitespace=False, strict_mode=True)
+        return grammars[schema]
+
+
+class _SchemaLogitsProcessor:
+    """Masks the logits of tokens that the grammar does not allow next (one matcher per generated row).
+
+    Used once per ``generate()`` call. The first call sees the prompt; each later call first advances every
+    row's matcher by the token sampled last. A row whose matcher has terminated (EOS accepted) or rejected its
+    token (the row stopped another way, e.g. a stop string, and is now padded) is left unmasked: transformers
+    replaces its tokens by padding anyway.
+    """
+
+    def __init__(self, grammar: Any) -> None:
+        self.xgr = _xgrammar()
+        self.grammar = grammar
+        self.vocab_size = int(grammar.tokenizer_info.vocab_size)
+        self.matchers: list[Any] = []
+        self.live: list[bool] = []
+        self.bitmask: torch.Tensor | None = None
+        self.started = False
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        xgr = self.xgr
+        rows = input_ids.shape[0]
+        if not self.matchers:
+            self.matchers = [xgr.GrammarMatcher(self.grammar) for _ in range(rows)]
+            self.live = [True] * rows
+            self.bitmask = xgr.allocate_token_bitmask(rows, self.vocab_size)
+        if self.started:
+            last = input_ids[:, -1].tolist()
+            for i, m in enumerate(self.matchers):
+                if self.live[i] and not m.is_terminated() and not m.accept_token(int(last[i])):
+                    self.live[i] = False
+        self.started = True
+        masked = [i for i, m in enumerate(self.matchers) if self.live[i] and not m.is_terminated()]
+        if not masked:
+            return scores
+        assert self.bitmask is not None
+        for i in masked:
+            self.matchers[i].fill_next_token_bitmask(self.bitmask, i)
+        target = scores if scores.device.type in {"cpu", "cuda"} else scores.cpu()
+        xgr.apply_token_bitmask_inplace(target, self.bitmask.to(target.device), vocab_size=self.vocab_size,
+                                        indices=masked)
+        return target if target is scores else target.to(scores.device)
 
 
 def context_window(config: Any, tokenizer: Any) -> int | None:
