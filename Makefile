@@ -37,14 +37,15 @@ clean-demo:
 # before the final index line, which links every report (results/demo/index.html).
 demo: $(STAMP)
 	mkdir -p $(DEMO_OUT)
-	# StereoTales stories + profile extraction (one story per language; the 135M model rarely writes valid JSON,
-	# so refusal-judge failures count as complied and extraction failures are recorded: the run proves the plumbing).
+	# StereoTales stories + profile extraction (two short stories per language). The refusal detector and the
+	# extractor get the JSON schemas as response_schema, which the transformers provider enforces by constrained
+	# decoding, so even the 135M model answers valid JSON (its labels mean nothing: the run proves the plumbing).
 	# Re-extract these logs with other models: see docs/stereotales.md ("Re-extracting an existing log").
 	rm -rf $(DEMO_LOGS)/stereotales
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/stereotales --model transformers/default \
-	  -T languages=en,fr -T limit=1 -T refusal_failure=complied --max-tokens 64 \
-	  --model-role 'extractor={model: transformers/default, max_tokens: 128}' \
-	  --model-role 'refusal={model: transformers/default, max_tokens: 32}' \
+	  -T languages=en,fr -T limit=2 --max-tokens 64 \
+	  --model-role 'extractor={model: transformers/default, max_tokens: 400}' \
+	  --model-role 'refusal={model: transformers/default, max_tokens: 96}' \
 	  --log-dir $(DEMO_LOGS)/stereotales --display none
 	# StereoTales association mining of the demo logs -> $(DEMO_OUT)/stereotales/ (tables + report.html).
 	# DEMO SETTINGS for a handful of stories: --min-row-sum 1 and 20,000 Monte Carlo resamples instead of the
@@ -72,7 +73,8 @@ demo: $(STAMP)
 	$(OFFLINE) $(VENV)/bin/stereoprobe dbb $(DEMO_LOGS)/dbb --out $(DEMO_OUT)/dbb
 	# GlobalBias: every bundled sentence (8 groups x 3 names x 16 descriptors x 3 templates = 1,152) -> APX, bias
 	# scores, reference flags, stricter test, validation; then character profiles for 12 names (3 requests; the 135M
-	# model rarely writes valid JSON, so parse failures are counted and the classification notes too few profiles).
+	# model rarely writes the requested JSON list, so parse failures are counted and the classification notes too
+	# few profiles).
 	rm -rf $(DEMO_LOGS)/globalbias $(DEMO_LOGS)/globalbias_profiles
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/globalbias --model transformers/default \
 	  --max-connections 512 --max-samples 512 --log-dir $(DEMO_LOGS)/globalbias --display none
