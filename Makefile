@@ -69,7 +69,7 @@ demo: $(STAMP)
 	# DBB: multiple choice in logprob mode (both option orders) + DBB-SG, one bundled template x age/gender/SES
 	rm -rf $(DEMO_LOGS)/dbb
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/dbb stereoprobe/dbb_sg --model transformers/default \
-	  -T limit_templates=1 -T categories=age,gender,ses --log-dir $(DEMO_LOGS)/dbb --display none
+	  -T mode=logprob -T limit_templates=1 -T categories=age,gender,ses --log-dir $(DEMO_LOGS)/dbb --display none
 	$(OFFLINE) $(VENV)/bin/stereoprobe dbb $(DEMO_LOGS)/dbb --out $(DEMO_OUT)/dbb
 	# GlobalBias: every bundled sentence (8 groups x 3 names x 16 descriptors x 3 templates = 1,152) -> APX, bias
 	# scores, reference flags, stricter test, validation; then character profiles for 12 names (3 requests; the 135M

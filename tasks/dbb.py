@@ -3,10 +3,10 @@
 One sample per *question* (a template filled with one descriptor: category, descriptor type, group); the
 bias score S pairs questions of two groups in the metrics and in ``stereoprobe dbb LOGS --out DIR``.
 
-    # exact P(A) from next-token probabilities, one pass per question (models that return logprobs)
-    inspect eval stereoprobe/dbb --model transformers/default -T limit_templates=2
-    # the paper's protocol: >= 10 sampled answers per question, options shuffled per epoch
-    inspect eval stereoprobe/dbb --model openai/gpt-4o -T mode=sampled -T source=upstream
+    # the paper's protocol (default): >= 10 sampled answers per question, options shuffled per epoch
+    inspect eval stereoprobe/dbb --model openai/gpt-4o -T source=upstream
+    # exact P(A) from next-token probabilities, both option orders (models that return logprobs)
+    inspect eval stereoprobe/dbb --model transformers/default -T mode=logprob -T limit_templates=2
     # DBB-SG: perplexity of option sentences given the story prompt (prompt log-probabilities)
     inspect eval stereoprobe/dbb_sg --model transformers/default -T limit_templates=2
 """
@@ -78,7 +78,7 @@ def _dataset_name(source: str) -> str:
 def dbb(
     source: str = "bundled",
     faithful: bool = False,
-    mode: str = "logprob",
+    mode: str = "sampled",
     epochs: int | None = None,
     option_order: str | None = None,
     seed: int = 0,
@@ -88,7 +88,7 @@ def dbb(
     temperature: float = 0.8,
     top_p: float = 1.0,
     frequency_penalty: float = 0.6,
-    max_tokens: int = 256,
+    max_tokens: int = 2048,
     threshold: float = ST.THRESHOLD,
 ) -> Task:
     """DBB multiple choice: does the choice between a stereotypical and a contrasting continuation depend on
@@ -98,9 +98,9 @@ def dbb(
         source: "bundled" (our small template set), "upstream" (the 1,547 pinned upstream templates and
             descriptors; downloaded, verified, cached), a local copy of the upstream repository, or a CSV.
         faithful: reproduce upstream expansion bugs (pronouns, stale option; see docs/dbb.md).
-        mode: "logprob" (P(A) from the answer letter's next-token probabilities, one pass per question and
-            epoch; needs a model returning logprobs) or "sampled" (the paper's protocol: sampled answers,
-            parsed "a)"/"b)"; refusals and invalid answers counted).
+        mode: "sampled" (default, the paper's protocol: sampled answers, parsed "a)"/"b)"; refusals and
+            invalid answers counted; any chat model) or "logprob" (exact P(A) from the answer letter's
+            next-token probabilities, one pass per question and epoch; needs a model returning logprobs).
         epochs: responses per question (default 2 in logprob mode — one per option order — and 10 in sampled
             mode, the paper's minimum).
         option_order: "random" (fair coin per sample and epoch; sampled-mode default, as in the paper),
@@ -112,7 +112,8 @@ def dbb(
         limit_templates: only the first N templates (demo-size runs; keeps every group pair complete).
         templates: explicit template ids.
         temperature, top_p, frequency_penalty: sampled-mode generation (paper Appendix A: 0.8, 1, 0.6).
-        max_tokens: sampled-mode answer length (paper: 2048; the answer is in the first tokens).
+        max_tokens: sampled-mode answer length (paper: 2048; the answer is in the first tokens, so a lower
+            value saves cost for models that explain at length).
         threshold: S threshold for the live metrics (paper: 20).
     """
     if mode not in MODES:

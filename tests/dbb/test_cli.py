@@ -20,7 +20,7 @@ def test_cli_end_to_end(tmp_path):
     a_texts = {q.option_a for q in qs}
     logs = tmp_path / "logs"
     model = fake_model(p_a=lambda c: ctx_p[c], is_a=lambda o: o in a_texts)
-    inspect_eval([dbb(categories="ses", limit_templates=3), dbb_sg(categories="ses", limit_templates=3)],
+    inspect_eval([dbb(categories="ses", limit_templates=3, mode="logprob"), dbb_sg(categories="ses", limit_templates=3)],
                  model=model, display="none", log_dir=str(logs), log_realtime=False)
     out = tmp_path / "out"
     assert main(["dbb", str(logs), "--out", str(out), "--n-boot", "200"]) == 0

@@ -62,7 +62,7 @@ def test_lm_eval_agrees_with_inspect_on_default_model(tmp_path):
     from stereoprobe.tasks.dbb import dbb, dbb_sg
 
     sel = {"categories": "ses", "templates": "sp01"}  # 4 questions, 2 test instances: keeps the test short
-    logs = inspect_eval([dbb(**sel), dbb_sg(**sel)], model="transformers/default", display="none",
+    logs = inspect_eval([dbb(**sel, mode="logprob"), dbb_sg(**sel)], model="transformers/default", display="none",
                         log_dir=str(tmp_path), log_realtime=False)
     assert all(lg.status == "success" for lg in logs)
     resp, _ = read_responses([str(tmp_path)])

@@ -118,8 +118,8 @@ def test_sampled_mode_counts_invalid_answers(tmp_path):
 
 
 def test_logprob_mode_clear_error_without_logprobs(tmp_path):
-    [log] = inspect_eval(dbb(categories="ses", limit_templates=1), model=fake_model(always_first=True,
-                         no_logprobs=True), display="none", log_dir=str(tmp_path))
+    [log] = inspect_eval(dbb(categories="ses", limit_templates=1, mode="logprob"),
+                         model=fake_model(always_first=True, no_logprobs=True), display="none", log_dir=str(tmp_path))
     assert log.status == "error"
     assert "returned no token log-probabilities" in str(log.error)
 
@@ -142,3 +142,13 @@ def test_sg_eq2_against_hand_computation(tmp_path):
             ratios.append(r_a / (r_a + r_b))
         assert len(ratios) == 3
         assert s.scores["dbb_sg_scorer"].value["a"] == pytest.approx(np.mean(ratios), rel=1e-9)
+
+
+def test_defaults_are_the_papers_sampled_protocol():
+    """Faithful defaults (paper §5, Appendix A): sampled answers, 10 epochs, temperature 0.8, top_p 1,
+    frequency penalty 0.6, 2,048 tokens, options shuffled per epoch."""
+    task = dbb(categories="ses", limit_templates=1)
+    assert task.epochs == 10
+    c = task.config
+    assert (c.temperature, c.top_p, c.frequency_penalty, c.max_tokens) == (0.8, 1.0, 0.6, 2048)
+    assert c.logprobs is None and task.metadata["mode"] == "sampled" and task.metadata["option_order"] == "random"
