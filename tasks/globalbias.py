@@ -3,7 +3,7 @@ prompt log-probability (Siddique et al., EMNLP 2024, arXiv 2407.06917).
 
     inspect eval stereoprobe/globalbias --model transformers/default -T groups=[CHINESE,ARAB] --limit 200
     inspect eval stereoprobe/globalbias --model vllm-completions/meta-llama/Meta-Llama-3-8B \
-        -T source=upstream -T faithful=true            # the paper's 876,000 sentences
+        -T source=upstream                             # the paper's 876,000 sentences (faithful default)
 
 Then ``stereoprobe globalbias LOGS --out DIR`` computes APX, bias scores, flags and the validation.
 """
@@ -32,7 +32,7 @@ def _input(s, encoder_decoder: bool) -> str | list[ChatMessageUser]:
 @task
 def globalbias(
     source: str = "bundled",
-    faithful: bool = False,
+    faithful: bool = True,
     groups: list[str] | str | None = None,
     descriptors: list[str | int] | str | None = None,
     templates: list[int] | int | None = None,
@@ -44,7 +44,8 @@ def globalbias(
     Args:
         source: "bundled" (stereoprobe's small demo set), "upstream" (pinned reference files, downloaded and
             verified) or the path of a local copy of the GlobalBias repository.
-        faithful: keep upstream quirks (duplicate name "Wafa", nonce descriptors without article).
+        faithful: keep upstream quirks (default, spec G1/G13: duplicate name "Wafa", nonce descriptors without
+            article); ``false`` drops the repeated name and adds the article (873,810 sentences).
         groups: restrict to groups ("ARAB_F") or ethnicities ("ARAB").
         descriptors: restrict to descriptors (text or row index).
         templates: template numbers among 1, 2, 3 (default all three).

@@ -74,7 +74,7 @@ def profile_parser():
 @task
 def globalbias_profiles(
     source: str = "bundled",
-    faithful: bool = False,
+    faithful: bool = True,
     groups: list[str] | str | None = None,
     batch_size: int = 20,
     runs: int = 3,

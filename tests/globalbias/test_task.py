@@ -77,3 +77,12 @@ def test_encoder_decoder_split(tmp_path):
     [log] = inspect_eval(t, model=fake_model(), log_dir=str(tmp_path), display="none")
     s = next(x for x in log.samples if x.metadata["template"] == 1)
     assert s.scores["sentence_logprob"].value["n_bytes"] == len("am a nurse.")
+
+
+@pytest.mark.refdata
+def test_task_is_faithful_by_default(refdata):
+    """Spec G1: the upstream name list repeats "Wafa" in ARAB_F; the faithful default keeps both rows
+    (10 names x 730 descriptors), faithful=false keeps 9 distinct names."""
+    src = str(refdata / "GlobalBias")
+    assert len(globalbias(source=src, groups=["ARAB_F"], templates=[1]).dataset) == 10 * 730
+    assert len(globalbias(source=src, groups=["ARAB_F"], templates=[1], faithful=False).dataset) == 9 * 730

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 
-def load_dataset(source="bundled", faithful=False, groups=None, descriptors=None, templates=None, subset=None,
+def load_dataset(source="bundled", faithful=True, groups=None, descriptors=None, templates=None, subset=None,
                  **_ignored):
     """DatasetDict with a ``test`` split: one doc per sentence (``id``, ``text`` and the sample metadata)."""
     import datasets
