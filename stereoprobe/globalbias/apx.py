@@ -19,6 +19,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from stereoprobe.stats.multiple_testing import adjust_bh
+
 Z_ONE_PERCENT = float(stats.norm.ppf(0.99))  # 2.3263478740408408, notebook 8
 
 
@@ -130,21 +132,12 @@ def reference_flags(
 
 # ----------------------------------------------------------------------------------------- stricter test
 def benjamini_hochberg(p: np.ndarray | Sequence[float]) -> np.ndarray:
-    """Benjamini-Hochberg adjusted p-values (q-values): q_(i) = min_{j >= i} m p_(j) / j, capped at 1.
-    NaN p-values are left out of m and stay NaN."""
+    """Benjamini-Hochberg adjusted p-values (q-values, :func:`stereoprobe.stats.multiple_testing.adjust_bh`)
+    over the defined p-values: NaN p-values (untestable pairs) are left out of m and stay NaN."""
     p = np.asarray(p, dtype=float)
     q = np.full_like(p, np.nan)
     ok = ~np.isnan(p)
-    pv = p[ok]
-    m = pv.size
-    if m == 0:
-        return q
-    order = np.argsort(pv)
-    ranked = pv[order] * m / np.arange(1, m + 1)
-    adj = np.minimum.accumulate(ranked[::-1])[::-1]
-    res = np.empty(m)
-    res[order] = np.minimum(adj, 1.0)
-    q[ok] = res
+    q[ok] = adjust_bh(p[ok])
     return q
 
 
