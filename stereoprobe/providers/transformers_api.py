@@ -160,7 +160,7 @@ class TransformersAPI(ModelAPI):
                 "mlm_max_length, revision, trust_remote_code, attn_implementation, max_connections)"
             )
 
-        self.model, self.tokenizer, self.kind = load_shared(model_name, self.device, self.dtype, kind, tokenizer_id, load_kwargs)
+        self.model, self.tokenizer, self.kind = load(model_name, self.device, self.dtype, kind, tokenizer_id, load_kwargs)
         if chat_template:
             import copy
 
@@ -600,28 +600,6 @@ _LOADED: dict[tuple[Any, ...], tuple[Any, Any, str]] = {}
 _LOADED_LOCK = threading.Lock()
 
 
-def load_shared(
-    model_name: str,
-    device: str,
-    dtype: torch.dtype,
-    kind: str | None = None,
-    tokenizer_id: str | None = None,
-    load_kwargs: dict[str, Any] | None = None,
-) -> tuple[Any, Any, str]:
-    """:func:`load`, once per process for identical arguments.
-
-    inspect creates one model API per (model, generate config), so a model bound to several roles (subject,
-    extractor, refusal detector, judge) with different settings would otherwise hold one copy of its weights
-    per role. Inference never mutates the weights, so the instances share them.
-    """
-    key = (model_name, device, str(dtype), kind, tokenizer_id,
-           tuple(sorted((k, repr(v)) for k, v in (load_kwargs or {}).items())))
-    with _LOADED_LOCK:
-        if key not in _LOADED:
-            _LOADED[key] = load(model_name, device, dtype, kind, tokenizer_id, load_kwargs)
-        return _LOADED[key]
-
-
 def load(
     model_name: str,
     device: str,
@@ -630,10 +608,25 @@ def load(
     tokenizer_id: str | None = None,
     load_kwargs: dict[str, Any] | None = None,
 ) -> tuple[Any, Any, str]:
-    """Load model and tokenizer (``default`` = the bundled model); clear error for an unknown model."""
+    """Load model and tokenizer (``default`` = the bundled model), once per process for identical arguments;
+    clear error for an unknown model.
+
+    inspect creates one model API per (model, generate config), so a model bound to several roles (subject,
+    extractor, refusal detector, judge) with different settings would otherwise hold one copy of its weights
+    per role. Inference never mutates the weights, so the instances share them.
+    """
+    load_kwargs = dict(load_kwargs or {})
+    key = (model_name, device, str(dtype), kind, tokenizer_id, tuple(sorted((k, repr(v)) for k, v in load_kwargs.items())))
+    with _LOADED_LOCK:
+        if key not in _LOADED:
+            _LOADED[key] = _from_pretrained(model_name, device, dtype, kind, tokenizer_id, load_kwargs)
+        return _LOADED[key]
+
+
+def _from_pretrained(model_name: str, device: str, dtype: torch.dtype, kind: str | None, tokenizer_id: str | None,
+                     load_kwargs: dict[str, Any]) -> tuple[Any, Any, str]:
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
-    load_kwargs = dict(load_kwargs or {})
     if model_name == DEFAULT_NAME:
         from stereoprobe.providers.default_model import default_model_dir
 
