@@ -147,7 +147,6 @@ def read_header(path: str | Path) -> LogInfo:
     return _info(p, h.eval.model_dump(mode="json"), h.status)
 
 
-log_info = read_header  # the former name
 
 
 def _ordered(keys: Iterable[tuple[Any, int]], spec: Mapping[str, Any]) -> list[tuple[Any, int]]:
@@ -233,7 +232,7 @@ def error_message(sample: Mapping[str, Any]) -> str | None:
 
 
 def iter_samples(inputs: Iterable[str | Path], task: str | None = None) -> Iterator[tuple[LogInfo, dict[str, Any]]]:
-    """Yield ``(log_info, sample dict)`` for every sample of every log (optionally only of ``task``).
+    """Yield ``(LogInfo, sample dict)`` for every sample of every log (optionally only of ``task``).
 
     A sample (task, model, id, epoch) seen in several logs is yielded once: from the newest log (by
     ``created``) where it has no ``error``, else (it failed everywhere) the newest errored copy, so callers

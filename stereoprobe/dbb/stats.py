@@ -26,12 +26,10 @@ Confidence intervals:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _st
 
 THRESHOLD = 20.0
 _TOL = 1e-9
@@ -108,15 +106,14 @@ def instance_table(questions: pd.DataFrame, group_order: dict[str, Sequence[str]
 
 
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for k successes in n trials (Wilson 1927): centre (k + z²/2)/(n + z²),
-    half-width z·sqrt(k(n−k)/n + z²/4)/(n + z²). NaN for n = 0."""
+    """Wilson score interval for k successes in n trials (Wilson 1927; statsmodels ``proportion_confint``):
+    centre (k + z²/2)/(n + z²), half-width z·sqrt(k(n−k)/n + z²/4)/(n + z²). NaN for n = 0."""
     if n == 0:
         return float("nan"), float("nan")
-    z = _st.norm.ppf(0.5 + confidence / 2)
-    denom = n + z * z
-    centre = (k + z * z / 2) / denom
-    half = z * math.sqrt(k * (n - k) / n + z * z / 4) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
+    return float(lo), float(hi)
 
 
 def cluster_bootstrap(

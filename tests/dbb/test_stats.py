@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats as sst
-from statsmodels.stats.proportion import proportion_confint
 
 from stereoprobe.dbb import stats as ST
 
@@ -79,11 +78,13 @@ def test_undefined_p_excluded_and_counted():
     assert math.isnan(row["mean_s_biased"])
 
 
-def test_wilson_matches_statsmodels():
+def test_wilson_matches_the_closed_form():
+    z = 1.959963984540054  # Phi^-1(0.975)
     for k, n in [(0, 10), (3, 40), (17, 17), (250, 1000)]:
-        lo, hi = ST.wilson_interval(k, n)
-        ref = proportion_confint(k, n, alpha=0.05, method="wilson")
-        assert (lo, hi) == pytest.approx(ref, abs=1e-12)
+        centre = (k + z * z / 2) / (n + z * z)
+        half = z * math.sqrt(k * (n - k) / n + z * z / 4) / (n + z * z)
+        assert ST.wilson_interval(k, n) == pytest.approx((max(0, centre - half), min(1, centre + half)), abs=1e-12)
+    assert all(math.isnan(v) for v in ST.wilson_interval(0, 0))
 
 
 def test_cluster_bootstrap_matches_scipy():
