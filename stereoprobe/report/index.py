@@ -1,0 +1,104 @@
+"""The landing page ``DIR/index.html``: every probe report under DIR with its models, date, settings and tables.
+
+``make demo`` ends with ``stereoprobe index results/demo``. Per report folder the page reads the
+``run_info.json`` its post-processing command wrote (:mod:`stereoprobe.report.run_info`); where there is
+none, the models come from a ``model`` column of the folder's tables and the date from the report file.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+from pathlib import Path
+
+import pandas as pd
+
+from stereoprobe.errors import InputError
+from stereoprobe.report.html import MISSING, Section, empty_note, files_html, write_report
+from stereoprobe.report.run_info import read_run_info
+
+TABLE_SUFFIXES = (".csv", ".parquet")
+_MAX_SETTINGS = 12
+
+
+def collect_reports(root: Path) -> list[tuple[Path, list[Path]]]:
+    """Every ``*.html`` report under ``root`` (except the index itself) with the table files beside it."""
+    out: list[tuple[Path, list[Path]]] = []
+    for report in sorted(root.rglob("*.html")):
+        if report == root / "index.html":
+            continue
+        tables = sorted(p for p in report.parent.iterdir() if p.suffix in TABLE_SUFFIXES and p.is_file())
+        out.append((report, tables))
+    return out
+
+
+def _models_from_tables(tables: list[Path]) -> list[str]:
+    """Distinct values of a ``model`` column in the folder's CSV tables (header read first, cheaply)."""
+    models: set[str] = set()
+    for t in tables:
+        if t.suffix != ".csv":
+            continue
+        try:
+            if "model" not in pd.read_csv(t, nrows=0).columns:
+                continue
+            models.update(str(m) for m in pd.read_csv(t, usecols=["model"])["model"].dropna().unique())
+        except (OSError, ValueError, pd.errors.ParserError):
+            continue
+        if models:
+            break
+    return sorted(models)
+
+
+def report_info(report: Path, tables: list[Path]) -> dict[str, object]:
+    """Probe, models, date and settings of one report (``run_info.json`` first, then the tables)."""
+    info = read_run_info(report.parent)
+    models = info["models"] or _models_from_tables(tables)
+    created = info["created"]
+    if not created:
+        created = _dt.datetime.fromtimestamp(report.stat().st_mtime, _dt.timezone.utc).replace(microsecond=0).isoformat()
+    return {"probe": info["probe"] or report.parent.name, "models": models, "created": created,
+            "settings": info["settings"]}
+
+
+def _settings_html(settings: dict[str, object]) -> str:
+    if not settings:
+        return MISSING
+    items = list(settings.items())
+    shown = "; ".join(f"{html.escape(str(k))}={html.escape(str(v))}" for k, v in items[:_MAX_SETTINGS])
+    more = f"; … ({len(items) - _MAX_SETTINGS} more in run_info.json)" if len(items) > _MAX_SETTINGS else ""
+    return shown + more
+
+
+def build_index(root: Path) -> Path:
+    """Write ``root/index.html`` linking every report and table file under ``root``; return its path."""
+    root = Path(root)
+    reports = collect_reports(root)
+    if not reports:
+        raise InputError(f"index: no HTML report found under {root}; run the probes' post-processing first")
+    section = Section("Reports", anchor="reports")
+    rows = []
+    for report, tables in reports:
+        rel = report.relative_to(root).as_posix()
+        info = report_info(report, tables)
+        models = info["models"]
+        assert isinstance(models, list)
+        settings = info["settings"]
+        assert isinstance(settings, dict)
+        rows.append(
+            "<tr>"
+            f'<td><a href="{html.escape(rel, quote=True)}">{html.escape(rel)}</a></td>'
+            f"<td>{html.escape(str(info['probe']))}</td>"
+            f"<td>{html.escape(', '.join(models)) if models else MISSING}</td>"
+            f"<td>{html.escape(str(info['created']))}</td>"
+            f"<td>{_settings_html(settings)}</td>"
+            f"<td>{files_html([t.relative_to(root).as_posix() for t in tables]) or MISSING}</td>"
+            "</tr>"
+        )
+    head = "".join(f'<th class="sortkey">{h}</th>' for h in ("report", "probe", "models", "date (UTC)", "settings", "tables"))
+    section.raw(
+        f'<div class="table-wrap"><table id="index-reports" class="sortable"><thead><tr>{head}</tr></thead>'
+        f"<tbody>\n" + "\n".join(rows) + "\n</tbody></table></div>"
+    )
+    if not any(t for _, t in reports):
+        section.raw(empty_note("No table files (CSV or Parquet) sit beside these reports."))
+    return write_report(root / "index.html", f"stereoprobe results — {root.name}", [section])

@@ -1,0 +1,81 @@
+"""``run_info.json``: what a report folder holds, written by each probe's post-processing command.
+
+``stereoprobe index DIR`` reads it to show, for each report, the probe, the models, the date and the settings.
+Keys (all optional for a reader; extra keys are kept as written):
+
+- ``probe``: ``stereotales``, ``dbb``, ``globalbias``, ``profiles``, ...
+- ``created``: ISO-8601 UTC time of the run;
+- ``models``: the models in the report's tables;
+- ``settings``: the options of the run (command-line settings, task parameters) as a flat mapping;
+- ``inputs``: the log files or folders read;
+- ``stereoprobe_version``.
+
+StereoTales' older files name their settings ``config``; :func:`read_run_info` accepts both.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+RUN_INFO = "run_info.json"
+
+
+def write_run_info(
+    out_dir: str | Path,
+    probe: str,
+    models: Iterable[str] = (),
+    settings: dict[str, Any] | None = None,
+    inputs: Iterable[str | Path] = (),
+    **extra: Any,
+) -> Path:
+    """Write ``out_dir/run_info.json`` (merging into an existing one) and return its path."""
+    from stereoprobe import __version__
+
+    path = Path(out_dir) / RUN_INFO
+    info: dict[str, Any] = {}
+    if path.is_file():
+        try:
+            info = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            info = {}
+    info.update(
+        probe=probe,
+        created=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        models=sorted({str(m) for m in models}),
+        settings=dict(settings or {}),
+        inputs=[str(i) for i in inputs],
+        stereoprobe_version=__version__,
+    )
+    info.update(extra)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(info, indent=2, default=str) + "\n", encoding="utf-8")
+    return path
+
+
+def read_run_info(folder: str | Path) -> dict[str, Any]:
+    """The normalised ``run_info.json`` of ``folder``: ``probe``, ``created``, ``models``, ``settings``
+    (``{}``/``None`` where unknown); an unreadable file reads as empty."""
+    path = Path(folder) / RUN_INFO
+    raw: dict[str, Any] = {}
+    if path.is_file():
+        try:
+            loaded = json.loads(path.read_text(encoding="utf-8"))
+            raw = loaded if isinstance(loaded, dict) else {}
+        except (OSError, ValueError):
+            raw = {}
+    settings = raw.get("settings", raw.get("config")) or {}
+    models = raw.get("models") or []
+    if isinstance(models, str):
+        models = [models]
+    return {
+        "probe": raw.get("probe"),
+        "created": raw.get("created"),
+        "models": [str(m) for m in models],
+        "settings": settings if isinstance(settings, dict) else {"settings": settings},
+        "inputs": raw.get("inputs") or [],
+        "raw": raw,
+    }
