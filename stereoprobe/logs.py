@@ -35,14 +35,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stereoprobe.errors import InputError
+
 LOG_SUFFIXES = (".eval", ".json")
 HEADER_JSON = "header.json"
 START_JSON = "_journal/start.json"
 SAMPLES_DIR = "samples/"
 
 
-class LogReadError(ValueError):
-    """An eval log that cannot be read (truncated or invalid archive, invalid JSON); the message names the file."""
+class LogReadError(InputError):
+    """An eval log that cannot be read (truncated or invalid archive, corrupt member, invalid JSON); the message
+    names the file and the member."""
 
 
 def find_logs(inputs: Iterable[str | Path]) -> list[Path]:

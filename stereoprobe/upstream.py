@@ -25,14 +25,15 @@ from pathlib import Path
 
 import yaml
 
+from stereoprobe.errors import InputError
 from stereoprobe.paths import cache_dir
 
 RAW_URL = "https://raw.githubusercontent.com/{repository}/{commit}/{path}"
 MIRROR_ENV = "STEREOPROBE_UPSTREAM_DIR"
 
 
-class UpstreamDataError(RuntimeError):
-    """An upstream file could not be obtained or failed its checksum."""
+class UpstreamDataError(InputError, RuntimeError):
+    """An upstream file could not be obtained or failed its checksum (an input error: one line, exit code 2)."""
 
 
 @dataclass(frozen=True)

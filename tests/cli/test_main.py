@@ -25,8 +25,6 @@ def test_index_links_reports_and_tables(tmp_path: Path) -> None:
     assert 'href="dbb/report.html"' in text and 'href="dbb/summary.csv"' in text
 
 
-def test_index_of_empty_folder_is_an_error(tmp_path: Path) -> None:
-    import pytest
-
-    with pytest.raises(FileNotFoundError, match="no HTML report"):
-        main(["index", str(tmp_path)])
+def test_index_of_empty_folder_is_an_error(tmp_path: Path, capsys) -> None:
+    assert main(["index", str(tmp_path)]) == 2  # one line on stderr, exit code 2 (traceback with --debug)
+    assert "no HTML report" in capsys.readouterr().err

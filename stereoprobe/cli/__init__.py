@@ -1,0 +1,209 @@
+"""The ``stereoprobe`` command line: post-processing of eval logs into tables and reports.
+
+One module per subcommand, ``stereoprobe/cli/<command>.py``, exposing ``register(subparsers)``: it adds an
+argparse sub-parser (with ``help=`` for the command list and ``description=``), sets ``func`` (called with
+the parsed namespace, returns an exit code), validates options with the types of
+:mod:`stereoprobe.cli.common` and writes through :func:`stereoprobe.cli.common.atomic_output_dir`. Modules keep
+heavy imports inside ``func`` so ``stereoprobe --help`` stays fast. Every module of this package except
+``common`` is picked up automatically (order: :data:`ORDER`, then the others alphabetically).
+
+Global options (before or after the subcommand): ``--quiet`` (no progress bars, no console lines),
+``--debug`` (full traceback on errors).
+
+Errors: bad input (:class:`stereoprobe.errors.InputError` and its subclasses ``LogReadError`` and
+``UpstreamDataError``, a missing file, non-UTF-8 text, invalid JSON, a broken zip or zstd member, an
+unreadable CSV/Parquet file, an invalid option) ends the run with ONE line on stderr,
+``stereoprobe <command>: error: <message>``, and exit code 2. Anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import pkgutil
+import sys
+import zipfile
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from stereoprobe.cli.common import HelpFormatter, set_quiet
+from stereoprobe.errors import InputError, one_line
+
+PROG = "stereoprobe"
+
+# Display order of the command list in ``stereoprobe --help``; modules of this package not listed here
+# follow alphabetically.
+ORDER: tuple[str, ...] = (
+    "associations", "taxonomy", "judge_report", "rater_sheet", "dbb", "dbb_build", "dbb_export_lm_eval",
+    "globalbias", "profiles", "leaderboard", "plan", "index", "lm_eval_path", "default_model_path",
+)
+
+# Subcommands whose module has not moved into this package yet: imported from their old place (skipped once
+# the old module is gone, and ignored for any command name already registered by a module of this package).
+LEGACY_MODULES: tuple[str, ...] = (
+    "stereoprobe.stereotales.cli_associations",
+    "stereoprobe.stereotales.cli_taxonomy",
+    "stereoprobe.stereotales.cli_judge",
+    "stereoprobe.dbb.cli",
+    "stereoprobe.dbb.builder",
+    "stereoprobe.dbb.lm_eval_docs",
+    "stereoprobe.globalbias.cli",
+    "stereoprobe.index_cli",
+    "stereoprobe.lm_eval_cli",
+)
+
+_NOT_COMMANDS = {"common"}
+
+
+class Parser(argparse.ArgumentParser):
+    """ArgumentParser whose errors are one line (``prog: error: message``, exit code 2; no usage block) and
+    whose help shows defaults (:class:`HelpFormatter`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
+
+
+class _OnceSubparsers:
+    """Proxy of argparse's sub-parsers action that ignores a second registration of the same command name
+    (a legacy module still present after its command moved into this package)."""
+
+    def __init__(self, action: argparse._SubParsersAction) -> None:
+        self._action = action
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        if name in self._action.choices:
+            return Parser(prog=f"{PROG} {name} (duplicate)", add_help=False)  # a throwaway parser
+        kwargs.setdefault("description", kwargs.get("help"))
+        return self._action.add_parser(name, **kwargs)
+
+    def __getattr__(self, item: str) -> Any:
+        return getattr(self._action, item)
+
+
+def command_modules() -> list[str]:
+    """Names of the subcommand modules of this package, in display order."""
+    import stereoprobe.cli as pkg
+
+    found = {m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_")} - _NOT_COMMANDS
+    ordered = [n for n in ORDER if n in found] + sorted(found - set(ORDER))
+    return [f"{pkg.__name__}.{n}" for n in ordered]
+
+
+def _import_legacy(name: str) -> Any | None:
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name == name:  # the module moved away: its command is registered from this package
+            return None
+        raise
+
+
+def _add_global_options(p: argparse.ArgumentParser, default: Any) -> None:
+    have = p._option_string_actions
+    if "--quiet" not in have:
+        p.add_argument("--quiet", "-q", action="store_true", default=default,
+                       help="no progress bars and no console lines (errors are still shown)")
+    if "--debug" not in have:
+        p.add_argument("--debug", action="store_true", default=default,
+                       help="show the full traceback of an error")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``stereoprobe`` parser with every subcommand registered."""
+    from stereoprobe import __version__
+
+    parser = Parser(
+        prog=PROG,
+        description="Post-process stereoprobe eval logs (inspect, lm-eval) into tables (CSV + Parquet) and "
+        "single-file HTML reports. Run 'stereoprobe COMMAND --help' for a command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    _add_global_options(parser, False)
+    action = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser, title="commands")
+    sub = _OnceSubparsers(action)
+    for name in command_modules():
+        importlib.import_module(name).register(sub)
+    for name in LEGACY_MODULES:
+        module = _import_legacy(name)
+        if module is not None:
+            module.register(sub)
+    for p in action.choices.values():
+        _add_global_options(p, argparse.SUPPRESS)  # also accepted after the command; the top-level value wins
+    return parser
+
+
+def _input_error_types() -> tuple[type[BaseException], ...]:
+    types: list[type[BaseException]] = [InputError, FileNotFoundError, NotADirectoryError, IsADirectoryError,
+                                        PermissionError, UnicodeDecodeError, json.JSONDecodeError, zipfile.BadZipFile]
+    for module, attr in (("stereoprobe.upstream", "UpstreamDataError"), ("stereoprobe.logs", "LogReadError"),
+                         ("zstandard", "ZstdError"), ("pandas.errors", "EmptyDataError"),
+                         ("pandas.errors", "ParserError"), ("yaml", "YAMLError")):
+        mod = sys.modules.get(module)
+        if mod is not None and isinstance(getattr(mod, attr, None), type):
+            types.append(getattr(mod, attr))
+    return tuple(types)
+
+
+def is_input_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is bad input (one line, exit 2) rather than a bug (traceback)."""
+    if isinstance(exc, _input_error_types()):
+        return True
+    return type(exc).__module__.split(".")[0] == "pyarrow" and type(exc).__name__ in (
+        "ArrowInvalid", "ArrowIOError", "ArrowTypeError")
+
+
+def error_line(exc: BaseException) -> str:
+    """The one-line message of an input error (file-system errors name their file)."""
+    if isinstance(exc, OSError) and getattr(exc, "filename", None) and exc.strerror:
+        return f"{exc.filename}: {exc.strerror.lower()}"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r} at position {exc.start})"
+    text = one_line(exc) or type(exc).__name__
+    return text
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``stereoprobe`` with ``argv`` (default: ``sys.argv[1:]``); return the exit code (0 ok, 2 bad input)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version (0) or an argparse error (2, already printed)
+        return exc.code if isinstance(exc.code, int) else 2
+    set_quiet(bool(getattr(args, "quiet", False)))
+    if getattr(args, "quiet", False):
+        import logging
+
+        logging.getLogger().setLevel(logging.WARNING)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 2
+    prog = f"{PROG} {args.command}"
+    try:
+        return int(func(args) or 0)
+    except SystemExit as exc:
+        if isinstance(exc.code, int) or exc.code is None:
+            return int(exc.code or 0)
+        if getattr(args, "debug", False):
+            raise
+        print(f"{prog}: error: {one_line(exc.code)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted; the output folder keeps its earlier results", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 (sorted into input errors and bugs right below)
+        if getattr(args, "debug", False) or not is_input_error(exc):
+            raise
+        print(f"{prog}: error: {error_line(exc)}", file=sys.stderr)
+        return 2
+    finally:
+        set_quiet(False)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
