@@ -20,9 +20,8 @@ Sample dicts are the JSON of inspect's ``EvalSample`` without ``events``: e.g. `
 their default may be absent: read them with ``.get``. Long strings may be ``attachment://<hash>``
 references into ``s["attachments"]`` (the completion is not, in practice; :func:`output_text` resolves it).
 
-:func:`iter_samples` de-duplicates across logs by (log task, model, sample id, epoch): the newest log (by
-``created``) wins, except that a copy without ``error`` beats a newer errored copy (a retry that succeeded
-in an older log).
+Discovery of logs in folders and de-duplication across logs live in :mod:`stereoprobe.inputs` (the input layer
+of every command); this module reads one log.
 """
 
 from __future__ import annotations
@@ -37,7 +36,6 @@ from typing import Any
 
 from stereoprobe.errors import InputError
 
-LOG_SUFFIXES = (".eval", ".json")
 HEADER_JSON = "header.json"
 START_JSON = "_journal/start.json"
 SAMPLES_DIR = "samples/"
@@ -49,17 +47,10 @@ class LogReadError(InputError):
 
 
 def find_logs(inputs: Iterable[str | Path]) -> list[Path]:
-    """Expand files and folders (recursively) into a sorted list of eval log files."""
-    found: list[Path] = []
-    for item in inputs:
-        p = Path(item)
-        if p.is_dir():
-            found += sorted(q for q in p.rglob("*") if q.suffix in LOG_SUFFIXES and q.is_file())
-        elif p.is_file():
-            found.append(p)
-        else:
-            raise FileNotFoundError(f"no such log file or folder: {p}")
-    return found
+    """Deprecated alias of :func:`stereoprobe.inputs.find_logs` (kept until every caller imports it there)."""
+    from stereoprobe.inputs import find_logs as _find_logs
+
+    return _find_logs(inputs)
 
 
 @dataclass(frozen=True)
@@ -91,8 +82,12 @@ def _member_json(z: zipfile.ZipFile, path: Path, name: str) -> Any:
             return json.load(f)
     except ValueError as exc:  # json.JSONDecodeError, UnicodeDecodeError
         raise LogReadError(f"{path}: member {name} is not valid JSON ({exc})") from exc
-    except (zipfile.BadZipFile, EOFError, OSError) as exc:  # bad CRC, cut member, zstd error
+    except (zipfile.BadZipFile, EOFError, OSError) as exc:  # bad CRC, cut member
         raise LogReadError(f"{path}: member {name} cannot be read ({exc}); is the archive complete?") from exc
+    except Exception as exc:  # zstandard.ZstdError (corrupt zstd frame) and other decompressor errors
+        if type(exc).__module__.split(".")[0] not in ("zstandard", "zipfile_zstd", "zlib", "_zstd", "compression"):
+            raise
+        raise LogReadError(f"{path}: member {name} is corrupt ({type(exc).__name__}: {exc})") from exc
 
 
 def _roles(model_roles: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -144,10 +139,21 @@ def read_header(path: str | Path) -> LogInfo:
             return _info(p, spec, status)
         except KeyError as exc:
             raise LogReadError(f"{p}: eval spec lacks {exc}") from exc
+    h = _read_json_log(p, header_only=True)
+    return _info(p, h.eval.model_dump(mode="json"), h.status)
+
+
+def _read_json_log(p: Path, header_only: bool) -> Any:
+    """inspect's reader for a ``.json`` log; anything but a valid log is a :class:`LogReadError` naming it."""
     from inspect_ai.log import read_eval_log
 
-    h = read_eval_log(str(p), header_only=True)
-    return _info(p, h.eval.model_dump(mode="json"), h.status)
+    if not p.is_file():
+        raise LogReadError(f"{p}: no such log file")
+    try:
+        return read_eval_log(str(p), header_only=header_only)
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:  # pydantic's ValidationError, bad JSON
+        detail = " ".join(str(exc).split())[:160]
+        raise LogReadError(f"{p}: not a readable inspect log ({type(exc).__name__}: {detail})") from exc
 
 
 
@@ -198,9 +204,7 @@ def iter_raw_samples(path: str | Path) -> Iterator[dict[str, Any]]:
                 raw.pop("events", None)
                 yield raw
         return
-    from inspect_ai.log import read_eval_log
-
-    log = read_eval_log(str(p))
+    log = _read_json_log(p, header_only=False)
     by_key = {(s.id, s.epoch): s for s in (log.samples or [])}
     spec = log.eval.model_dump(mode="json")
     for key in _ordered(by_key, spec):
@@ -235,41 +239,28 @@ def error_message(sample: Mapping[str, Any]) -> str | None:
 
 
 def iter_samples(inputs: Iterable[str | Path], task: str | None = None) -> Iterator[tuple[LogInfo, dict[str, Any]]]:
-    """Yield ``(LogInfo, sample dict)`` for every sample of every log (optionally only of ``task``).
-
-    A sample (task, model, id, epoch) seen in several logs is yielded once: from the newest log (by
-    ``created``) where it has no ``error``, else (it failed everywhere) the newest errored copy, so callers
-    can count errors. An errored copy is held back (in memory) only while an older log of the same task and
-    model remains to be read; otherwise samples come in each log's order, newest log first.
+    """Deprecated: use :func:`stereoprobe.inputs.iter_samples` (which never yields error samples and counts
+    them in its ``ReadStats``). Kept with its old behaviour until every caller has switched: one record per
+    (task, model, task args, sample id, epoch) across logs, newest complete copy first, and a sample that
+    failed in every log yielded once (its newest errored copy) so the caller can count it.
     """
-    infos = [read_header(p) for p in find_logs(inputs)]
-    if task is not None:
-        infos = [i for i in infos if i.task == task]
-    infos.sort(key=lambda i: i.created, reverse=True)
-    remaining: dict[tuple[str, str], int] = {}
-    for i in infos:
-        remaining[(i.task, i.model)] = remaining.get((i.task, i.model), 0) + 1
-    done: set[tuple[str, str, str, int]] = set()
-    held: dict[tuple[str, str], dict[tuple[str, str, str, int], tuple[LogInfo, dict[str, Any]]]] = {}
-    for info in infos:
-        group = (info.task, info.model)
-        remaining[group] -= 1
-        pending = held.setdefault(group, {})
+    from stereoprobe.inputs import ReadStats, find_logs as _find_logs, iter_samples as _iter
+
+    if not _find_logs(inputs):
+        return
+    stats = ReadStats()
+    try:
+        yield from _iter(inputs, task, stats=stats)
+    except InputError as exc:
+        if task is not None and str(exc).startswith("no log of task"):
+            return
+        raise
+    failed = {i for i in stats.error_ids}
+    if not failed:
+        return
+    for info in sorted((read_header(p) for p in stats.files), key=lambda i: str(i.created), reverse=True):
         for s in iter_raw_samples(info.path):
-            key = (info.task, info.model, str(s.get("id")), int(s.get("epoch", 1)))
-            if key in done:
-                continue
-            if s.get("error") is not None:
-                if key in pending:
-                    continue  # a newer errored copy is already held
-                if remaining[group]:
-                    pending[key] = (info, s)  # an older log may hold a successful copy
-                    continue
-            done.add(key)
-            pending.pop(key, None)
-            yield info, s
-        if not remaining[group]:
-            for key, item in held.pop(group).items():
-                if key not in done:
-                    done.add(key)
-                    yield item
+            tag = f"{info.task}/{info.model}/{s.get('id')}#{int(s.get('epoch') or 1)}"
+            if s.get("error") is not None and tag in failed:
+                failed.discard(tag)
+                yield info, s
