@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
-import os
+import math
 import threading
 import time
 from dataclasses import dataclass, field
@@ -39,7 +39,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import torch
 from inspect_ai.model import (
     ChatCompletionChoice,
     ChatMessage,
@@ -55,59 +54,22 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
+from stereoprobe.likelihood import RESULTS_KEY, TEXTS_KEY
+from stereoprobe.providers.generation import run_generate
+from stereoprobe.providers.loading import DEFAULT_NAME, context_window, load, model_kind, pick_device, pick_dtype
 from stereoprobe.providers.scoring import CausalScorer, TokenScores, masked_pll, seq2seq_logprobs
+from stereoprobe.providers.structured import _SchemaLogitsProcessor, _xgrammar, compiled_grammar
 
-DEFAULT_NAME = "default"
+__all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_NAME", "TransformersAPI", "compiled_grammar", "context_window", "load",
+           "model_kind", "pick_device", "pick_dtype"]
+
 DEFAULT_MAX_TOKENS = 1024
-_MASKED_TYPES = {"bert", "roberta", "xlm-roberta", "distilbert", "albert", "electra", "deberta", "deberta-v2",
-                 "camembert", "mpnet", "modernbert"}
 
 
 def _bool(value: Any) -> bool:
     if isinstance(value, bool):
         return value
     return str(value).strip().lower() in {"1", "true", "yes", "on"}
-
-
-def pick_device(requested: str | None = None) -> str:
-    """``-M device=`` if given, else cuda, then mps, then cpu."""
-    if requested and requested != "auto":
-        return requested
-    if torch.cuda.is_available():
-        return "cuda"
-    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
-        return "mps"
-    return "cpu"
-
-
-def pick_dtype(device: str, requested: str | None = None) -> torch.dtype:
-    """``-M dtype=`` if given; float32 on CPU (bfloat16 moves per-sentence NLL by up to 0.8 nats there),
-    bfloat16 on CUDA when supported (float16 otherwise), float16 on MPS."""
-    if requested and requested != "auto":
-        try:
-            dtype = getattr(torch, requested)
-        except AttributeError:
-            dtype = None
-        if not isinstance(dtype, torch.dtype):
-            raise ValueError(f"transformers provider: unknown dtype {requested!r} (use float32, bfloat16, float16)")
-        return dtype
-    if device.startswith("cuda"):
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    if device.startswith("mps"):
-        return torch.float16
-    return torch.float32
-
-
-def model_kind(config: Any) -> str:
-    """``causal``, ``masked`` or ``seq2seq`` from a transformers config."""
-    if getattr(config, "is_encoder_decoder", False):
-        return "seq2seq"
-    archs = getattr(config, "architectures", None) or []
-    if any(a.endswith("ForCausalLM") or a.endswith("LMHeadModel") for a in archs):
-        return "causal"
-    if any(a.endswith("ForMaskedLM") for a in archs) or getattr(config, "model_type", "") in _MASKED_TYPES:
-        return "masked"
-    return "causal"
 
 
 @dataclass
@@ -204,6 +166,9 @@ class TransformersAPI(ModelAPI):
             raise ValueError("transformers provider: tool calling is not supported")
         prompt_logprobs: Logprobs | None = None
         scored_tokens = 0
+        batch = (input[-1].metadata or {}).get(TEXTS_KEY) if input else None
+        if config.prompt_logprobs is not None and batch is not None:
+            return await self._score_text_batch(batch, config)
         if config.prompt_logprobs is not None:
             scores = await self._submit(self._score_request(input, config))
             prompt_logprobs = self._to_logprobs(scores)
@@ -220,6 +185,58 @@ class TransformersAPI(ModelAPI):
         if prompt_logprobs is not None:
             output.choices[0].prompt_logprobs = prompt_logprobs
         return output
+
+    # ---- grouped likelihood requests (protocol: stereoprobe.likelihood) --------------------------------
+    scores_text_batches = True
+
+    async def _score_text_batch(self, items: list[dict[str, Any]], config: GenerateConfig) -> ModelOutput:
+        """Score many texts in one call: each exactly as the single-text prompt-log-probability path, all
+        queued to the worker at once; per-text sums only (no per-token data), per-text errors recorded."""
+        n = len(items)
+        sums: list[float | None] = [None] * n
+        counts: list[int | None] = [None] * n
+        errors: list[str | None] = [None] * n
+        pending: list[tuple[int, _Request, int | None]] = []
+        for k, it in enumerate(items):
+            text = str(it.get("text") or "")
+            meta = {"encoder_text": it["encoder_text"]} if it.get("encoder_text") is not None else None
+            try:
+                request = self._score_request([ChatMessageUser(content=text, metadata=meta)], config)
+                n_cont = None
+                if it.get("context"):
+                    full, ctx = self.tokenizer(text, add_special_tokens=False).input_ids, \
+                        self.tokenizer(str(it["context"]), add_special_tokens=False).input_ids
+                    n_cont = len(full) - len(ctx)
+                    if n_cont <= 0 or list(full[: len(ctx)]) != list(ctx):
+                        raise ValueError("the context's tokens are not a prefix of the text's tokens")
+            except ValueError as ex:
+                errors[k] = f"{type(ex).__name__}: {ex}"
+                continue
+            pending.append((k, request, n_cont))
+        with self._cv:
+            self._queue.extend(r for _, r, _ in pending)
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(target=self._work, name="stereoprobe-transformers", daemon=True)
+                self._worker.start()
+            self._cv.notify()
+        results = await asyncio.gather(*(asyncio.wrap_future(r.future) for _, r, _ in pending))
+        tokens = 0
+        for (k, _, n_cont), scores in zip(pending, results):
+            lps = scores.logprobs if n_cont is None else scores.logprobs[-n_cont:]
+            if n_cont is not None and len(scores.logprobs) < n_cont:
+                errors[k] = f"{len(scores.logprobs)} scored tokens, fewer than the continuation's {n_cont}"
+                continue
+            bad = [i for i, x in enumerate(lps) if x is None or not math.isfinite(x)]
+            if not lps or bad:
+                errors[k] = f"non-finite log-probability at token(s) {bad[:5]}" if bad else "no tokens to score"
+                continue
+            sums[k], counts[k] = float(sum(lps)), len(lps)
+            tokens += len(scores.logprobs) + 1
+        choice = ChatCompletionChoice(
+            message=ChatMessageAssistant(content="", model=self.model_name, source="generate"), stop_reason="max_tokens")
+        return ModelOutput(model=self.model_name, choices=[choice],
+                           usage=ModelUsage(input_tokens=tokens, output_tokens=0, total_tokens=tokens),
+                           metadata={RESULTS_KEY: {"sum_logprob": sums, "n_tokens": counts, "error": errors}})
 
     # ---- requests ---------------------------------------------------------------------------------------
     def _score_request(self, input: list[ChatMessage], config: GenerateConfig) -> _Request:
@@ -408,246 +425,5 @@ class TransformersAPI(ModelAPI):
         vocab = vocab or len(self.tokenizer)
         return _SchemaLogitsProcessor(compiled_grammar(self.tokenizer, vocab, self._stop_ids(), schema))
 
-    @torch.inference_mode()
     def _run_generate(self, reqs: list[_Request]) -> list[ModelOutput]:
-        s = reqs[0].payload
-        tok = self.tokenizer
-        n = s["n"]
-        sampling = s["temperature"] is None or s["temperature"] > 0
-        if s["temperature"] is None:
-            sampling = bool(getattr(self.model.generation_config, "do_sample", False))
-        kwargs: dict[str, Any] = {
-            "max_new_tokens": max(s["max_new_tokens"], 1),
-            "do_sample": sampling,
-            "pad_token_id": self.pad_id,
-            "return_dict_in_generate": True,
-            "output_logits": s["logprobs"],
-        }
-        if sampling:
-            if s["temperature"] is not None:
-                kwargs["temperature"] = s["temperature"]
-            if s["top_p"] is not None:
-                kwargs["top_p"] = s["top_p"]
-            if s["top_k"] is not None:
-                kwargs["top_k"] = s["top_k"]
-            kwargs["num_return_sequences"] = n
-        else:
-            kwargs.update(temperature=None, top_p=None, top_k=None)
-        if s["stop"]:
-            kwargs["stop_strings"] = list(s["stop"])
-            kwargs["tokenizer"] = tok
-        if s["seed"] is not None:
-            torch.manual_seed(int(s["seed"]))
-        if s["schema"] is not None:
-            kwargs["logits_processor"] = [self._schema_processor(s["schema"])]
-
-        prompts = [r.payload["ids"] for r in reqs]
-        width = max(len(p) for p in prompts)
-        if self.kind == "causal":  # left padding so every prompt ends where generation starts
-            ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
-            att = torch.zeros_like(ids)
-            for b, p in enumerate(prompts):
-                ids[b, width - len(p):] = torch.tensor(p)
-                att[b, width - len(p):] = 1
-            start = width
-        else:
-            ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
-            att = torch.zeros_like(ids)
-            for b, p in enumerate(prompts):
-                ids[b, : len(p)] = torch.tensor(p)
-                att[b, : len(p)] = 1
-            start = 1  # decoder output begins with the decoder start token
-        out = self.model.generate(input_ids=ids.to(self.device), attention_mask=att.to(self.device), **kwargs)
-        sequences = out.sequences.cpu()
-        per = n if sampling else 1
-        eos = self.model.generation_config.eos_token_id
-        eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
-        if tok.eos_token_id is not None:
-            eos_ids.add(tok.eos_token_id)
-
-        outputs = []
-        for b, req in enumerate(reqs):
-            choices = []
-            out_tokens = 0
-            for c in range(n):
-                row = b * per + (c if sampling else 0)
-                gen = sequences[row, start:].tolist()
-                stop_reason = "max_tokens"
-                cut = len(gen)
-                for j, t in enumerate(gen):
-                    if t in eos_ids:
-                        cut, stop_reason = j, "stop"
-                        break
-                gen = gen[:cut]
-                text = tok.decode(gen, skip_special_tokens=True)
-                for stop in s["stop"]:
-                    at = text.find(stop)
-                    if at >= 0:
-                        text, stop_reason = text[:at], "stop"
-                out_tokens += len(gen)
-                logprobs = None
-                if s["logprobs"]:
-                    content = []
-                    for j, t in enumerate(gen):
-                        lp = torch.log_softmax(out.logits[j][row].float(), dim=-1)
-                        top = None
-                        if s["top_logprobs"]:
-                            v, i = lp.topk(s["top_logprobs"])
-                            top = [TopLogprob(token=self._token_text(int(a)), logprob=float(x)) for a, x in zip(i, v)]
-                        content.append(Logprob(token=self._token_text(t), logprob=float(lp[t]), top_logprobs=top))
-                    logprobs = Logprobs(content=content)
-                choices.append(
-                    ChatCompletionChoice(
-                        message=ChatMessageAssistant(content=text, model=self.model_name, source="generate"),
-                        stop_reason=stop_reason,
-                        logprobs=logprobs,
-                    )
-                )
-            n_in = len(req.payload["ids"])
-            usage = ModelUsage(input_tokens=n_in, output_tokens=out_tokens, total_tokens=n_in + out_tokens)
-            outputs.append(ModelOutput(model=self.model_name, choices=choices, usage=usage))
-        return outputs
-
-
-def _xgrammar() -> Any:
-    try:
-        import xgrammar
-    except ImportError as ex:
-        raise RuntimeError(
-            "transformers provider: GenerateConfig.response_schema needs xgrammar for grammar-constrained "
-            "decoding; install it with pip install 'stereoprobe[structured]' (or pip install xgrammar), "
-            f"or leave response_schema unset ({type(ex).__name__}: {ex})"
-        ) from ex
-    return xgrammar
-
-
-_COMPILERS: dict[tuple[int, int, tuple[int, ...]], tuple[Any, Any, dict[str, Any]]] = {}
-_COMPILERS_LOCK = threading.Lock()
-
-
-def compiled_grammar(tokenizer: Any, vocab_size: int, stop_ids: list[int], schema: str) -> Any:
-    """The xgrammar grammar of JSON valid under ``schema`` (a JSON string), compiled once per tokenizer
-    (vocabulary size, stop tokens) and schema."""
-    xgr = _xgrammar()
-    key = (id(tokenizer), vocab_size, tuple(stop_ids))
-    with _COMPILERS_LOCK:
-        if key not in _COMPILERS:
-            info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=vocab_size, stop_token_ids=stop_ids)
-            # the tokenizer is kept in the entry so that its id is not reused by another one
-            _COMPILERS[key] = (tokenizer, xgr.GrammarCompiler(info), {})
-        _, compiler, grammars = _COMPILERS[key]
-        if schema not in grammars:
-            grammars[schema] = compiler.compile_json_schema(schema, any_whitespace=False, strict_mode=True)
-        return grammars[schema]
-
-
-class _SchemaLogitsProcessor:
-    """Masks the logits of tokens that the grammar does not allow next (one matcher per generated row).
-
-    Used once per ``generate()`` call. The first call sees the prompt; each later call first advances every
-    row's matcher by the token sampled last. A row whose matcher has terminated (EOS accepted) or rejected its
-    token (the row stopped another way, e.g. a stop string, and is now padded) is left unmasked: transformers
-    replaces its tokens by padding anyway.
-    """
-
-    def __init__(self, grammar: Any) -> None:
-        self.xgr = _xgrammar()
-        self.grammar = grammar
-        self.vocab_size = int(grammar.tokenizer_info.vocab_size)
-        self.matchers: list[Any] = []
-        self.live: list[bool] = []
-        self.bitmask: torch.Tensor | None = None
-        self.started = False
-
-    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
-        xgr = self.xgr
-        rows = input_ids.shape[0]
-        if not self.matchers:
-            self.matchers = [xgr.GrammarMatcher(self.grammar) for _ in range(rows)]
-            self.live = [True] * rows
-            self.bitmask = xgr.allocate_token_bitmask(rows, self.vocab_size)
-        if self.started:
-            last = input_ids[:, -1].tolist()
-            for i, m in enumerate(self.matchers):
-                if self.live[i] and not m.is_terminated() and not m.accept_token(int(last[i])):
-                    self.live[i] = False
-        self.started = True
-        masked = [i for i, m in enumerate(self.matchers) if self.live[i] and not m.is_terminated()]
-        if not masked:
-            return scores
-        assert self.bitmask is not None
-        for i in masked:
-            self.matchers[i].fill_next_token_bitmask(self.bitmask, i)
-        target = scores if scores.device.type in {"cpu", "cuda"} else scores.cpu()
-        xgr.apply_token_bitmask_inplace(target, self.bitmask.to(target.device), vocab_size=self.vocab_size,
-                                        indices=masked)
-        return target if target is scores else target.to(scores.device)
-
-
-def context_window(config: Any, tokenizer: Any) -> int | None:
-    """Longest input the model accepts: its position table, else a sensible tokenizer limit, else None."""
-    for attr in ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"):
-        value = getattr(config, attr, None)
-        if isinstance(value, int) and value > 0:
-            return value
-    limit = getattr(tokenizer, "model_max_length", None)
-    if isinstance(limit, int) and 0 < limit < 10**7:
-        return limit
-    return None
-
-
-_LOADED: dict[tuple[Any, ...], tuple[Any, Any, str]] = {}
-_LOADED_LOCK = threading.Lock()
-
-
-def load(
-    model_name: str,
-    device: str,
-    dtype: torch.dtype,
-    kind: str | None = None,
-    tokenizer_id: str | None = None,
-    load_kwargs: dict[str, Any] | None = None,
-) -> tuple[Any, Any, str]:
-    """Load model and tokenizer (``default`` = the bundled model), once per process for identical arguments;
-    clear error for an unknown model.
-
-    inspect creates one model API per (model, generate config), so a model bound to several roles (subject,
-    extractor, refusal detector, judge) with different settings would otherwise hold one copy of its weights
-    per role. Inference never mutates the weights, so the instances share them.
-    """
-    load_kwargs = dict(load_kwargs or {})
-    key = (model_name, device, str(dtype), kind, tokenizer_id, tuple(sorted((k, repr(v)) for k, v in load_kwargs.items())))
-    with _LOADED_LOCK:
-        if key not in _LOADED:
-            _LOADED[key] = _from_pretrained(model_name, device, dtype, kind, tokenizer_id, load_kwargs)
-        return _LOADED[key]
-
-
-def _from_pretrained(model_name: str, device: str, dtype: torch.dtype, kind: str | None, tokenizer_id: str | None,
-                     load_kwargs: dict[str, Any]) -> tuple[Any, Any, str]:
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoModelForSeq2SeqLM, AutoTokenizer
-
-    if model_name == DEFAULT_NAME:
-        from stereoprobe.providers.default_model import default_model_dir
-
-        source = str(default_model_dir())
-    else:
-        source = model_name
-    try:
-        config = AutoConfig.from_pretrained(source, **load_kwargs)
-    except (OSError, ValueError) as ex:
-        offline = os.environ.get("HF_HUB_OFFLINE") == "1"
-        raise ValueError(
-            f"transformers provider: cannot load model {model_name!r}: it is neither a local model folder nor a "
-            f"model id found on the Hugging Face hub{' cache (HF_HUB_OFFLINE=1)' if offline else ''}. "
-            f"Use transformers/default for the bundled model. ({type(ex).__name__}: {str(ex).splitlines()[0]})"
-        ) from ex
-    kind = kind or model_kind(config)
-    if kind not in {"causal", "masked", "seq2seq"}:
-        raise ValueError(f"transformers provider: kind must be causal, masked or seq2seq, got {kind!r}")
-    loader = {"causal": AutoModelForCausalLM, "masked": AutoModelForMaskedLM, "seq2seq": AutoModelForSeq2SeqLM}[kind]
-    tokenizer = AutoTokenizer.from_pretrained(tokenizer_id or source, **{k: v for k, v in load_kwargs.items() if k != "attn_implementation"})
-    model = loader.from_pretrained(source, dtype=dtype, **load_kwargs)
-    model.to(device)
-    model.eval()
-    return model, tokenizer, kind
+        return run_generate(self, reqs)

@@ -1,0 +1,119 @@
+"""Batched chat generation for the ``transformers`` provider (greedy or sampled, stop strings, logprobs,
+grammar-constrained JSON through :mod:`.structured`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from inspect_ai.model import (
+    ChatCompletionChoice,
+    ChatMessageAssistant,
+    Logprob,
+    Logprobs,
+    ModelOutput,
+    ModelUsage,
+    TopLogprob,
+)
+
+
+@torch.inference_mode()
+def run_generate(self: Any, reqs: list[Any]) -> list[ModelOutput]:
+    """Generate chat completions for requests sharing one batch key (``self``: the provider instance)."""
+    s = reqs[0].payload
+    tok = self.tokenizer
+    n = s["n"]
+    sampling = s["temperature"] is None or s["temperature"] > 0
+    if s["temperature"] is None:
+        sampling = bool(getattr(self.model.generation_config, "do_sample", False))
+    kwargs: dict[str, Any] = {
+        "max_new_tokens": max(s["max_new_tokens"], 1),
+        "do_sample": sampling,
+        "pad_token_id": self.pad_id,
+        "return_dict_in_generate": True,
+        "output_logits": s["logprobs"],
+    }
+    if sampling:
+        if s["temperature"] is not None:
+            kwargs["temperature"] = s["temperature"]
+        if s["top_p"] is not None:
+            kwargs["top_p"] = s["top_p"]
+        if s["top_k"] is not None:
+            kwargs["top_k"] = s["top_k"]
+        kwargs["num_return_sequences"] = n
+    else:
+        kwargs.update(temperature=None, top_p=None, top_k=None)
+    if s["stop"]:
+        kwargs["stop_strings"] = list(s["stop"])
+        kwargs["tokenizer"] = tok
+    if s["seed"] is not None:
+        torch.manual_seed(int(s["seed"]))
+    if s["schema"] is not None:
+        kwargs["logits_processor"] = [self._schema_processor(s["schema"])]
+
+    prompts = [r.payload["ids"] for r in reqs]
+    width = max(len(p) for p in prompts)
+    if self.kind == "causal":  # left padding so every prompt ends where generation starts
+        ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
+        att = torch.zeros_like(ids)
+        for b, p in enumerate(prompts):
+            ids[b, width - len(p):] = torch.tensor(p)
+            att[b, width - len(p):] = 1
+        start = width
+    else:
+        ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
+        att = torch.zeros_like(ids)
+        for b, p in enumerate(prompts):
+            ids[b, : len(p)] = torch.tensor(p)
+            att[b, : len(p)] = 1
+        start = 1  # decoder output begins with the decoder start token
+    out = self.model.generate(input_ids=ids.to(self.device), attention_mask=att.to(self.device), **kwargs)
+    sequences = out.sequences.cpu()
+    per = n if sampling else 1
+    eos = self.model.generation_config.eos_token_id
+    eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+    if tok.eos_token_id is not None:
+        eos_ids.add(tok.eos_token_id)
+
+    outputs = []
+    for b, req in enumerate(reqs):
+        choices = []
+        out_tokens = 0
+        for c in range(n):
+            row = b * per + (c if sampling else 0)
+            gen = sequences[row, start:].tolist()
+            stop_reason = "max_tokens"
+            cut = len(gen)
+            for j, t in enumerate(gen):
+                if t in eos_ids:
+                    cut, stop_reason = j, "stop"
+                    break
+            gen = gen[:cut]
+            text = tok.decode(gen, skip_special_tokens=True)
+            for stop in s["stop"]:
+                at = text.find(stop)
+                if at >= 0:
+                    text, stop_reason = text[:at], "stop"
+            out_tokens += len(gen)
+            logprobs = None
+            if s["logprobs"]:
+                content = []
+                for j, t in enumerate(gen):
+                    lp = torch.log_softmax(out.logits[j][row].float(), dim=-1)
+                    top = None
+                    if s["top_logprobs"]:
+                        v, i = lp.topk(s["top_logprobs"])
+                        top = [TopLogprob(token=self._token_text(int(a)), logprob=float(x)) for a, x in zip(i, v)]
+                    content.append(Logprob(token=self._token_text(t), logprob=float(lp[t]), top_logprobs=top))
+                logprobs = Logprobs(content=content)
+            choices.append(
+                ChatCompletionChoice(
+                    message=ChatMessageAssistant(content=text, model=self.model_name, source="generate"),
+                    stop_reason=stop_reason,
+                    logprobs=logprobs,
+                )
+            )
+        n_in = len(req.payload["ids"])
+        usage = ModelUsage(input_tokens=n_in, output_tokens=out_tokens, total_tokens=n_in + out_tokens)
+        outputs.append(ModelOutput(model=self.model_name, choices=choices, usage=usage))
+    return outputs

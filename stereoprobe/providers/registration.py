@@ -1,0 +1,11 @@
+"""Registers the ``transformers`` model provider with inspect (imported by inspect's entry point)."""
+
+from inspect_ai.model import modelapi
+
+
+@modelapi(name="transformers")
+def transformers_provider() -> type:
+    """The ``transformers/<model>`` provider class (imported only when the provider is used)."""
+    from stereoprobe.providers.transformers_api import TransformersAPI
+
+    return TransformersAPI
