@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from dbb.fake_model import fake_model
+from fake_model import fake_model
 from stereoprobe.cli import main
 from stereoprobe.dbb import data as D
 from stereoprobe.tasks.dbb import dbb, dbb_sg

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from dbb.fake_model import fake_model, word_logprob
+from fake_model import fake_model, word_logprob
 from stereoprobe.dbb import data as D
 from stereoprobe.tasks.dbb import dbb, dbb_sg
 

@@ -8,7 +8,7 @@ from stereoprobe.cli import main
 from stereoprobe.globalbias import apx as A
 from stereoprobe.tasks.globalbias import globalbias
 
-from .fake_model import fake_model
+from fake_model import fake_model
 from .test_apx import hand_table
 
 
@@ -28,7 +28,7 @@ def test_cli_on_inspect_logs(tmp_path):
     # independent check of one score: recompute from the log's samples with plain pandas
     import math
 
-    from .fake_model import expected_sum
+    from fake_model import expected_sum
 
     rows = []
     for smp in log.samples:

@@ -8,7 +8,7 @@ from inspect_ai import eval as inspect_eval
 from stereoprobe.globalbias.data import load_descriptors, load_names
 from stereoprobe.tasks.globalbias import globalbias
 
-from .fake_model import expected_sum, fake_model
+from fake_model import expected_sum, fake_model
 
 
 def test_task_builds_bundled_set_with_stable_ids():
