@@ -1,0 +1,68 @@
+"""``stereoprobe leaderboard INPUT... --out DIR``: models side by side over every probe, with intervals and
+paired model-vs-model tests.
+
+Reads the output folders of ``stereoprobe associations`` (+ ``judge-report``), ``dbb``, ``globalbias`` and
+``profiles`` (or folders above them) and writes ``DIR/leaderboard.csv`` + ``.parquet`` (one row per model:
+``model``, then ``<probe>.<metric>`` with ``_ci_low`` and ``_ci_high``), ``DIR/metrics`` (long form),
+``DIR/pairwise`` (probe, metric, model_a, model_b, estimate, ci_low, ci_high, p_value, q_value),
+``DIR/summary/<model>.json`` (validated against ``datasets/leaderboard/summary.schema.json``) and
+``DIR/leaderboard.html``. ``--hub-eval-results HUB`` also writes ``HUB/<model>/.eval_results/*.yaml`` for
+the model's Hugging Face Hub page.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from stereoprobe.cli.common import (
+    HelpFormatter,
+    atomic_output_dir,
+    info,
+    nonnegative_float,
+    out_dir,
+    positive_int,
+    probability,
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``leaderboard`` subcommand."""
+    p = sub.add_parser(
+        "leaderboard",
+        help="models side by side: headline figures with 95%% intervals and paired model-vs-model tests",
+        description=__doc__,
+        formatter_class=HelpFormatter,
+    )
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="probe output folders (or folders above them); LABEL=PATH renames the folder's model "
+                        "to LABEL, e.g. to compare two runs of one model")
+    p.add_argument("--out", required=True, type=out_dir, metavar="DIR", help="output folder")
+    p.add_argument("--threshold", type=nonnegative_float, default=20.0, help="DBB: S threshold of a biased instance")
+    p.add_argument("--alpha", type=probability, default=0.05,
+                   help="GlobalBias: FDR level of the stricter test, re-applied in its bootstrap")
+    p.add_argument("--n-boot", type=positive_int, default=2000, help="bootstrap draws of the intervals")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--level", type=probability, default=0.95, help="confidence level of the intervals")
+    p.add_argument("--hub-eval-results", type=out_dir, metavar="HUB", default=None,
+                   help="also write HUB/<model>/.eval_results/*.yaml (Hugging Face Hub evaluation results)")
+    p.add_argument("--hub-source-url", default=None,
+                   help="source URL written into the Hub files (e.g. where the logs are published)")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from stereoprobe.leaderboard import build_leaderboard, write_leaderboard
+
+    lb = build_leaderboard(args.inputs, threshold=args.threshold, alpha=args.alpha, n_boot=args.n_boot,
+                           seed=args.seed, level=args.level)
+    if args.hub_eval_results is not None:
+        with atomic_output_dir(args.out) as tmp, atomic_output_dir(args.hub_eval_results) as hub:
+            write_leaderboard(lb, tmp, hub_dir=hub, hub_source_url=args.hub_source_url)
+    else:
+        with atomic_output_dir(args.out) as tmp:
+            write_leaderboard(lb, tmp)
+    sig = int((lb.pairwise["q_value"] < 0.05).sum()) if len(lb.pairwise) else 0
+    info(f"{len(lb.wide)} model(s), {lb.metrics['probe'].nunique()} probe(s); {len(lb.pairwise)} paired "
+         f"comparison(s), {sig} with q < 0.05 -> {Path(args.out) / 'leaderboard.html'}")
+    return 0

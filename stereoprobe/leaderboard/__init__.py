@@ -1,0 +1,79 @@
+"""The leaderboard: every probe's headline figures per model with intervals, and paired model-vs-model tests.
+
+Python API (what ``stereoprobe leaderboard`` calls)::
+
+    from stereoprobe.leaderboard import build_leaderboard, write_leaderboard
+    lb = build_leaderboard(["results/run_a/dbb", "variant=results/run_b/dbb"])
+    lb.wide          # one row per model: <probe>.<metric>, _ci_low, _ci_high
+    lb.pairwise      # probe, metric, model_a, model_b, estimate, ci_low, ci_high, p_value, q_value, n, test
+    write_leaderboard(lb, "results/leaderboard")
+
+Modules: :mod:`~stereoprobe.leaderboard.sources` (find and read probe output folders),
+:mod:`~stereoprobe.leaderboard.headline` (figures and intervals per model),
+:mod:`~stereoprobe.leaderboard.pairwise` (paired comparisons), :mod:`~stereoprobe.leaderboard.paired`
+(the statistics), :mod:`~stereoprobe.leaderboard.summary` (summary JSON and Hub export),
+:mod:`~stereoprobe.leaderboard.report` (HTML).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from stereoprobe.errors import InputError
+from stereoprobe.leaderboard.headline import headline_table, wide_table
+from stereoprobe.leaderboard.pairwise import pairwise_table
+from stereoprobe.leaderboard.sources import load_sources
+
+__all__ = ["Leaderboard", "build_leaderboard", "write_leaderboard"]
+
+
+@dataclass
+class Leaderboard:
+    """Result of :func:`build_leaderboard`."""
+
+    metrics: pd.DataFrame  #: long form: model, probe, metric, estimate, ci_low, ci_high, n, better, method
+    wide: pd.DataFrame  #: one row per model
+    pairwise: pd.DataFrame  #: paired comparisons with q-values
+    sources: list[tuple[str, str]]  #: (probe, folder) read
+    level: float = 0.95
+
+
+def build_leaderboard(inputs: Iterable[str | Path], threshold: float = 20.0, alpha: float = 0.05,
+                      n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> Leaderboard:
+    """Read the probe output folders under ``inputs`` (``LABEL=PATH`` renames a folder's model) and compute
+    the headline figures and the paired comparisons. ``threshold``: DBB's S threshold; ``alpha``: the FDR
+    level of GlobalBias' stricter test (re-applied in its bootstrap); ``n_boot`` / ``seed``: bootstrap draws."""
+    src = load_sources(inputs)
+    metrics = headline_table(src, threshold, alpha, n_boot, seed, level)
+    if metrics.empty:
+        raise InputError("no headline figure could be computed from " + ", ".join(map(str, inputs)))
+    return Leaderboard(metrics, wide_table(metrics), pairwise_table(src, threshold, n_boot, seed, level),
+                       list(src.folders), level)
+
+
+def write_leaderboard(lb: Leaderboard, out: str | Path, hub_dir: str | Path | None = None,
+                      hub_source_url: str | None = None) -> list[Path]:
+    """Write ``leaderboard.csv/.parquet``, ``metrics``, ``pairwise``, ``summary/<model>.json`` and
+    ``leaderboard.html`` into ``out`` (and the Hub ``.eval_results`` files into ``hub_dir``); return the paths."""
+    from stereoprobe.leaderboard.report import write_leaderboard_report
+    from stereoprobe.leaderboard.summary import write_hub_eval_results, write_summaries
+    from stereoprobe.report.run_info import write_run_info
+    from stereoprobe.tables import write_table
+
+    out = Path(out)
+    files = []
+    for name, df in (("leaderboard", lb.wide), ("metrics", lb.metrics), ("pairwise", lb.pairwise)):
+        csv = write_table(df, out, name)
+        files += [csv, csv.with_suffix(".parquet")]
+    files += write_summaries(out, lb.metrics, lb.pairwise, lb.sources, lb.level)
+    if hub_dir is not None:
+        files += write_hub_eval_results(Path(hub_dir), lb.metrics, hub_source_url)
+    write_run_info(out, probe="leaderboard", models=sorted(lb.wide["model"]),
+                   settings={"confidence_level": lb.level}, inputs=[f for _, f in lb.sources])
+    report = write_leaderboard_report(out / "leaderboard.html", lb.wide, lb.metrics, lb.pairwise, lb.sources,
+                                      lb.level, [f for f in files if f.parent == out])
+    return files + [report]

@@ -1,0 +1,123 @@
+"""``leaderboard.html``: per-probe rankings with intervals and model-vs-model matrices (single offline file)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from stereoprobe.report.html import Section, plot_is_empty, write_report
+
+PROBE_TITLES = {
+    "stereotales": "StereoTales: associations in generated stories",
+    "dbb": "DBB: description-based bias (multiple choice)",
+    "dbb_sg": "DBB-SG: description-based bias (sentence generation)",
+    "globalbias": "GlobalBias: stereotypes associated with names (likelihood)",
+    "profiles": "GlobalBias: character profiles",
+}
+MAIN_METRICS = {
+    "stereotales": ["associations", "harmful", "refusal_rate", "language_reach"],
+    "dbb": ["count_s_ge_20", "mean_s_biased", "refusal_rate"],
+    "dbb_sg": ["count_s_ge_20", "mean_s_biased"],
+    "globalbias": ["flagged", "significant", "validation_accuracy", "validation_mrr"],
+    "profiles": ["svm_accuracy_gender_ethnicity", "svm_accuracy_ethnicity", "svm_accuracy_gender"],
+}
+
+
+def ranking(metrics: pd.DataFrame, probe: str, metric: str) -> pd.DataFrame:
+    """Models ordered by the estimate (the least biased first where lower is better), with the interval."""
+    g = metrics[(metrics["probe"] == probe) & (metrics["metric"] == metric)].copy()
+    asc = (g["better"].iloc[0] != "higher") if len(g) else True
+    g = g.sort_values("estimate", ascending=asc, na_position="last")
+    g.insert(0, "rank", np.arange(1, len(g) + 1))
+    return g[["rank", "model", "estimate", "ci_low", "ci_high", "n", "method"]]
+
+
+def _forest(metrics: pd.DataFrame, probe: str):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [m for m in MAIN_METRICS.get(probe, []) if ((metrics["probe"] == probe) & (metrics["metric"] == m)).any()]
+    if not names:
+        return None
+    fig, axes = plt.subplots(1, len(names), figsize=(3.6 * len(names), 0.5 + 0.45 * metrics["model"].nunique()),
+                             squeeze=False)
+    for ax, name in zip(axes[0], names):
+        g = ranking(metrics, probe, name).iloc[::-1]
+        y = np.arange(len(g))
+        est = g["estimate"].to_numpy(float)
+        lo = np.clip(est - g["ci_low"].to_numpy(float), 0, None)
+        hi = np.clip(g["ci_high"].to_numpy(float) - est, 0, None)
+        ax.errorbar(est, y, xerr=[np.nan_to_num(lo), np.nan_to_num(hi)], fmt="o", capsize=3)
+        ax.set_yticks(y, g["model"].astype(str), fontsize=8)
+        ax.set_title(name, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def matrix(pairwise: pd.DataFrame, probe: str, metric: str, models: list[str], q: float = 0.05) -> pd.DataFrame:
+    """Square table: row model minus column model, ``estimate [low, high]`` with ``*`` when q < ``q``."""
+    g = pairwise[(pairwise["probe"] == probe) & (pairwise["metric"] == metric)]
+    cells = {m: {n: None for n in models} for m in models}
+    for r in g.itertuples(index=False):
+        star = " *" if not pd.isna(r.q_value) and r.q_value < q else ""
+        cells[r.model_a][r.model_b] = f"{r.estimate:+.3g} [{r.ci_low:+.3g}, {r.ci_high:+.3g}]{star}"
+        cells[r.model_b][r.model_a] = f"{-r.estimate:+.3g} [{-r.ci_high:+.3g}, {-r.ci_low:+.3g}]{star}"
+    used = [m for m in models if any(v is not None for v in cells[m].values())]
+    return pd.DataFrame([{"model (row − column)": m, **{n: cells[m][n] for n in used}} for m in used])
+
+
+def write_leaderboard_report(path: Path, wide: pd.DataFrame, metrics: pd.DataFrame, pairwise: pd.DataFrame,
+                             sources: list[tuple[str, str]], level: float, files: list[Path]) -> Path:
+    out = Path(path).parent
+    secs: list[Section] = []
+    s = Section("Models and inputs", anchor="inputs")
+    s.text(f"{wide['model'].nunique() if len(wide) else 0} model(s) from {len(sources)} probe output folder(s). "
+           f"Every figure has a {round(100 * level)}% interval; pairwise differences are paired on the items both "
+           "models share, with Benjamini–Hochberg q-values over all rows of pairwise.csv.")
+    s.table(pd.DataFrame(sources, columns=["probe", "folder"]), search=False)
+    secs.append(s)
+    models = sorted(metrics["model"].unique())
+    for probe in [p for p in PROBE_TITLES if (metrics["probe"] == p).any()]:
+        sec = Section(PROBE_TITLES[probe], anchor=f"rank-{probe}")
+        fig = _forest(metrics, probe)
+        pm = metrics[metrics["probe"] == probe]
+        if fig is not None and not plot_is_empty(pm["estimate"]):
+            sec.figure(fig, caption="estimate and interval per model (lower = less bias, except validation and "
+                                    "classification accuracies)")
+        elif fig is not None:
+            import matplotlib.pyplot as plt
+
+            plt.close(fig)
+            sec.empty("Every headline figure of this probe is zero or undefined for these models.")
+        for metric in dict.fromkeys(pm["metric"]):
+            sec.table(ranking(metrics, probe, metric), caption=f"{probe}.{metric}", search=False)
+        secs.append(sec)
+    pw = Section("Model vs model (paired on the same items)", anchor="pairwise")
+    if pairwise.empty:
+        pw.empty("Fewer than two models share the items of any probe: no paired comparison.")
+    else:
+        pw.text("Each matrix cell: estimate of row model minus column model with its interval; * = BH q < 0.05 "
+                "over the whole pairwise table. Positive = the row model shows more of the measured quantity.")
+        agg = pairwise[~pairwise["metric"].str.startswith("share[")]
+        for (probe, metric), _ in agg.groupby(["probe", "metric"], sort=False):
+            pw.table(matrix(pairwise, probe, metric, models), caption=f"{probe}.{metric}", search=False)
+        per = pairwise[pairwise["metric"].str.startswith("share[")]
+        if len(per):
+            cnt = per.assign(significant=per["q_value"] < 0.05).groupby(["model_a", "model_b"]).agg(
+                associations=("metric", "size"), significant=("significant", "sum")).reset_index()
+            pw.table(cnt, caption="StereoTales: associations compared per pair of models, and those whose conditional "
+                                  "share differs (q < 0.05)", search=False)
+        pw.table(pairwise.sort_values(["probe", "q_value", "metric"]), caption="all paired comparisons", max_rows=500)
+    secs.append(pw)
+    f = Section("Files", anchor="files")
+    f.files(files, base=out, descriptions={
+        "leaderboard": "one row per model: <probe>.<metric> with _ci_low and _ci_high",
+        "metrics": "long form: model, probe, metric, estimate, interval, n, method",
+        "pairwise": "paired model-vs-model comparisons with BH q-values"})
+    secs.append(f)
+    return write_report(path, "stereoprobe leaderboard", secs,
+                        subtitle="Bias figures of StereoTales, DBB and GlobalBias side by side, computed by stereoprobe")

@@ -1,0 +1,157 @@
+"""``summary/<model>.json`` (one per model, validated against the versioned JSON schema in
+``datasets/leaderboard/summary.schema.json``) and the Hugging Face Hub ``.eval_results/*.yaml`` export.
+
+Hub export: a model repository shows evaluation results from YAML files in its ``.eval_results/`` folder,
+each a list of entries ``{dataset: {id, task_id}, value, date, source: {url, name}, notes}`` pointing at a
+benchmark dataset described by an Inspect-based ``eval.yaml`` (https://huggingface.co/docs/hub/eval-results).
+:func:`write_hub_eval_results` writes one file per probe and model from the leaderboard's figures, with the
+dataset id and task ids of the probe's listing (``datasets/leaderboard/listings/<probe>/eval.yaml``,
+section ``hub``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from stereoprobe.errors import InputError
+
+SCHEMA_VERSION = "1.0"
+def data_dir() -> Path:
+    """The ``datasets/leaderboard`` folder (source tree or installed package)."""
+    from stereoprobe.paths import datasets_dir
+
+    return datasets_dir() / "leaderboard"
+
+
+def load_schema() -> dict[str, Any]:
+    return json.loads((data_dir() / "summary.schema.json").read_text(encoding="utf-8"))
+
+
+def _num(v: Any) -> float | None:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(f) or math.isinf(f) else f
+
+
+def safe_name(model: str) -> str:
+    """A file name for a model id (``openai/gpt-4o`` -> ``openai__gpt-4o``)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", model.replace("/", "__")).strip("_") or "model"
+
+
+def model_summary(model: str, metrics: pd.DataFrame, pairwise: pd.DataFrame, sources: list[tuple[str, str]],
+                  level: float, created: str | None = None) -> dict[str, Any]:
+    """The summary object of one model (see the schema)."""
+    from stereoprobe import __version__
+
+    probes: dict[str, dict[str, Any]] = {}
+    for r in metrics[metrics["model"] == model].itertuples(index=False):
+        probes.setdefault(r.probe, {})[r.metric] = {
+            "estimate": _num(r.estimate), "ci_low": _num(r.ci_low), "ci_high": _num(r.ci_high), "n": _num(r.n),
+            "better": r.better or "", "method": r.method}
+    pw = []
+    for r in pairwise.itertuples(index=False):
+        if model not in (r.model_a, r.model_b):
+            continue
+        sign = 1.0 if r.model_a == model else -1.0
+        lo, hi = _num(r.ci_low), _num(r.ci_high)
+        if sign < 0:
+            lo, hi = (None if hi is None else -hi), (None if lo is None else -lo)
+        est = _num(r.estimate)
+        pw.append({"probe": r.probe, "metric": r.metric, "other_model": r.model_b if sign > 0 else r.model_a,
+                   "estimate": None if est is None else sign * est, "ci_low": lo, "ci_high": hi,
+                   "p_value": _num(r.p_value), "q_value": _num(r.q_value)})
+    return {"schema_version": SCHEMA_VERSION, "model": model,
+            "created": created or datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "stereoprobe_version": __version__, "confidence_level": level,
+            "sources": [{"probe": p, "folder": f} for p, f in sources], "probes": probes, "pairwise": pw}
+
+
+def validate_summary(obj: dict[str, Any]) -> None:
+    """Raise :class:`ValueError` naming the first violation when ``obj`` does not follow the schema."""
+    import jsonschema
+
+    try:
+        jsonschema.validate(obj, load_schema())
+    except jsonschema.ValidationError as exc:
+        where = "/".join(map(str, exc.absolute_path)) or "(root)"
+        raise ValueError(f"summary of {obj.get('model')!r} violates the schema at {where}: {exc.message}") from exc
+
+
+def write_summaries(out: Path, metrics: pd.DataFrame, pairwise: pd.DataFrame, sources: list[tuple[str, str]],
+                    level: float) -> list[Path]:
+    """Write and validate ``out/summary/<model>.json`` for every model; return the paths."""
+    folder = out / "summary"
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for model in sorted(metrics["model"].unique()):
+        obj = model_summary(model, metrics, pairwise, sources, level)
+        validate_summary(obj)
+        p = folder / f"{safe_name(model)}.json"
+        p.write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        paths.append(p)
+    return paths
+
+
+# -------------------------------------------------------------------------------------------- Hub export
+def load_listing(probe: str) -> dict[str, Any]:
+    """The ``eval.yaml`` listing of a probe (``stereotales``, ``dbb``, ``globalbias``)."""
+    import yaml
+
+    p = data_dir() / "listings" / probe / "eval.yaml"
+    if not p.is_file():
+        raise InputError(f"{p}: no listing for probe {probe!r}")
+    return yaml.safe_load(p.read_text(encoding="utf-8"))
+
+
+def hub_entries(model: str, metrics: pd.DataFrame, source_url: str | None = None,
+                date: str | None = None) -> dict[str, list[dict[str, Any]]]:
+    """file stem -> entries of ``.eval_results/<stem>.yaml`` for one model: one entry per figure named in a
+    listing's ``hub.tasks`` (``task_id`` -> ``probe`` + ``metric``), value = the leaderboard estimate."""
+    day = date or datetime.now(timezone.utc).date().isoformat()
+    out: dict[str, list[dict[str, Any]]] = {}
+    mine = metrics[metrics["model"] == model].set_index(["probe", "metric"])
+    for listing_probe in ("stereotales", "dbb", "globalbias"):
+        hub = load_listing(listing_probe).get("hub") or {}
+        for t in hub.get("tasks", []):
+            key = (t["probe"], t["metric"])
+            if key not in mine.index:
+                continue
+            r = mine.loc[key]
+            value = _num(r["estimate"])
+            if value is None:
+                continue
+            lo, hi = _num(r["ci_low"]), _num(r["ci_high"])
+            entry: dict[str, Any] = {"dataset": {"id": hub["dataset_id"], "task_id": t["task_id"]}, "value": value,
+                                     "date": day}
+            entry["source"] = {"url": source_url or hub.get("source_url", ""), "name": "stereoprobe leaderboard"}
+            notes = f"{t.get('description', t['metric'])}"
+            if lo is not None and hi is not None:
+                notes += f"; 95% CI [{lo:.4g}, {hi:.4g}]"
+            entry["notes"] = notes
+            out.setdefault(f"stereoprobe_{listing_probe}_{t['task_id']}", []).append(entry)
+    return out
+
+
+def write_hub_eval_results(out: Path, metrics: pd.DataFrame, source_url: str | None = None,
+                           date: str | None = None) -> list[Path]:
+    """Write ``out/<model>/.eval_results/<file>.yaml`` for every model; return the files written."""
+    import yaml
+
+    paths = []
+    for model in sorted(metrics["model"].unique()):
+        folder = out / safe_name(model) / ".eval_results"
+        for stem, entries in hub_entries(model, metrics, source_url, date).items():
+            folder.mkdir(parents=True, exist_ok=True)
+            p = folder / f"{stem}.yaml"
+            p.write_text(yaml.safe_dump(entries, sort_keys=False, allow_unicode=True), encoding="utf-8")
+            paths.append(p)
+    return paths
