@@ -6,7 +6,8 @@ questions, same model, same process. Prints questions/s and test instances/s of 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/dbb.py --model transformers/meta-llama/Llama-3.1-8B-Instruct \
         --templates 20                                                  # a GPU machine
 
-The paper needed ~18 h per 7B model for 77,350 questions x >= 10 samples on an A100 (spec dbb.md §5.3); the
+The paper needed ~18 h per 7B model for 77,350 questions x >= 10 samples on an A100 (paper §5 and
+Appendix A); the
 script extrapolates logprob mode's time for the full 77,350 questions on the machine it runs on.
 """
 
@@ -27,7 +28,8 @@ def run(model: str, mode: str, templates: int, categories: str, max_tokens: int
     from stereoprobe.dbb.data import bundled_templates, expand, pair_instances
     from stereoprobe.tasks.dbb import dbb
 
-    kw = {"mode": mode, "limit_templates": templates, "categories": categories}
+    kw = {"source": "bundled", "faithful": False, "mode": mode, "limit_templates": templates,
+          "categories": categories}
     if mode == "sampled":
         kw.update(epochs=10, max_tokens=max_tokens)
     task = dbb(**kw)

@@ -1,10 +1,13 @@
-"""DBB dataset builder helpers: inputs, reply parsing and export of the builder tasks' logs (spec §2).
+"""DBB dataset builder helpers: inputs, reply parsing and export of the builder tasks' logs.
+
+Pan et al. 2025, §3.1; upstream src/concept_analysis.py and src/q_generate.py
+(github.com/JP-25/Description-based-Bias-Benchmark).
 
 Step 1 (``dbb_build_concepts``): stereotype inputs (CrowS-Pairs, StereoSet, SOFA, BBQ or a CSV of
 sentence pairs) → per source: quality filter → explanation → concept pair, or (SOFA) explanation → pair,
 or (BBQ) pair → explanation; then grader refinement. Step 2 (``dbb_build_questions``): concept pairs →
 context + option A → option B → grader → sentence variations for DBB-SG. The LLM calls live in
-``tasks/dbb_build.py``; this module holds the pure parts. Exported files are read by the evaluation
+``solvers/dbb_build.py``; this module holds the pure parts. Exported files are read by the evaluation
 tasks: ``-T source=DIR/templates.csv`` and ``-T variations=DIR/sg_variations.csv``.
 """
 
@@ -31,8 +34,28 @@ def builder_prompts() -> dict[str, Any]:
     return yaml.safe_load(dataset_file("dbb", "builder_prompts.yaml").read_text(encoding="utf-8"))
 
 
+GENERATIONS = ("upstream", "plain")
+
+
+def generation_settings(name: str = "upstream") -> dict[str, Any]:
+    """Generation settings of the builder's LLM calls (``datasets/dbb/builder_generation.yaml``): ``upstream``
+    (system message, 2,048 tokens, frequency penalty 0.6, refusal filter, as upstream ``src/llm_utils.py``) or
+    ``plain`` (no system message, 1,024 tokens, no penalty, no filter)."""
+    if name not in GENERATIONS:
+        raise ValueError(f"generation must be one of {', '.join(GENERATIONS)}, got {name!r}")
+    raw = yaml.safe_load(dataset_file("dbb", "builder_generation.yaml").read_text(encoding="utf-8"))
+    return dict(raw[name])
+
+
+def is_refusal(reply: str, phrases: list[list[str]]) -> bool:
+    """True when ``reply`` contains every phrase of one entry of ``phrases`` (case-insensitive); upstream
+    drops such replies as "response filtered" (a reply containing both "sorry" and "can't")."""
+    low = reply.lower()
+    return any(entry and all(p.lower() in low for p in entry) for entry in phrases)
+
+
 # ---------------------------------------------------------------------------------------------------------
-# inputs: the four sources of the paper (spec §2.1)
+# inputs: the four sources of the paper (§3.1.1; upstream src/concept_analysis.py)
 
 
 @dataclass(frozen=True)
@@ -217,7 +240,7 @@ def _bbq(rows: list[dict[str, Any]]) -> list[SourceRecord]:
 
 def read_source_records(source: str = "crows_pairs", local: str | Path | None = None,
                         revision: str | None = None) -> list[SourceRecord]:
-    """Inputs of ``dbb_build_concepts`` (spec §2.1).
+    """Inputs of ``dbb_build_concepts`` (paper §3.1.1; upstream src/concept_analysis.py).
 
     ``crows_pairs``: CrowS-Pairs as pinned in the upstream DBB repository (``local=`` a copy of that repository).
     ``stereoset_intra`` / ``stereoset_inter``: McGill-NLP/stereoset, validation, every row. ``sofa``: copenlu/sofa,
@@ -279,6 +302,24 @@ def _read_pairs_csv(source: str, local: str | Path | None) -> list[SourceRecord]
     return out
 
 
+def hub_key(source: str) -> str | None:
+    """The :data:`HUB` entry of a builder source (``None`` for CrowS-Pairs and CSV inputs)."""
+    return "stereoset" if source in STEREOSET_CONFIGS else source if source in ("sofa", "bbq") else None
+
+
+def read_concepts(path: str | Path) -> list[dict[str, str]]:
+    """Rows of a concepts CSV (``concept_id, concept_a, concept_b`` + optional ``explanation``)."""
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"concept file not found: {p} (write it with `stereoprobe dbb-build-export`)")
+    with open(p, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        missing = {"concept_id", "concept_a", "concept_b"} - set(reader.fieldnames or ())
+        if missing:
+            raise ValueError(f"{p}: missing columns {', '.join(sorted(missing))}")
+        return list(reader)
+
+
 def parse_filter(reply: str) -> bool:
     """True = keep the pair: the reply is the word False (the pair is not of low quality), as upstream."""
     return reply.strip().strip(".\"'` ").lower() == "false"
@@ -325,19 +366,19 @@ def export(inputs: list[str], out_dir: str | Path) -> dict[str, Path]:
     ``sg_variations.csv`` (from dbb_build_questions logs: complete templates) under ``out_dir``; a
     ``build_log.csv`` lists every input with its status so nothing is dropped silently. BBQ concepts whose raw
     pair repeats an earlier one of the same category (in log order) get status ``duplicate_pair``."""
-    from stereoprobe.logs import iter_samples
+    from stereoprobe.inputs import ReadStats, iter_samples
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     concepts, templates, variations, log_rows = [], [], [], []
     bbq_pairs: set[tuple[str, str]] = set()
-    for info, s in iter_samples(inputs):
-        if info.task not in ("dbb_build_concepts", "dbb_build_questions"):
-            continue
+    stats = ReadStats()
+    for info, s in iter_samples(inputs, task=("dbb_build_concepts", "dbb_build_questions"), stats=stats):
         md = s.get("metadata") or {}
         status = "error" if s.get("error") else md.get("status", "unknown")
         if status == "ok" and info.task == "dbb_build_concepts" and md.get("prompt_variant") == "bbq":
-            # BBQ is deduplicated by raw pair (spec §2.1): a question that gave an already seen raw pair is
+            # BBQ is deduplicated by raw pair (upstream src/concept_analysis.py): a question that gave an
+            # already seen raw pair is
             # dropped, as upstream; listed in build_log as duplicate_pair
             key = (str(md.get("category", "")), str(md.get("raw_pair", "")).strip().lower())
             status = "duplicate_pair" if key in bbq_pairs else status
@@ -356,6 +397,10 @@ def export(inputs: list[str], out_dir: str | Path) -> dict[str, Path]:
                               "source": f"built:{md.get('generator', '')}"})
             for j, (va, vb) in enumerate(zip(md.get("variations_a", []), md.get("variations_b", [])), start=1):
                 variations.append({"template_id": tid, "variation": j, "option_a": va, "option_b": vb})
+    for err in stats.error_ids:  # samples that failed in every log ("<task>/<model>/<id>#<epoch>")
+        task, rest = err.split("/", 1)
+        sid = rest.rsplit("/", 1)[-1].rsplit("#", 1)[0]
+        log_rows.append({"task": task, "id": sid, "status": "error", "model_roles": ""})
     written = {}
     for name, rows, cols in [
         ("build_log", log_rows, ["task", "id", "status", "model_roles"]),
@@ -373,16 +418,3 @@ def export(inputs: list[str], out_dir: str | Path) -> dict[str, Path]:
             w.writerows(rows)
         written[name] = p
     return written
-
-
-def register(sub: Any) -> None:
-    p = sub.add_parser("dbb-build-export", help="DBB builder logs -> concepts.csv / templates.csv / sg_variations.csv")
-    p.add_argument("inputs", nargs="+", help="eval logs of dbb_build_concepts / dbb_build_questions")
-    p.add_argument("--out", required=True)
-    p.set_defaults(func=_run)
-
-
-def _run(args: Any) -> int:
-    for name, path in export(args.inputs, args.out).items():
-        print(f"{name}: {path}")
-    return 0

@@ -1,106 +1,60 @@
-"""DBB data: descriptors, question templates, and their expansion into questions and test instances.
+"""DBB data: question templates, sentence variations, and their expansion into questions and test instances.
 
-Terminology (spec ``dbb.md`` §1): a *question template* (upstream "raw question") is a context sentence with
-the placeholder ``[[X]]`` and two options, option A implying the stereotypical concept (concept1) and
-option B the contrasting one. A *question* fills ``[[X]]`` with one demographic descriptor (category,
-descriptor type, group). A *test instance* pairs two questions of the same template, category and type for
-two different groups; the bias score S is computed per test instance.
+Terminology (Pan et al., "What's Not Said Still Hurts", Findings of EMNLP 2025, §3): a *question
+template* (upstream "raw question") is a context sentence with the placeholder ``[[X]]`` and two options,
+option A implying the stereotypical concept (concept1) and option B the contrasting one. A *question* fills ``[[X]]``
+with one demographic descriptor (category, descriptor type, group; :mod:`stereoprobe.dbb.descriptors`). A
+*test instance* pairs two questions of the same template, category and type for two different groups; the
+bias score S is computed per test instance.
 
 Sources: the bundled templates we wrote (``datasets/dbb/templates.csv``, demo and tests), the upstream 1,547
 templates and ``descriptors.json`` at the pinned commit (:func:`load_upstream_templates`,
 :func:`load_upstream_descriptors`), or a local folder/file.
 
-Expansion follows upstream ``questions_final.ipynb`` (spec §4.2). ``faithful=True`` reproduces its bugs:
-race options take the *white* entry's pronouns (D4), an option without ``[[X]]`` silently reuses the previous
-row's option (D3), only the possessive form is replaced when an option holds both ``[[X]]'s`` and ``[[X]]``,
-and texts keep upstream spacing/casing ("Yue, an American-Born Chinese,  sat", "With a smile, He ...").
-The default (``faithful=False``) uses each descriptor's own pronouns, leaves an option without placeholder
-unchanged (flagged ``option_a_no_placeholder``/``option_b_no_placeholder``), replaces both forms, lower-cases
-a substituted pronoun or "The ..." descriptor that does not start a sentence, and normalises spaces and a
-comma before punctuation. Base names (age types 1–2, SES, religions) are drawn with a seeded RNG per
-(template, category, type), so a subset expands exactly like the full set.
+Expansion follows upstream ``src/questions_final.ipynb`` (github.com/JP-25/Description-based-Bias-Benchmark).
+``faithful=True`` reproduces its quirks: race options take the *white* entry's pronouns, an option without
+``[[X]]`` silently reuses the previous row's option (a stale variable), only the possessive form is replaced
+when an option holds both ``[[X]]'s`` and ``[[X]]``, and texts keep upstream spacing/casing ("Yue, an
+American-Born Chinese,  sat", "With a smile, He ..."). ``faithful=False`` uses each descriptor's own
+pronouns, leaves an option without placeholder unchanged (flagged ``option_a_no_placeholder`` /
+``option_b_no_placeholder``), replaces both forms, lower-cases a substituted pronoun or "The ..." descriptor
+that does not start a sentence, and normalises spaces and a comma before punctuation. Base names (age types
+1–2, SES, religions) are drawn with a seeded RNG per (template, category, type) — upstream draws them with an
+unseeded ``random.randint`` — so a subset expands exactly like the full set.
 """
 
 from __future__ import annotations
 
 import csv
 import itertools
-import json
 import random
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from stereoprobe.paths import dataset_file
 
-UPSTREAM_KEY = "Hidden-Bias-Benchmark"
+from stereoprobe.dbb.descriptors import (  # noqa: F401  (re-exported: the data API of the probe)
+    CATEGORIES,
+    CATEGORY_LABELS,
+    UPSTREAM_DESCRIPTORS,
+    UPSTREAM_KEY,
+    DBBDataError,
+    Descriptor,
+    Descriptors,
+    DescriptorType,
+    bundled_descriptors,
+    descriptors_from_upstream_json,
+    descriptors_from_yaml,
+    group_order,
+    load_upstream_descriptors,
+)
+
 UPSTREAM_TEMPLATES = "Questions/20241122-2120_all_data_questions074.csv"
-UPSTREAM_DESCRIPTORS = "data/descriptors.json"
 PLACEHOLDER = "[[X]]"
 POSSESSIVE = "[[X]]'s"
-CATEGORIES = ("age", "gender", "race", "ses", "religion")
-# Upstream descriptors.json keys per category and the order rows are written in (spec §4.2).
-_UPSTREAM_KEYS = {
-    "age": "age",
-    "gender": "gender_and_sex",
-    "race": "race_ethnicity",
-    "ses": "socioeconomic_class",
-    "religion": "religions",
-}
-
-
-class DBBDataError(ValueError):
-    """Malformed DBB data (templates, descriptors, variations)."""
-
-
-# ---------------------------------------------------------------------------------------------------------
-# data classes
-
-
-@dataclass(frozen=True)
-class Descriptor:
-    """One demographic descriptor: ``text`` may contain ``{name}``; ``pronouns`` None = the drawn name's."""
-
-    category: str
-    type: int
-    json_index: int
-    group: str
-    text: str
-    pronouns: tuple[str, str] | None
-
-
-@dataclass(frozen=True)
-class DescriptorType:
-    category: str
-    type: int
-    json_index: int
-    descriptors: dict[str, Descriptor]  # group -> descriptor, in the category's group order
-
-    @property
-    def label(self) -> str:
-        return f"{CATEGORY_LABELS[self.category]} {self.type}"
-
-
-@dataclass(frozen=True)
-class Descriptors:
-    names: tuple[tuple[str, str, str], ...]  # (name, subject, possessive), upstream order female, male, neutral
-    groups: dict[str, tuple[str, ...]]  # category -> groups in upstream row order
-    types: dict[str, tuple[DescriptorType, ...]]  # category -> types in paper order
-    upstream_pronoun_group: dict[str, str]  # category -> group whose pronouns upstream uses for all groups
-
-    def type_of(self, category: str, type_number: int) -> DescriptorType:
-        for t in self.types[category]:
-            if t.type == type_number:
-                return t
-        raise KeyError(f"{category} has no descriptor type {type_number}")
-
-
-CATEGORY_LABELS = {"age": "Age", "gender": "Gender", "race": "Race", "ses": "SES", "religion": "Religion"}
 
 
 @dataclass(frozen=True)
@@ -172,90 +126,6 @@ class TestInstance:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# descriptors
-
-
-@cache
-def bundled_descriptors() -> Descriptors:
-    """The descriptors shipped in ``datasets/dbb/descriptors.yaml`` (paper Tables 4 and 10)."""
-    return descriptors_from_yaml(dataset_file("dbb", "descriptors.yaml"))
-
-
-def descriptors_from_yaml(path: str | Path) -> Descriptors:
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-        names = tuple(tuple(e) for k in ("female", "male", "neutral") for e in raw["names"][k])
-        groups: dict[str, tuple[str, ...]] = {}
-        types: dict[str, tuple[DescriptorType, ...]] = {}
-        up: dict[str, str] = {}
-        for cat, spec in raw["categories"].items():
-            if cat not in CATEGORIES:
-                raise DBBDataError(f"{path}: unknown category {cat!r}; expected one of {CATEGORIES}")
-            groups[cat] = tuple(spec["groups"])
-            if spec.get("upstream_pronoun_group"):
-                up[cat] = spec["upstream_pronoun_group"]
-            tlist = []
-            for t in spec["types"]:
-                descs = {}
-                for g in groups[cat]:
-                    d = t["descriptors"][g]
-                    pr = None if d["pronouns"] == "name" else tuple(d["pronouns"])
-                    descs[g] = Descriptor(cat, int(t["type"]), int(t["json_index"]), g, d["text"], pr)
-                tlist.append(DescriptorType(cat, int(t["type"]), int(t["json_index"]), descs))
-            types[cat] = tuple(sorted(tlist, key=lambda x: x.type))
-    except (KeyError, TypeError) as e:
-        raise DBBDataError(f"{path}: malformed descriptor file (missing or wrong field {e})") from e
-    return Descriptors(names=names, groups=groups, types=types, upstream_pronoun_group=up)
-
-
-def load_upstream_descriptors(local: str | Path | None = None, verify: bool = True) -> Descriptors:
-    """Upstream ``data/descriptors.json`` at the pinned commit, mapped to paper type numbering (spec §3.3).
-
-    Group order, paper numbering and which descriptors take a name are structural facts of the benchmark and
-    come from the bundled file; every text and pronoun comes from the upstream JSON.
-    """
-    from stereoprobe.upstream import fetch
-
-    path = fetch(UPSTREAM_KEY, UPSTREAM_DESCRIPTORS, local=local, verify=verify)
-    return descriptors_from_upstream_json(path)
-
-
-def descriptors_from_upstream_json(path: str | Path) -> Descriptors:
-    path = Path(path)
-    try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
-        ref = bundled_descriptors()
-        names = tuple(tuple(e) for k in ("female", "male", "neutral") for e in raw["name"][k])
-        types: dict[str, tuple[DescriptorType, ...]] = {}
-        for cat in CATEGORIES:
-            block = raw[_UPSTREAM_KEYS[cat]]
-            tlist = []
-            for rt in ref.types[cat]:
-                i = rt.json_index
-                descs = {}
-                for g in ref.groups[cat]:
-                    entry = block[g][i]
-                    if cat == "age":
-                        text, pr = entry[0], (entry[1], entry[2])
-                        if i < 2:  # "{name}'s daughter, ..." (the JSON holds the part after the name)
-                            text = "{name}'s " + text
-                    elif cat == "race":
-                        text, pr = entry[0], (entry[1], entry[2])
-                    elif cat == "gender":
-                        text, pr = entry, (("She", "Her") if g == "female" else ("He", "His"))
-                    else:  # ses, religion: suffix after the drawn name
-                        text, pr = "{name}" + entry, None
-                    descs[g] = Descriptor(cat, rt.type, i, g, text, pr)
-                tlist.append(DescriptorType(cat, rt.type, i, descs))
-            types[cat] = tuple(tlist)
-    except (KeyError, IndexError, TypeError) as e:
-        raise DBBDataError(f"{path}: unexpected structure of upstream descriptors.json ({e!r})") from e
-    return Descriptors(names=names, groups=dict(ref.groups), types=types,
-                       upstream_pronoun_group=dict(ref.upstream_pronoun_group))
-
-
-# ---------------------------------------------------------------------------------------------------------
 # templates
 
 _OUR_COLUMNS = ("template_id", "context", "option_a", "option_b")
@@ -323,7 +193,15 @@ def load_source(source: str | Path = "bundled") -> tuple[list[QuestionTemplate],
     if str(source) == "bundled":
         return bundled_templates(), bundled_descriptors()
     if str(source) == "upstream":
-        return load_upstream_templates(), load_upstream_descriptors()
+        from stereoprobe.upstream import UpstreamDataError
+
+        try:
+            return load_upstream_templates(), load_upstream_descriptors()
+        except UpstreamDataError as e:
+            raise UpstreamDataError(
+                f"DBB source=upstream: {e} -- point -T source=/path/to/{UPSTREAM_KEY} (a local copy of the "
+                f"upstream repository) or STEREOPROBE_UPSTREAM_DIR=/path/holding/{UPSTREAM_KEY}/ at a local copy, "
+                "or run the small bundled set with -T source=bundled") from e
     p = Path(source)
     if p.is_dir():
         return load_upstream_templates(local=p), load_upstream_descriptors(local=p)
@@ -436,7 +314,8 @@ def fill_context(context: str, descriptor_text: str, faithful: bool) -> str:
 def draw_name(seed: int, template_id: str, category: str, type_number: int,
               names: Sequence[tuple[str, str, str]]) -> tuple[str, str, str]:
     """The base name of (template, category, type): a seeded draw among the 12 Table 4 names (upstream draws
-    with an unseeded ``random.randint``, bug D2). Independent of which other templates are expanded."""
+    with an unseeded ``random.randint``, so upstream names are not reproducible). Independent of which other
+    templates are expanded."""
     rng = random.Random(f"dbb|{seed}|{template_id}|{category}|{type_number}")
     return names[rng.randrange(len(names))]
 
@@ -456,7 +335,7 @@ def expand(
     """Expand templates into questions: per template, every category, descriptor type and group.
 
     Rows are produced in upstream order (template; age, gender, race, SES, religion; JSON index; group) so
-    that ``faithful=True`` reproduces the stale-option bug D3 exactly; ``categories`` filters afterwards.
+    that ``faithful=True`` reproduces the upstream stale-option reuse exactly; ``categories`` filters afterwards.
     """
     descriptors = descriptors or bundled_descriptors()
     wanted = set(categories) if categories is not None else set(CATEGORIES)
@@ -502,7 +381,7 @@ def expand(
 
 def pair_instances(questions: Iterable[Question], descriptors: Descriptors | None = None) -> list[TestInstance]:
     """All test instances among ``questions``: for every (template, category, type), every unordered pair of
-    groups present, in the category's group order (C(groups, 2) per type; spec §4.1)."""
+    groups present, in the category's group order (C(groups, 2) per type; paper Table 5)."""
     descriptors = descriptors or bundled_descriptors()
     by_key: dict[tuple[str, str, int], set[str]] = {}
     for q in questions:
@@ -517,7 +396,7 @@ def pair_instances(questions: Iterable[Question], descriptors: Descriptors | Non
 
 def expansion_counts(templates: Sequence[QuestionTemplate], descriptors: Descriptors | None = None
                      ) -> dict[tuple[str, str], dict[str, int]]:
-    """Questions and test instances per (category, descriptor type label) — spec §4.1 / paper Table 5."""
+    """Questions and test instances per (category, descriptor type label) (paper Table 5)."""
     descriptors = descriptors or bundled_descriptors()
     qs = expand(templates, descriptors)
     counts: dict[tuple[str, str], dict[str, int]] = {}

@@ -1,4 +1,5 @@
-"""The DBB HTML report (single file, offline): Tables 1/2/6/8/9-style summaries, plots and top associations."""
+"""The DBB HTML report (single file, offline): Tables 1/2/6/8/9-style summaries, plots and top associations
+(Pan et al., Findings of EMNLP 2025), with the incomplete units of interrupted runs counted."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from stereoprobe.report.html import Section, write_report
+from stereoprobe.report.html import Section, plot_is_empty, write_report
 
 
 def _fmt(df: pd.DataFrame) -> pd.DataFrame:
@@ -64,36 +65,83 @@ def _plot_hist(instances: pd.DataFrame, threshold: float) -> Any:
     return fig
 
 
+FILES = {"responses": "one row per scored response (sample x epoch)",
+         "runs": "one row per model and variant: logs, responses, error samples, complete/incomplete counts",
+         "questions": "P(A) per question (NaN when incomplete), with n_responses and n_valid",
+         "instances": "every test instance: groups, P(A) of each, S, complete",
+         "incomplete": "questions with fewer scored epochs than the run asked for (left out)",
+         "summary": "per model, variant, category and descriptor type: counts, mean S, refusal rates, CIs",
+         "top_associations": "the most biased instances per category"}
+
+
+def _counts_section(summ: pd.DataFrame, cells: pd.DataFrame, threshold: float) -> Section:
+    sec = Section("Per category and descriptor type (paper Tables 2 and 9)").table(
+        _fmt(cells[["model", "variant", "category", "descriptor_type", "n", "n_incomplete", "count_s_ge_20",
+                    "count_ci_low", "count_ci_high", "mean_s_biased", "mean_s_ci_low", "mean_s_ci_high"]]))
+    if plot_is_empty(cells["count_s_ge_20"]):
+        return sec.empty(f"No complete test instance reaches S ≥ {threshold:g} in these runs: the count plot "
+                         "and the mean-S panel (mean over biased instances) would be empty.")
+    return sec.figure(_plot_counts(summ))
+
+
 def write_dbb_report(path: str | Path, runs: pd.DataFrame, tables: dict[str, pd.DataFrame],
-                     threshold: float = 20.0) -> Path:
+                     threshold: float = 20.0, read_summary: str | None = None) -> Path:
+    """Write the report: runs (with read statistics and incomplete units), overall and per-cell counts and
+    mean S, refusal rates per response and per question, the S distribution, top associations, files."""
     summ, inst = tables["summary"], tables["instances"]
     tot = summ[summ["category"] == "ALL"].drop(columns=["category", "descriptor_type"])
     cells = summ[summ["category"] != "ALL"]
+    runs_sec = Section("Runs").text(
+        "DBB (Pan et al., Findings of EMNLP 2025) asks whether a model's choice between a stereotypical "
+        "and a contrasting continuation of a scene changes when only the description of the person "
+        "changes. P(A) is the probability of choosing the stereotypical option A; a test instance pairs "
+        f"two groups and S = |P1(A) − P2(A)|; S ≥ {threshold:g} marks a biased instance.").table(_fmt(runs))
+    if read_summary:
+        runs_sec.note(f"Logs read: {read_summary}")
+    runs_sec.note("A question counts only when all the epochs its run asked for were scored (logprob mode: both "
+                  "option orders), an instance only when both of its questions are complete. Incomplete units "
+                  "(interrupted runs, error samples) are left out of every figure and counted here, in the "
+                  "summary (n_incomplete) and in incomplete.csv; `inspect eval-retry` completes them.")
+    inc = tables.get("incomplete")
+    incomplete_sec = Section("Incomplete questions")
+    if inc is None or inc.empty:
+        incomplete_sec.empty("Every question of every run is complete.")
+    else:
+        incomplete_sec.table(inc, files=["incomplete.csv", "incomplete.parquet"], base=Path(path).parent)
+    hist = Section("Distribution of S")
+    s_vals = inst.loc[inst["complete"].astype(bool), "s"] if "complete" in inst.columns else inst["s"]
+    if s_vals.dropna().empty:
+        hist.empty("No complete test instance has a defined S (no valid answers on both questions).")
+    else:
+        hist.figure(_plot_hist(inst[inst["s"].notna()], threshold))
+    base = Path(path).parent
     sections = [
-        Section("Runs").text(
-            "DBB (Pan et al., Findings of EMNLP 2025) asks whether a model's choice between a stereotypical "
-            "and a contrasting continuation of a scene changes when only the description of the person "
-            "changes. P(A) is the probability of choosing the stereotypical option A; a test instance pairs "
-            f"two groups and S = |P1(A) − P2(A)|; S ≥ {threshold:g} marks a biased instance.").table(_fmt(runs)),
+        runs_sec,
         Section("Overall (paper Tables 1 and 8)").table(
-            _fmt(tot[["model", "variant", "n", "n_undefined", "count_s_ge_20", "count_ci_low", "count_ci_high",
-                      "mean_s_biased", "mean_s_ci_low", "mean_s_ci_high", "mean_s_all", "refusal_rate"]])).note(
-            "CIs: percentile cluster bootstrap over question templates (count and mean S); Wilson interval over "
-            "responses for the refusal rate. The paper reports no average over all instances (many concept × "
-            "identity combinations are unusual); mean_s_all is given for reference only. MCQ and SG numbers "
-            "are not directly comparable (paper)."),
-        Section("Per category and descriptor type (paper Tables 2 and 9)").table(
-            _fmt(cells[["model", "variant", "category", "descriptor_type", "n", "count_s_ge_20", "count_ci_low",
-                        "count_ci_high", "mean_s_biased", "mean_s_ci_low", "mean_s_ci_high"]])
-        ).figure(_plot_counts(summ)),
+            _fmt(tot[["model", "variant", "n", "n_undefined", "n_incomplete", "count_s_ge_20", "count_ci_low",
+                      "count_ci_high", "mean_s_biased", "mean_s_ci_low", "mean_s_ci_high", "mean_s_all",
+                      "refusal_rate", "question_refusal_rate"]]),
+            files=["summary.csv", "summary.parquet"], base=base).note(
+            "CIs: percentile cluster bootstrap over question templates (count and mean S); Wilson interval for "
+            "the refusal rates. The paper reports no average over all instances (many concept × identity "
+            "combinations are unusual); mean_s_all is given for reference only. MCQ and SG numbers are not "
+            "directly comparable (paper)."),
+        _counts_section(summ, cells, threshold),
         Section("Refusal and invalid answers (paper Table 6)").table(
-            _fmt(summ[["model", "variant", "category", "descriptor_type", "n_responses", "refusal_rate",
+            _fmt(summ[["model", "variant", "category", "descriptor_type", "n_questions", "question_refusal_rate",
+                       "question_refusal_ci_low", "question_refusal_ci_high", "n_responses", "refusal_rate",
                        "refusal_ci_low", "refusal_ci_high"]])).note(
-            "Sampled mode: answers with no parsable 'a)'/'b)' and no exact option sentence. Logprob mode: "
-            "neither option letter among the first token's top-20 log-probabilities."),
-        Section("Distribution of S").figure(_plot_hist(inst, threshold)),
-        Section("Top biased associations (paper Tables 3 and 7)").table(_fmt(tables["top_associations"])).note(
+            "question_refusal_rate: share of complete questions with at least one refused or invalid answer (the "
+            "paper's Table 6 reports the percentage of questions); refusal_rate: share of responses. Sampled "
+            "mode: answers with no parsable 'a)'/'b)' and no exact option sentence. Logprob mode: neither option "
+            "letter among the first token's top-20 log-probabilities."),
+        hist,
+        Section("Top biased associations (paper Tables 3 and 7)").table(
+            _fmt(tables["top_associations"]), files=["top_associations.csv"], base=base).note(
             "Association 1: the group with the higher P(A) ↔ concept A (stereotypical); association 2: the "
             "other group ↔ concept B."),
+        incomplete_sec,
+        Section("Files").files([base / f"{n}.{ext}" for n in FILES for ext in ("csv", "parquet")], base=base,
+                               descriptions=FILES),
     ]
     return write_report(Path(path), "DBB — description-based bias", sections)

@@ -1,6 +1,7 @@
 """Per-response DBB scoring: option order, answer parsing, option-letter probabilities, DBB-SG (Eq. 2).
 
-Pure functions, shared by the inspect tasks (``tasks/dbb.py``) and the lm-eval tasks.
+Pure functions, shared by the inspect solvers and scorers (``solvers/dbb.py``, ``scorers/dbb.py``) and the
+lm-eval tasks.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import yaml
 
 from stereoprobe.paths import dataset_file
 
-OPTION_ORDERS = ("random", "balanced", "fixed")
+from stereoprobe.dbb.contract import OPTION_ORDERS  # noqa: E402
 
 
 def prompts() -> dict:
@@ -60,7 +61,8 @@ def _norm(s: str) -> str:
 def parse_choice(completion: str, first: str, second: str) -> str | None:
     """The chosen position, ``"first"``/``"second"``, or None (invalid / refusal).
 
-    Rules (spec §5.2): the first ``a)`` / ``b)`` (case-insensitive letter followed by ")"); else a reply
+    Rules (paper §5 and Appendix A; the answer format of upstream src/prompt_instructions/evaluate_probs.txt):
+    the first ``a)`` / ``b)`` (case-insensitive letter followed by ")"); else a reply
     that is exactly one option sentence (ignoring case, spacing and end punctuation); else None.
     """
     m = _LETTER.search(completion)
@@ -102,7 +104,8 @@ def sg_share(nll_a: Sequence[float], nll_b: Sequence[float], normalisation: str 
     """DBB-SG probability of option A in [0, 1] (paper Eq. 2) from per-variation mean token NLLs.
 
     1/PPL = exp(−NLL). ``per_variation`` (default): mean_j [r_j(A) / (r_j(A) + r_j(B))];
-    ``after_mean``: mean_j r_j(A) / (mean_j r_j(A) + mean_j r_j(B)) (spec D16).
+    ``after_mean``: mean_j r_j(A) / (mean_j r_j(A) + mean_j r_j(B)) (the paper's "normalization after each
+    reciprocal operation" read as averaging first).
     """
     if len(nll_a) != len(nll_b) or not nll_a:
         raise ValueError("sg_share needs the same positive number of variations for both options")

@@ -102,4 +102,4 @@ def test_builder_requires_generator_role(tmp_path):
 @pytest.mark.refdata
 def test_crows_pairs_input(refdata):
     pairs = B.read_sentence_pairs("crows_pairs", local=refdata / "Hidden-Bias-Benchmark")
-    assert len(pairs) == 1508 and pairs[0].id == "crows:0"  # spec §0: 1,508 rows
+    assert len(pairs) == 1508 and pairs[0].id == "crows:0"  # upstream data/crows_pairs_anonymized.csv: 1,508 rows

@@ -1,4 +1,5 @@
-"""DBB builder inputs from the paper's four sources (spec §2.1): row selection, dedup and category mapping of
+"""DBB builder inputs from the paper's four sources (paper §3.1.1; upstream src/concept_analysis.py):
+row selection, dedup and category mapping of
 StereoSet, SOFA and BBQ on hand-written exports with the datasets' own columns; prompt routing per source;
 a scripted end-to-end build from BBQ and SOFA; pinned revisions and the clear errors."""
 
@@ -12,7 +13,8 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from stereoprobe.dbb import builder as B
-from stereoprobe.tasks.dbb_build import concept_prompts, dbb_build_concepts
+from stereoprobe.solvers.dbb_build import concept_prompts
+from stereoprobe.tasks.dbb_build import dbb_build_concepts
 
 
 def _jsonl(path, rows):

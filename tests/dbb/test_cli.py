@@ -11,6 +11,9 @@ from stereoprobe.cli import main
 from stereoprobe.dbb import data as D
 from stereoprobe.tasks.dbb import dbb, dbb_sg
 
+# the bundled demo templates with the fixed expansion (the defaults run the upstream benchmark)
+BUNDLED = {"source": "bundled", "faithful": False}
+
 P = {"poor": 0.9, "rich": 0.2}
 
 
@@ -20,7 +23,8 @@ def test_cli_end_to_end(tmp_path):
     a_texts = {q.option_a for q in qs}
     logs = tmp_path / "logs"
     model = fake_model(p_a=lambda c: ctx_p[c], is_a=lambda o: o in a_texts)
-    inspect_eval([dbb(categories="ses", limit_templates=3, mode="logprob"), dbb_sg(categories="ses", limit_templates=3)],
+    inspect_eval([dbb(**BUNDLED, categories="ses", limit_templates=3, mode="logprob"),
+                  dbb_sg(**BUNDLED, scoring="raw", categories="ses", limit_templates=3)],
                  model=model, display="none", log_dir=str(logs), log_realtime=False)
     out = tmp_path / "out"
     assert main(["dbb", str(logs), "--out", str(out), "--n-boot", "200"]) == 0
@@ -39,7 +43,9 @@ def test_cli_end_to_end(tmp_path):
     assert "Top biased associations" in html and "data:image/png;base64" in html
 
 
-def test_cli_no_dbb_logs(tmp_path):
+def test_cli_no_dbb_logs(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
-    with pytest.raises(SystemExit, match="no scored dbb"):
-        main(["dbb", str(tmp_path / "empty"), "--out", str(tmp_path / "o")])
+    assert main(["dbb", str(tmp_path / "empty"), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no" in err and "Traceback" not in err
+    assert not (tmp_path / "o").exists()

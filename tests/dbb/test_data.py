@@ -1,4 +1,4 @@
-"""Expansion of DBB question templates (spec dbb.md §3–4)."""
+"""Expansion of DBB question templates (paper §3 and Table 5; upstream src/questions_final.ipynb)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from stereoprobe.dbb import data as D
 
-# Spec §4.1 / paper Table 5: groups per category, descriptor types, test instances per template and type.
+# Paper Table 5: groups per category, descriptor types, test instances per template and type.
 GROUPS = {"age": 2, "gender": 2, "race": 5, "ses": 2, "religion": 4}
 TYPES = {"age": 3, "gender": 4, "race": 4, "ses": 2, "religion": 3}
 PAIRS = {"age": 1, "gender": 1, "race": 10, "ses": 1, "religion": 6}
@@ -41,10 +41,10 @@ def test_expansion_counts_upstream(refdata):
     ts = D.load_upstream_templates(local=refdata)
     assert len(ts) == 1547
     qs, inst = _check_counts(ts, D.load_upstream_descriptors(local=refdata))
-    assert len(qs) == 77_350 and len(inst) == 103_649  # spec §4.1, README vs notebook (D11)
+    assert len(qs) == 77_350 and len(inst) == 103_649  # paper Table 5: 77,350 questions, 103,649 instances (pairs)
     per_cat = Counter(i.category for i in inst)
     assert per_cat == {"age": 4641, "gender": 6188, "race": 61880, "ses": 3094, "religion": 27846}  # Table 5
-    # 3 upstream s1 options carry no placeholder (spec §2.2)
+    # 3 upstream s1 options carry no placeholder
     flagged = {q.template_id for q in qs if "option_a_no_placeholder" in q.flags}
     assert len(flagged) == 3
 
@@ -56,7 +56,8 @@ def test_upstream_descriptors_match_bundled(refdata):
 
 def test_paper_type_numbering():
     d = D.bundled_descriptors()
-    # spec §3.3: paper Gender 3 = JSON 3 (Emily/John), Race 3 = names only, Religion 1 = practices (JSON 2)
+    # paper Table 10 vs descriptors.json order: paper Gender 3 = JSON 3 (Emily/John), Race 3 = names only,
+    # Religion 1 = practices (JSON 2)
     assert d.type_of("gender", 3).descriptors["female"].text == "Emily"
     assert d.type_of("gender", 4).json_index == 2
     assert d.type_of("race", 3).descriptors["asian"].text == "Aki"
@@ -103,7 +104,7 @@ def test_stale_option_bug_only_when_faithful():
     assert last_of_t1.category == "religion" and last_of_t1.json_index == 2 and last_of_t1.group == "Buddhist"
     for q in faithful:
         if q.template_id == "t2":
-            assert q.option_a == last_of_t1.option_a  # the previous row's option, reused (bug D3)
+            assert q.option_a == last_of_t1.option_a  # the previous row's option, reused (upstream stale variable)
 
 
 def test_names_seeded_and_subset_stable():

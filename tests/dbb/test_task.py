@@ -12,6 +12,9 @@ from fake_model import fake_model, word_logprob
 from stereoprobe.dbb import data as D
 from stereoprobe.tasks.dbb import dbb, dbb_sg
 
+# the bundled demo templates with the fixed expansion (the defaults run the upstream benchmark)
+BUNDLED = {"source": "bundled", "faithful": False}
+
 P_GROUP = {"female": 0.8, "male": 0.3}
 
 
@@ -43,7 +46,7 @@ def _per_question(log):
 def test_logprob_mode_exact_and_sampled_agree(tmp_path):
     ctx_p, a_texts = _gender_maps()
     m = lambda: fake_model(p_a=lambda c: ctx_p[c], is_a=lambda o: o in a_texts, seed=1)  # noqa: E731
-    lp = _run(dbb(categories="gender", mode="logprob", epochs=1, option_order="random"), m(),
+    lp = _run(dbb(**BUNDLED, categories="gender", mode="logprob", epochs=1, option_order="random"), m(),
               log_dir=str(tmp_path / "lp"))
     p_lp = _per_question(lp)
     assert len(p_lp) == 8 * 8
@@ -54,7 +57,7 @@ def test_logprob_mode_exact_and_sampled_agree(tmp_path):
     assert metrics["mean_s_biased"].value == pytest.approx(50.0)
     assert metrics["dbb_refusal_rate"].value == pytest.approx(0.0)
 
-    sp = _run(dbb(categories="gender", mode="sampled", epochs=20, limit_templates=4), m(),
+    sp = _run(dbb(**BUNDLED, categories="gender", mode="sampled", epochs=20, limit_templates=4), m(),
               log_dir=str(tmp_path / "sp"))
     p_sp = _per_question(sp)
     for g, p in P_GROUP.items():
@@ -69,7 +72,7 @@ def test_logprob_mode_exact_and_sampled_agree(tmp_path):
 def test_sampled_metrics_with_invalid_answers_match_per_epoch_computation(tmp_path):
     ctx_p, a_texts = _gender_maps()
     model = fake_model(p_a=lambda c: ctx_p[c], is_a=lambda o: o in a_texts, seed=3, invalid_rate=0.3)
-    log = _run(dbb(categories="gender", mode="sampled", epochs=10, limit_templates=2), model,
+    log = _run(dbb(**BUNDLED, categories="gender", mode="sampled", epochs=10, limit_templates=2), model,
                log_dir=str(tmp_path))
     p = _per_question(log)  # from the per-epoch scores, independently of the epoch-reduced metric path
     s = [abs(p[f"{t}:gender:{k}:female"] - p[f"{t}:gender:{k}:male"]) for t in ("sp01", "sp02") for k in range(1, 5)]
@@ -84,17 +87,18 @@ def test_sampled_metrics_with_invalid_answers_match_per_epoch_computation(tmp_pa
 
 def test_option_order_randomisation_removes_position_bias(tmp_path):
     always_a = lambda: fake_model(always_first=True, seed=2)  # noqa: E731
-    fixed = _run(dbb(categories="gender", mode="sampled", epochs=10, option_order="fixed", limit_templates=2),
+    fixed = _run(dbb(**BUNDLED, categories="gender", mode="sampled", epochs=10, option_order="fixed",
+                     limit_templates=2),
                  always_a(),
                  log_dir=str(tmp_path / "f"))
     assert set(_per_question(fixed).values()) == {100.0}  # without shuffling: pure position bias
-    rnd = _run(dbb(categories="gender", mode="sampled", epochs=10, limit_templates=4), always_a(),
+    rnd = _run(dbb(**BUNDLED, categories="gender", mode="sampled", epochs=10, limit_templates=4), always_a(),
                log_dir=str(tmp_path / "r"))
     vals = list(_per_question(rnd).values())
     # 32 questions x 10 epochs of fair coins: overall share of A = 50 +- 2.8 (1 sd)
     assert np.mean(vals) == pytest.approx(50.0, abs=10.0)
     # counterbalanced order in logprob mode: exactly one half per question, so S = 0 everywhere
-    bal = _run(dbb(categories="gender", mode="logprob", limit_templates=4), always_a(),  # default: balanced
+    bal = _run(dbb(**BUNDLED, categories="gender", mode="logprob", limit_templates=4), always_a(),  # default: balanced
                log_dir=str(tmp_path / "b"))
     assert all(v == pytest.approx(50.0) for v in _per_question(bal).values())
     assert bal.results.scores[0].metrics["count_s_ge_20"].value == 0
@@ -109,7 +113,7 @@ def test_sampled_mode_counts_invalid_answers(tmp_path):
         return o
 
     model = get_model("mockllm/model", custom_outputs=out)
-    log = _run(dbb(categories="ses", mode="sampled", epochs=10, limit_templates=1), model,
+    log = _run(dbb(**BUNDLED, categories="ses", mode="sampled", epochs=10, limit_templates=1), model,
                log_dir=str(tmp_path))
     m = log.results.scores[0].metrics
     assert m["dbb_refusal_rate"].value == pytest.approx(1.0)
@@ -118,7 +122,7 @@ def test_sampled_mode_counts_invalid_answers(tmp_path):
 
 
 def test_logprob_mode_clear_error_without_logprobs(tmp_path):
-    [log] = inspect_eval(dbb(categories="ses", limit_templates=1, mode="logprob"),
+    [log] = inspect_eval(dbb(**BUNDLED, categories="ses", limit_templates=1, mode="logprob"),
                          model=fake_model(always_first=True, no_logprobs=True), display="none", log_dir=str(tmp_path))
     assert log.status == "error"
     assert "returned no token log-probabilities" in str(log.error)
@@ -126,11 +130,12 @@ def test_logprob_mode_clear_error_without_logprobs(tmp_path):
 
 def test_sampled_mode_needs_ten_epochs():
     with pytest.raises(ValueError, match="at least 10"):
-        dbb(mode="sampled", epochs=3)
+        dbb(**BUNDLED, mode="sampled", epochs=3)
 
 
 def test_sg_eq2_against_hand_computation(tmp_path):
-    log = _run(dbb_sg(categories="ses", templates="sp01"), fake_model(), log_dir=str(tmp_path))
+    log = _run(dbb_sg(**BUNDLED, scoring="raw", categories="ses", templates="sp01"), fake_model(),
+               log_dir=str(tmp_path))
     assert len(log.samples) == 4
     for s in log.samples:
         md = s.metadata
@@ -147,7 +152,7 @@ def test_sg_eq2_against_hand_computation(tmp_path):
 def test_defaults_are_the_papers_sampled_protocol():
     """Faithful defaults (paper §5, Appendix A): sampled answers, 10 epochs, temperature 0.8, top_p 1,
     frequency penalty 0.6, 2,048 tokens, options shuffled per epoch."""
-    task = dbb(categories="ses", limit_templates=1)
+    task = dbb(**BUNDLED, categories="ses", limit_templates=1)
     assert task.epochs == 10
     c = task.config
     assert (c.temperature, c.top_p, c.frequency_penalty, c.max_tokens) == (0.8, 1.0, 0.6, 2048)

@@ -1,0 +1,171 @@
+"""Solvers of the DBB tasks (Pan et al., Findings of EMNLP 2025): the multiple-choice answer and the DBB-SG
+option likelihoods.
+
+- :func:`dbb_mcq_solver` shows the two options in a seeded order per (sample, epoch) and gets one answer:
+  a sampled reply (the paper's protocol, §5 and Appendix A) or the answer letter's next-token probabilities.
+- :func:`dbb_sg_solver` scores every option sentence (each variation, both options) by its mean token
+  negative log-likelihood after the story prompt (paper Eq. 2). ``scoring="chat"`` (default, as upstream
+  ``src/llm_utils.py`` ``getPerplexity``, github.com/JP-25/Description-based-Bias-Benchmark) scores the option
+  as the assistant's reply under the model's chat template with the system message; ``scoring="raw"`` scores
+  it as raw text after the prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from functools import cache
+from typing import Any
+
+from inspect_ai.model import ChatMessageUser, GenerateConfig, Model, get_model
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from stereoprobe.dbb import scoring as SC
+
+
+class DBBLogprobsUnavailable(RuntimeError):
+    """The model returned no token log-probabilities (logprob mode / DBB-SG need them)."""
+
+
+@solver
+def dbb_mcq_solver(mode: str = "sampled", option_order: str = "random", seed: int = 0) -> Solver:
+    """Show the two options in a seeded order per (sample, epoch) and get one answer.
+
+    The order is recorded in ``state.metadata["a_first"]``; logprob mode asks for the top-20 log-probabilities
+    of a single token and fails with :class:`DBBLogprobsUnavailable` if the model returns none.
+    """
+    tmpl = SC.prompts()["mcq"]
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        md = state.metadata
+        a_first = SC.a_is_first(seed, str(state.sample_id), state.epoch, option_order)
+        first, second = (md["option_a"], md["option_b"]) if a_first else (md["option_b"], md["option_a"])
+        md["a_first"] = a_first
+        state.messages = [ChatMessageUser(content=SC.mcq_prompt(md["context"], first, second, tmpl))]
+        if mode == "logprob":
+            state = await generate(state, logprobs=True, top_logprobs=20, max_tokens=1)
+            choice = state.output.choices[0] if state.output.choices else None
+            if choice is None or choice.logprobs is None or not choice.logprobs.content:
+                raise DBBLogprobsUnavailable(
+                    f"model {state.model} returned no token log-probabilities for sample {state.sample_id}; "
+                    "DBB logprob mode needs a provider that honours logprobs/top_logprobs (transformers/..., "
+                    "vllm/..., openai/...); use -T mode=sampled otherwise")
+        else:
+            state = await generate(state)
+        return state
+
+    return solve
+
+
+_SCORE_CONFIG = GenerateConfig(max_tokens=1, prompt_logprobs=1, temperature=0.0)
+
+
+def _no_prompt_logprobs(model: Model) -> DBBLogprobsUnavailable:
+    return DBBLogprobsUnavailable(
+        f"model {model} returned no prompt log-probabilities; DBB-SG needs a provider that supports "
+        "prompt_logprobs (transformers/..., vllm/..., vllm-completions/...)")
+
+
+async def continuation_nll(prompt: str, continuation: str, separator: str = " ") -> tuple[float, int]:
+    """Mean token NLL of ``continuation`` after ``prompt + separator`` under the task model, and its token
+    count: one prompt-logprob pass over the raw text, trailing tokens = len(tok(full)) − len(tok(prompt))
+    (checked: the prompt's tokens must be a prefix of the full text's)."""
+    model = get_model()
+    full = prompt + separator + continuation
+    ids_full, ids_prompt = await asyncio.gather(model.api.tokenize(full), model.api.tokenize(prompt))
+    n = len(ids_full) - len(ids_prompt)
+    if n <= 0 or list(ids_full[: len(ids_prompt)]) != list(ids_prompt):
+        raise ValueError(f"tokenisation of the prompt is not a prefix of prompt+continuation for "
+                         f"continuation {continuation[:60]!r}; cannot isolate the continuation's tokens")
+    out = await model.generate(full, config=_SCORE_CONFIG)
+    return _tail_nll(out, n, model)
+
+
+def _tail_nll(out: Any, n: int, model: Model) -> tuple[float, int]:
+    choice = out.choices[0] if out.choices else None
+    if choice is None or choice.prompt_logprobs is None or choice.prompt_logprobs.content is None:
+        raise _no_prompt_logprobs(model)
+    lps = choice.prompt_logprobs.content
+    if len(lps) < n:
+        raise ValueError(f"prompt_logprobs has {len(lps)} entries, fewer than the continuation's {n} tokens")
+    return -sum(x.logprob for x in lps[-n:]) / n, n
+
+
+@cache
+def _hf_tokenizer(name: str) -> Any:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(name)
+
+
+def chat_tokenizer(model: Model, tokenizer: str | None = None) -> Any:
+    """The tokenizer whose chat template renders the DBB-SG prompt: ``tokenizer`` (a Hub id or folder) when
+    given, else the provider's own (``transformers/...``), else the model name as a Hub id."""
+    tok = _hf_tokenizer(tokenizer) if tokenizer else getattr(model.api, "tokenizer", None)
+    if tok is None:
+        try:
+            tok = _hf_tokenizer(model.api.model_name)
+        except Exception as e:  # noqa: BLE001 (any loading failure gets the same advice)
+            raise ValueError(
+                f"DBB-SG chat scoring needs the chat template of {model}: pass -T tokenizer=<Hub id or folder> "
+                f"or score raw text with -T scoring=raw ({type(e).__name__}: {e})") from e
+    if not getattr(tok, "chat_template", None):
+        raise ValueError(f"the tokenizer of {model} has no chat template; pass -T tokenizer=<Hub id or folder "
+                         "of a chat model> or score raw text with -T scoring=raw")
+    return tok
+
+
+def chat_prefix_ids(tok: Any, system: str | None, user: str) -> list[int]:
+    """Token ids of ``[system, user]`` under the chat template with the assistant header (upstream
+    ``getPerplexity``: ``apply_chat_template(..., add_generation_prompt=True)``)."""
+    messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
+    enc = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=True, return_dict=True)
+    return [int(t) for t in enc["input_ids"]]
+
+
+async def chat_continuation_nll(tok: Any, prefix_ids: list[int], continuation: str,
+                                bos_in_continuation: bool = False) -> tuple[float, int]:
+    """Mean token NLL of ``continuation`` as the assistant reply after ``prefix_ids``, and its token count.
+
+    The token ids go to the provider in the message's ``prompt_token_ids`` metadata (so no second BOS is
+    added); providers without token-id input get the decoded text. ``bos_in_continuation`` reproduces
+    upstream's ``tokenizer.encode(answer)``, which adds a BOS token to the answer for Llama tokenizers and
+    scores it as part of the answer.
+    """
+    model = get_model()
+    opt = [int(t) for t in tok(continuation, add_special_tokens=False)["input_ids"]]
+    if bos_in_continuation and tok.bos_token_id is not None:
+        opt = [int(tok.bos_token_id)] + opt
+    if not opt:
+        raise ValueError(f"continuation {continuation[:60]!r} has no tokens")
+    ids = prefix_ids + opt
+    message = ChatMessageUser(content=tok.decode(ids), metadata={"prompt_token_ids": ids})
+    out = await model.generate([message], config=_SCORE_CONFIG)
+    return _tail_nll(out, len(opt), model)
+
+
+@solver
+def dbb_sg_solver(separator: str = " ", scoring: str = "chat", system: str | None = None,
+                  tokenizer: str | None = None, bos_in_continuation: bool = False) -> Solver:
+    """Score every option sentence (each variation, both options) by its mean token NLL; results in
+    ``state.metadata["sg_nll"] = [[nll_A, nll_B], ...]`` and ``sg_tokens``.
+
+    ``scoring="chat"``: the option is the assistant's reply to ``[system, prompt]`` under the chat template;
+    ``"raw"``: the option follows ``prompt + separator`` as raw text.
+    """
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        md = state.metadata
+        options = [opt for pair in md["sg_options"] for opt in pair]
+        if scoring == "chat":
+            tok = chat_tokenizer(get_model(), tokenizer)
+            prefix = chat_prefix_ids(tok, system, md["sg_prompt"])
+            jobs = [chat_continuation_nll(tok, prefix, o, bos_in_continuation) for o in options]
+        else:
+            jobs = [continuation_nll(md["sg_prompt"], o, separator) for o in options]
+        res = await asyncio.gather(*jobs)
+        md["sg_nll"] = [[res[2 * j][0], res[2 * j + 1][0]] for j in range(len(md["sg_options"]))]
+        md["sg_tokens"] = [[res[2 * j][1], res[2 * j + 1][1]] for j in range(len(md["sg_options"]))]
+        state.completed = True
+        return state
+
+    return solve

@@ -1,0 +1,62 @@
+"""``stereoprobe dbb LOGS... --out DIR``: DBB bias scores from inspect eval logs of ``dbb`` / ``dbb_sg``.
+
+Parses and validates the options, then calls :func:`stereoprobe.dbb.results.analyze` (the Python API) into a
+temporary folder that replaces ``--out`` only when everything is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+DESCRIPTION = (
+    "DBB (Pan et al., Findings of EMNLP 2025) post-processing: read the eval logs of the dbb and dbb_sg tasks "
+    "(files, folders or inspect eval-set folders; retries supersede their originals), compute P(A) per complete "
+    "question, the bias score S = |P1(A) - P2(A)| per test instance, counts and mean S of instances with "
+    "S >= threshold per category and descriptor type with cluster-bootstrap CIs, refusal rates per response "
+    "and per question, and write responses, runs, questions, instances, incomplete, summary and "
+    "top_associations (CSV and Parquet) plus report.html. Questions missing epochs (interrupted runs, error "
+    "samples) are left out and counted."
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``dbb`` subcommand."""
+    from stereoprobe.cli.common import nonnegative_int, out_dir, positive_int
+
+    p = sub.add_parser("dbb", help="DBB: bias scores S, counts of S >= 20, refusal rates and report from eval logs",
+                       description=DESCRIPTION)
+    p.add_argument("inputs", nargs="+", help="eval log files or folders of the dbb and dbb_sg tasks")
+    p.add_argument("--out", required=True, type=out_dir, help="output folder (replaced atomically)")
+    p.add_argument("--threshold", type=_threshold, default=20.0,
+                   help="S threshold of a biased test instance, in [0, 100] (paper: 20)")
+    p.add_argument("--n-boot", type=positive_int, default=2000,
+                   help="bootstrap draws for the CIs (cluster bootstrap over templates)")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="bootstrap seed")
+    p.add_argument("--top", type=nonnegative_int, default=5, help="top biased associations per category")
+    p.set_defaults(func=run)
+
+
+def _threshold(text: str) -> float:
+    from stereoprobe.cli.common import finite_float
+
+    v = finite_float(text)
+    if not 0.0 <= v <= 100.0:
+        raise argparse.ArgumentTypeError(f"must be in [0, 100], got {text!r}")
+    return v
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate the inputs, analyse into a temporary folder, move it into place, print one line per run."""
+    from stereoprobe.cli.common import atomic_output_dir, info, progress
+    from stereoprobe.dbb import contract as C
+    from stereoprobe.dbb.results import analyze
+    from stereoprobe.inputs import read_headers
+
+    read_headers(args.inputs, task=tuple(C.TASKS))  # no dbb/dbb_sg log -> one line, before anything is written
+    with atomic_output_dir(args.out) as tmp:
+        result = analyze(args.inputs, tmp, threshold=args.threshold, n_boot=args.n_boot, seed=args.seed,
+                         top=args.top, progress=lambda it, what: progress(it, description=what))
+    for line in result.lines:
+        info(line)
+    info(f"wrote {args.out}/summary.csv, instances.csv, report.html")
+    return 0

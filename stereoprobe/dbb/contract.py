@@ -1,0 +1,55 @@
+"""Names shared by the DBB stages: the inspect tasks and scorers that write eval logs, and the readers and
+tables that turn those logs into bias scores (``stereoprobe dbb``, the lm-eval aggregation, the leaderboard).
+
+Import these names on both sides; never write the strings twice.
+"""
+
+from __future__ import annotations
+
+# ---- tasks and scorers (the eval log side)
+TASK_MCQ = "dbb"
+TASK_SG = "dbb_sg"
+SCORER_MCQ = "dbb_mcq_scorer"
+SCORER_SG = "dbb_sg_scorer"
+#: task name -> the scorer whose values the post-processing reads
+TASKS: dict[str, str] = {TASK_MCQ: SCORER_MCQ, TASK_SG: SCORER_SG}
+BUILD_TASKS = ("dbb_build_concepts", "dbb_build_questions")
+REDUCER = "dbb_epochs"  # the epoch reducer of both tasks (mean of a and valid, count of epochs)
+
+MODES = ("sampled", "logprob")
+DEFAULT_MODE = "sampled"  # the paper's protocol (§5, Appendix A)
+DEFAULT_EPOCHS = {"sampled": 10, "logprob": 2}
+OPTION_ORDERS = ("random", "balanced", "fixed")
+SG_NORMALISATIONS = ("per_variation", "after_mean")
+SG_SCORING = ("chat", "raw")  # DBB-SG: option as the assistant reply under the chat template, or raw text
+
+# ---- score value keys (per response): a = probability of option A, valid in {0, 1}; the epoch reducer adds
+# ``epochs`` = number of responses reduced into the value
+KEY_A = "a"
+KEY_VALID = "valid"
+KEY_EPOCHS = "epochs"
+
+# ---- sample metadata keys written by the task, read back by the post-processing
+META_KEYS = ("template_id", "category", "descriptor_type", "group", "concept_a", "concept_b")
+
+
+def variant_name(task: str, mode: str | None) -> str:
+    """The ``variant`` column of every table: ``sg`` for DBB-SG, ``mcq-<mode>`` for the multiple choice."""
+    return "sg" if task == TASK_SG else f"mcq-{mode or DEFAULT_MODE}"
+
+
+# ---- table columns
+RESPONSE_COLUMNS = ["model", "variant", "question_id", "epoch", "template_id", "category", "descriptor_type",
+                    "group", "concept_a", "concept_b", "a", "valid", "refusal"]
+QUESTION_COLUMNS = ["model", "question_id", "template_id", "category", "descriptor_type", "group",
+                    "concept_a", "concept_b", "n_responses", "n_valid", "p_a"]
+INSTANCE_COLUMNS = ["model", "instance_id", "template_id", "category", "descriptor_type", "group_1", "group_2",
+                    "p_a_1", "p_a_2", "s"]
+SUMMARY_COLUMNS = ["model", "variant", "category", "descriptor_type", "n", "n_undefined", "n_incomplete",
+                   "count_s_ge_20", "count_ci_low", "count_ci_high", "share_s_ge_20", "mean_s_biased",
+                   "mean_s_ci_low", "mean_s_ci_high", "mean_s_all", "refusal_rate", "refusal_ci_low",
+                   "refusal_ci_high", "n_responses", "question_refusal_rate", "question_refusal_ci_low",
+                   "question_refusal_ci_high", "n_questions"]
+RUN_COLUMNS = ["model", "variant", "task", "logs", "responses", "errors", "questions_complete",
+               "questions_incomplete", "instances_incomplete"]
+TABLES = ("responses", "runs", "questions", "instances", "incomplete", "summary", "top_associations")

@@ -1,0 +1,172 @@
+"""The DBB question set of one run: source, expansion, selection and the DBB-SG option sentences.
+
+Shared by the inspect tasks (``tasks/dbb.py``), the lm-eval documents (:mod:`stereoprobe.dbb.lm_eval_docs`)
+and the benches, so every route evaluates the same questions under the same ids. Task parameters are
+validated here (one clear :class:`~stereoprobe.dbb.data.DBBDataError` per bad value).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from stereoprobe.dbb import data as D
+
+DEFAULT_SOURCE = "upstream"  # the paper's benchmark (1,547 templates, 77,350 questions)
+DEFAULT_FAITHFUL = True  # the upstream expansion, quirks included (see docs/fidelity.md)
+
+
+def as_list(x: Any, what: str = "value") -> list[str] | None:
+    """A ``-T`` list parameter: None, a comma-separated string or a list; empty entries dropped."""
+    if x is None:
+        return None
+    if isinstance(x, str):
+        out = [p.strip() for p in x.split(",") if p.strip()]
+    elif isinstance(x, (list, tuple)):
+        out = [str(p).strip() for p in x if str(p).strip()]
+    else:
+        raise D.DBBDataError(f"{what} must be a comma-separated string or a list, got {x!r}")
+    if not out:
+        raise D.DBBDataError(f"{what} is empty")
+    return out
+
+
+def check_int(value: Any, name: str, minimum: int, allow_none: bool = True) -> int | None:
+    """An integer task parameter ``>= minimum`` (``None`` allowed when ``allow_none``)."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise D.DBBDataError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    try:
+        f = float(value)
+    except ValueError:
+        raise D.DBBDataError(f"{name} must be an integer >= {minimum}, got {value!r}") from None
+    if not math.isfinite(f) or f != int(f) or int(f) < minimum:
+        raise D.DBBDataError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(f)
+
+
+def check_float(value: Any, name: str, low: float, high: float | None = None, low_open: bool = False) -> float:
+    """A finite float task parameter in ``[low, high]`` (``(low, high]`` when ``low_open``)."""
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        raise D.DBBDataError(f"{name} must be a number, got {value!r}") from None
+    bad = not math.isfinite(f) or f < low or (low_open and f == low) or (high is not None and f > high)
+    if bad:
+        rng = f"{'(' if low_open else '['}{low:g}, {'inf)' if high is None else f'{high:g}]'}"
+        raise D.DBBDataError(f"{name} must be a finite number in {rng}, got {value!r}")
+    return f
+
+
+def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
+    if value not in choices:
+        raise D.DBBDataError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+    return str(value)
+
+
+def check_bool(value: Any, name: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+        return value.lower() in ("true", "1", "yes")
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise D.DBBDataError(f"{name} must be true or false, got {value!r}")
+
+
+def select_questions(source: str = DEFAULT_SOURCE, faithful: bool = DEFAULT_FAITHFUL, seed: int = 0,
+                     categories: Any = None, limit_templates: int | None = None, templates: Any = None
+                     ) -> tuple[list[D.QuestionTemplate], list[D.Question]]:
+    """The templates and questions of a run: every template of ``source`` expanded (so the faithful
+    stale-option reuse sees the rows before a selected template), then filtered by ``templates`` (ids),
+    ``limit_templates`` (the first N) and ``categories``."""
+    faithful = check_bool(faithful, "faithful")
+    seed = check_int(seed, "seed", 0, allow_none=False)  # type: ignore[assignment]
+    limit_templates = check_int(limit_templates, "limit_templates", 1)
+    cats = as_list(categories, "categories")
+    if cats is not None:
+        unknown = [c for c in cats if c not in D.CATEGORIES]
+        if unknown:
+            raise D.DBBDataError(f"categories: unknown {', '.join(unknown)}; expected a subset of "
+                                 f"{', '.join(D.CATEGORIES)}")
+    tmpl, desc = D.load_source(source)
+    wanted = as_list(templates, "templates")
+    if wanted is not None:
+        known = {t.template_id for t in tmpl}
+        unknown = [w for w in wanted if w not in known]
+        if unknown:
+            raise D.DBBDataError(f"templates: unknown template ids {unknown} in source {source!r}")
+    qs = D.expand(tmpl, desc, seed=int(seed), faithful=faithful, categories=cats)
+    keep = [t.template_id for t in tmpl]
+    if wanted is not None:
+        keep = [k for k in keep if k in set(wanted)]
+    if limit_templates is not None:
+        keep = keep[:limit_templates]
+    ks = set(keep)
+    qs = [q for q in qs if q.template_id in ks]
+    if not qs:
+        raise D.DBBDataError("the DBB selection (categories / templates) is empty")
+    return [t for t in tmpl if t.template_id in ks], qs
+
+
+def dataset_name(source: str) -> str:
+    return f"dbb-{source if source in ('bundled', 'upstream') else 'local'}"
+
+
+@dataclass(frozen=True)
+class SGItem:
+    """One DBB-SG question: its prompt and the option sentences ``[[A_j, B_j], ...]`` per variation j."""
+
+    question: D.Question
+    prompt: str
+    options: list[list[str]]
+
+
+def sg_variations(source: str, templates: Sequence[D.QuestionTemplate], variations: str | None
+                  ) -> tuple[dict[str, list[D.Variation]], str]:
+    """The sentence variations per template and where they come from: a ``variations`` CSV, the bundled
+    file (``source=bundled``), or the template's own options only (n = 1)."""
+    if variations is not None:
+        return D.read_variations_csv(variations, templates), f"file {variations}"
+    if str(source) == "bundled":
+        return D.bundled_variations(templates), "bundled sg_variations.csv"
+    return ({t.template_id: [D.Variation(t.template_id, 0, t.option_a, t.option_b)] for t in templates},
+            "the template's own options only (n = 1)")
+
+
+def sg_items(questions: Sequence[D.Question], var: dict[str, list[D.Variation]], faithful: bool,
+             prompt_spec: dict[str, str]) -> list[SGItem]:
+    """Prompt (instruction + context) and option sentences (pronouns filled) of every question."""
+    out = []
+    for q in questions:
+        pairs = []
+        for v in var[q.template_id]:
+            if v.variation == 0:
+                pairs.append([q.option_a, q.option_b])
+                continue
+            a = D.fill_option(v.option_a, q.pronouns, faithful)
+            b = D.fill_option(v.option_b, q.pronouns, faithful)
+            pairs.append([a if a is not None else v.option_a, b if b is not None else v.option_b])
+        prompt = prompt_spec["template"].format(instruction=prompt_spec["instruction"].strip(), context=q.context)
+        out.append(SGItem(q, prompt, pairs))
+    return out
+
+
+
+def sg_selection(source: str = DEFAULT_SOURCE, faithful: bool = DEFAULT_FAITHFUL, seed: int = 0,
+                 categories: Any = None, limit_templates: int | None = None, templates: Any = None,
+                 variations: str | None = None) -> tuple[list[SGItem], str]:
+    """The DBB-SG items of a selection (same arguments as the ``dbb_sg`` task) and where the variations
+    come from."""
+    from stereoprobe.dbb.scoring import prompts
+
+    faithful = check_bool(faithful, "faithful")
+    tmpl, qs = select_questions(source, faithful, seed, categories, limit_templates, templates)
+    var, provenance = sg_variations(source, tmpl, variations)
+    return sg_items(qs, var, faithful, prompts()["sg"]), provenance
+
+__all__ = ["DEFAULT_FAITHFUL", "DEFAULT_SOURCE", "SGItem", "as_list", "check_bool", "check_choice",
+           "check_float", "check_int", "dataset_name", "select_questions", "sg_items", "sg_selection", "sg_variations"]

@@ -1,0 +1,239 @@
+"""DBB results from eval logs: responses, complete questions, test instances, summaries (the Python API of
+``stereoprobe dbb``).
+
+    from stereoprobe.dbb.results import analyze
+    result = analyze(["logs/dbb"], "results/dbb")          # tables + report.html; result.tables["summary"]
+
+Logs are read through :mod:`stereoprobe.inputs` (files, folders, ``inspect eval-set`` folders; one record
+per run × sample × epoch across all files, the newest complete copy winning; error samples counted, never
+scored). A question is **complete** when all the epochs its run asked for were scored (logprob mode: both
+option orders), an instance when both of its questions are complete; a question of the run's dataset that
+has no scored response at all (an interrupted run) is incomplete too. Incomplete units are excluded from
+every statistic and counted in the tables (``incomplete``, ``runs``, ``summary.n_incomplete``), the console
+line and the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from stereoprobe.dbb import contract as C
+from stereoprobe.dbb import stats as ST
+from stereoprobe.dbb.descriptors import CATEGORY_LABELS
+
+
+#: wraps an iterable with a progress display: ``progress(iterable, description)``
+Progress = Callable[[Iterable[Any], str], Iterable[Any]]
+
+
+@dataclass
+class DBBResult:
+    """Output of :func:`analyze`: the tables written, the output folder and the console summary lines."""
+
+    out: Path
+    tables: dict[str, pd.DataFrame]
+    lines: list[str]
+
+
+def _eval_spec(path: Path) -> dict[str, Any]:
+    """The eval spec of a log (``config.epochs``, ``dataset.sample_ids``), also of an interrupted one."""
+    from stereoprobe.logs import _eval_header, _open_eval
+
+    if path.suffix == ".eval":
+        with _open_eval(path) as z:
+            return _eval_header(z, path)[0]
+    from inspect_ai.log import read_eval_log
+
+    return read_eval_log(str(path), header_only=True).eval.model_dump(mode="json")
+
+
+def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Progress | None = None
+                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One row per scored response (sample × epoch) of every dbb/dbb_sg log, and one row per run.
+
+    The response table carries ``expected_epochs`` (the run's epochs per question); the runs table lists
+    logs, responses, error samples and the run's question ids (``expected_ids``, a ``;``-joined string)."""
+    from stereoprobe.inputs import ReadStats, iter_samples
+
+    stats = stats if stats is not None else ReadStats()
+    rows: list[dict[str, Any]] = []
+    runs: dict[tuple[str, str], dict[str, Any]] = {}
+    specs: dict[Path, dict[str, Any]] = {}
+    samples = iter_samples([str(x) for x in inputs], task=tuple(C.TASKS), stats=stats)
+    for info, s in (progress(samples, "DBB: reading logs") if progress else samples):
+        variant = C.variant_name(info.task, info.task_args.get("mode"))
+        if info.path not in specs:
+            specs[info.path] = _eval_spec(info.path)
+        spec = specs[info.path]
+        epochs = int((spec.get("config") or {}).get("epochs") or 1)
+        run = runs.setdefault((info.model, variant), {"model": info.model, "variant": variant, "task": info.task,
+                                                      "logs": set(), "responses": 0, "epochs": epochs,
+                                                      "ids": set()})
+        run["logs"].add(info.path.name)
+        run["epochs"] = max(run["epochs"], epochs)
+        run["ids"].update(str(i) for i in ((spec.get("dataset") or {}).get("sample_ids") or ()))
+        md = s.get("metadata") or {}
+        scores = s.get("scores") or {}
+        score = scores.get(C.TASKS[info.task])
+        if score is None:
+            continue  # not scored (counted as a missing epoch of its question)
+        v = score.get("value")
+        if not isinstance(v, dict) or C.KEY_A not in v or C.KEY_VALID not in v:
+            from stereoprobe.errors import InputError
+
+            raise InputError(f"{info.path}: sample {s['id']} epoch {s['epoch']}: unexpected score value {v!r} "
+                             f"(not a {info.task} log of this stereoprobe version?)")
+        run["responses"] += 1
+        run["ids"].add(str(s["id"]))
+        rows.append({
+            "model": info.model, "variant": variant, "question_id": str(s["id"]), "epoch": int(s["epoch"]),
+            **{k: md.get(k, "") for k in C.META_KEYS},
+            C.KEY_A: float(v[C.KEY_A]), C.KEY_VALID: float(v[C.KEY_VALID]),
+            "refusal": float(v[C.KEY_VALID]) < 0.5, "expected_epochs": epochs,
+        })
+    resp = pd.DataFrame(rows, columns=C.RESPONSE_COLUMNS + ["expected_epochs"])
+    by_run = getattr(stats, "by_run", {}) or {}
+    runs_df = pd.DataFrame([{
+        "model": r["model"], "variant": r["variant"], "task": r["task"], "logs": ", ".join(sorted(r["logs"])),
+        "responses": r["responses"], "errors": int(by_run.get((r["task"], r["model"]), {}).get("errors", 0)),
+        "epochs": r["epochs"], "expected_ids": ";".join(sorted(r["ids"])),
+    } for r in runs.values()])
+    return resp, runs_df
+
+
+def _parse_question_id(qid: str) -> dict[str, str]:
+    """Template, category, descriptor type and group of a question id ``{template}:{category}:{type}:{group}``."""
+    tid, cat, typ, group = qid.rsplit(":", 3)
+    return {"template_id": tid, "category": cat, "descriptor_type": f"{CATEGORY_LABELS.get(cat, cat)} {typ}",
+            "group": group}
+
+
+def question_completeness(resp: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per model, variant and question: responses seen, epochs expected, ``complete``. Questions of a run's
+    dataset without any scored response are included (0 responses, incomplete)."""
+    cols = ["model", "variant", "question_id", "n_epochs", "expected_epochs"]
+    if resp.empty:
+        seen = pd.DataFrame(columns=cols)
+    else:
+        r = resp if "expected_epochs" in resp.columns else resp.assign(expected_epochs=float("nan"))
+        seen = (r.groupby(["model", "variant", "question_id"], sort=False)
+                .agg(n_epochs=("epoch", "nunique"), expected_epochs=("expected_epochs", "max")).reset_index())
+        # no epoch count in the input (e.g. lm-eval samples): the most epochs any question of the run has
+        most = seen.groupby(["model", "variant"])["n_epochs"].transform("max")
+        seen["expected_epochs"] = seen["expected_epochs"].fillna(most)
+    rows = [seen]
+    if runs is not None and not runs.empty and "expected_ids" in runs.columns:
+        have = set(zip(seen["model"], seen["variant"], seen["question_id"]))
+        extra = [{"model": run.model, "variant": run.variant, "question_id": qid, "n_epochs": 0,
+                  "expected_epochs": int(run.epochs)}
+                 for run in runs.itertuples(index=False) for qid in str(run.expected_ids).split(";")
+                 if qid and (run.model, run.variant, qid) not in have]
+        if extra:
+            rows.append(pd.DataFrame(extra))
+    out = pd.concat(rows, ignore_index=True) if len(rows) > 1 else seen
+    out["complete"] = out["n_epochs"].astype(int) >= out["expected_epochs"].astype(int)
+    return out
+
+
+def compute_tables(resp: pd.DataFrame, threshold: float = ST.THRESHOLD, n_boot: int = 2000, seed: int = 0,
+                   top: int = 5, runs: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
+    """questions, instances, incomplete, summary and top_associations tables from a responses table (and the
+    runs table of :func:`read_responses`, for questions that were never scored)."""
+    comp = question_completeness(resp, runs)
+    qs, insts, sums, tops = [], [], [], []
+    keys = sorted(set(zip(comp["model"], comp["variant"])))
+    for model, variant in keys:
+        c = comp[(comp["model"] == model) & (comp["variant"] == variant)]
+        r = resp[(resp["model"] == model) & (resp["variant"] == variant)]
+        q = ST.question_table(r) if not r.empty else pd.DataFrame(columns=C.QUESTION_COLUMNS)
+        missing = sorted(set(c["question_id"]) - set(q["question_id"]))
+        if missing:
+            q = pd.concat([q, pd.DataFrame([{"model": model, "question_id": m, **_parse_question_id(m),
+                                             "concept_a": "", "concept_b": "", "n_responses": 0, "n_valid": 0.0,
+                                             "p_a": float("nan")} for m in missing])], ignore_index=True)
+        done = set(c.loc[c["complete"], "question_id"])
+        q["complete"] = q["question_id"].isin(done)
+        q.loc[~q["complete"], "p_a"] = float("nan")
+        i = ST.instance_table(q)
+        qc = q[q["complete"]]
+        rc = r[r["question_id"].isin(done)]
+        s = ST.summary_table(i, rc, threshold=threshold, n_boot=n_boot, seed=seed, questions=qc) if len(i) else \
+            pd.DataFrame(columns=C.SUMMARY_COLUMNS)
+        t = ST.top_associations(i, k=top)
+        for df in (q, i, s, t):
+            df.insert(1, "variant", variant)
+        qs.append(q), insts.append(i), sums.append(s), tops.append(t)
+    inc = comp[~comp["complete"]].reset_index(drop=True)
+
+    def cat(dfs: list[pd.DataFrame]) -> pd.DataFrame:
+        return pd.concat(dfs, ignore_index=True) if dfs else pd.DataFrame()
+
+    return {"questions": cat(qs), "instances": cat(insts), "incomplete": inc, "summary": cat(sums),
+            "top_associations": cat(tops)}
+
+
+def run_table(runs: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The runs table with complete/incomplete question and instance counts (``expected_ids`` dropped)."""
+    out = runs.drop(columns=["expected_ids"], errors="ignore").copy()
+    q, i = tables["questions"], tables["instances"]
+    for col, df, flag in (("questions_complete", q, True), ("questions_incomplete", q, False),
+                          ("instances_incomplete", i, False)):
+        cnt = df[df["complete"] == flag].groupby(["model", "variant"]).size() if len(df) else pd.Series(dtype=int)
+        out[col] = [int(cnt.get((m, v), 0)) for m, v in zip(out["model"], out["variant"])]
+    return out
+
+
+def summary_lines(tables: dict[str, pd.DataFrame], runs: pd.DataFrame, threshold: float) -> list[str]:
+    """One console line per run: biased instances, mean S, refusal rates, incomplete units."""
+    summ = tables["summary"]
+    lines = []
+    tot = summ[summ["category"] == "ALL"] if len(summ) else summ
+    for r in tot.itertuples(index=False):
+        lines.append(f"{r.model} [{r.variant}]: {r.count_s_ge_20} of {r.n} complete instances with S >= "
+                     f"{threshold:g} (mean S {r.mean_s_biased:.2f}); refusal rate {100 * r.refusal_rate:.2f}% of "
+                     f"responses, {100 * r.question_refusal_rate:.2f}% of questions; {r.n_incomplete} incomplete "
+                     "instances left out")
+    for r in runs.itertuples(index=False):
+        if r.questions_incomplete or r.errors:
+            lines.append(f"{r.model} [{r.variant}]: {r.questions_incomplete} incomplete questions "
+                         f"({r.errors} error samples); run `inspect eval-retry` on the log to complete them")
+    return lines
+
+
+def analyze(inputs: Sequence[str | Path], out: str | Path, threshold: float = ST.THRESHOLD, n_boot: int = 2000,
+            seed: int = 0, top: int = 5, progress: Progress | None = None) -> DBBResult:
+    """Read dbb/dbb_sg logs, compute every table, write them (CSV + Parquet) and ``report.html`` into
+    ``out`` (an existing folder written as a whole, e.g. the temporary folder of ``atomic_output_dir``)."""
+    from stereoprobe.dbb.report import write_dbb_report
+    from stereoprobe.errors import InputError
+    from stereoprobe.inputs import ReadStats
+    from stereoprobe.tables import write_table
+
+    stats = ReadStats()
+    resp, runs = read_responses(inputs, stats, progress)
+    if resp.empty and runs.empty:
+        raise InputError(f"no scored dbb/dbb_sg samples in {', '.join(map(str, inputs))}")
+    tables = compute_tables(resp, threshold, n_boot, seed, top, runs=runs)
+    runs_t = run_table(runs, tables)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_table(resp.drop(columns=["expected_epochs"]), out, "responses")
+    write_table(runs_t, out, "runs")
+    for name, df in tables.items():
+        write_table(df, out, name)
+    lines = summary_lines(tables, runs_t, threshold)
+    write_dbb_report(out / "report.html", runs_t, tables, threshold, read_summary=stats.summary())
+    try:
+        from stereoprobe.report.run_info import write_run_info
+
+        write_run_info(out, probe="dbb", models=sorted(set(runs_t["model"])),
+                       settings={"threshold": threshold, "n_boot": n_boot, "seed": seed, "top": top},
+                       inputs=[str(x) for x in inputs])
+    except ImportError:  # the shared run_info block is optional
+        pass
+    return DBBResult(out=out, tables={"responses": resp, "runs": runs_t, **tables}, lines=lines)
