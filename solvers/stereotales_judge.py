@@ -5,7 +5,8 @@ from __future__ import annotations
 from inspect_ai.model import ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from stereoprobe.stereotales.judge import JudgePrompt, question_order
+from stereoprobe.stereotales.judge.contract import META_ORDER
+from stereoprobe.stereotales.judge.prompt import JudgePrompt, question_order
 
 
 @solver
@@ -31,7 +32,7 @@ def judge_association(
             value_lists.get(md["base_attribute"], []), value_lists.get(md["compared_attribute"], []),
         )
         state.messages = [ChatMessageUser(content=text)]
-        md["question_order"] = order
+        md[META_ORDER] = order
         md["repetition_index"] = rep
         return await generate(state)
 

@@ -1,16 +1,18 @@
-"""Inter-rater agreement for categorical labels (extractor ensembles, refusal judges).
+"""Inter-rater agreement: Fleiss' kappa (categorical labels) and Krippendorff's alpha (any level, missing data).
 
-Pure functions on arrays; no I/O. Validated against ``statsmodels.stats.inter_rater`` in the tests.
+Pure functions on arrays; no I/O. Validated against ``statsmodels.stats.inter_rater`` (kappa) and against
+Krippendorff's (2011) worked example and the ``krippendorff`` package (alpha) in the tests.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Sequence
+from typing import Literal
 
 import numpy as np
 
-__all__ = ["fleiss_kappa", "ratings_to_counts"]
+__all__ = ["fleiss_kappa", "krippendorff_alpha", "krippendorff_alpha_from_counts", "ratings_to_counts"]
 
 
 def ratings_to_counts(
@@ -100,3 +102,121 @@ def fleiss_kappa(counts: np.ndarray | Sequence[Sequence[int]]) -> float:
     if math.isclose(p_e, 1.0):
         return math.nan
     return (p_bar - p_e) / (1.0 - p_e)
+
+
+Level = Literal["nominal", "ordinal", "interval", "ratio"]
+
+
+def _delta2(values: np.ndarray, totals: np.ndarray, level: Level) -> np.ndarray:
+    """Squared difference function delta^2(c, k) of Krippendorff (2011) for the sorted ``values``."""
+    c = values[:, None]
+    k = values[None, :]
+    if level == "nominal":
+        return (c != k).astype(float)
+    if level == "interval":
+        return (c - k) ** 2
+    if level == "ratio":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            d = ((c - k) / (c + k)) ** 2
+        return np.nan_to_num(d, nan=0.0)  # 0/0 when c = k = 0
+    if level == "ordinal":
+        cum = np.concatenate([[0.0], np.cumsum(totals)])  # cum[i] = n_0 + ... + n_{i-1}
+        i = np.arange(len(values))
+        lo, hi = np.minimum(i[:, None], i[None, :]), np.maximum(i[:, None], i[None, :])
+        between = cum[hi + 1] - cum[lo]  # sum of n_g for g from c to k inclusive
+        return (between - (totals[:, None] + totals[None, :]) / 2) ** 2
+    raise ValueError(f"unknown level of measurement {level!r} (nominal, ordinal, interval or ratio)")
+
+
+def krippendorff_alpha_from_counts(
+    counts: np.ndarray | Sequence[Sequence[float]],
+    values: Sequence[float],
+    level: Level = "interval",
+    weights: np.ndarray | Sequence[float] | None = None,
+) -> float:
+    """Krippendorff's alpha from a units x values table of counts.
+
+    ``counts[u, c]`` = number of coders who gave unit ``u`` the value ``values[c]`` (any number of coders per
+    unit: missing data is simply absent). Units with fewer than two values are not pairable and drop out.
+    Following Krippendorff (2011, "Computing Krippendorff's Alpha-Reliability", Annenberg School for
+    Communication, University of Pennsylvania, section C), with ``m_u`` the number of values in unit ``u``:
+
+    - coincidences ``o_ck = sum_u n_uc (n_uk - [c = k]) / (m_u - 1)``, ``n_c = sum_k o_ck``, ``n = sum_c n_c``;
+    - ``alpha = 1 - D_o / D_e = 1 - (n - 1) sum_ck o_ck delta2_ck / sum_ck n_c n_k delta2_ck``;
+    - ``delta2``: nominal ``[c != k]``; interval ``(c - k)^2``; ratio ``((c - k) / (c + k))^2``; ordinal
+      ``(sum_{g=c..k} n_g - (n_c + n_k) / 2)^2`` over the values in sorted order.
+
+    Parameters
+    ----------
+    counts : array_like, shape (U, V)
+        Non-negative counts.
+    values : sequence of float, length V
+        The value of each column (sorted or not; they are sorted internally).
+    level : {"nominal", "ordinal", "interval", "ratio"}
+        Level of measurement of the values.
+    weights : array_like, shape (U,), optional
+        Multiplicity of each unit (a bootstrap resample of units repeats units); default 1.
+
+    Returns
+    -------
+    float
+        Alpha (1 = perfect agreement, 0 = chance, negative = systematic disagreement); NaN when undefined:
+        no pairable values, or a single value in all of the data (``D_e = 0``).
+    """
+    table = np.asarray(counts, dtype=float)
+    vals = np.asarray(values, dtype=float)
+    if table.ndim != 2 or table.shape[1] != len(vals):
+        raise ValueError(f"counts must be units x values with {len(vals)} columns, got shape {table.shape}")
+    if (table < 0).any():
+        raise ValueError("counts must be non-negative")
+    order = np.argsort(vals, kind="mergesort")
+    vals, table = vals[order], table[:, order]
+    m = table.sum(axis=1)
+    w = np.where(m >= 2, 1.0 / np.where(m >= 2, m - 1, 1.0), 0.0)
+    if weights is not None:
+        w = w * np.asarray(weights, dtype=float)
+    coinc = (table * w[:, None]).T @ table - np.diag((table * w[:, None]).sum(axis=0))
+    n_c = coinc.sum(axis=1)
+    n = n_c.sum()
+    if n <= 1:
+        return math.nan
+    d2 = _delta2(vals, n_c, level)
+    d_e = float(n_c @ d2 @ n_c)
+    if d_e <= 0:
+        return math.nan
+    d_o = float((coinc * d2).sum())
+    return float(1.0 - (n - 1) * d_o / d_e)
+
+
+def krippendorff_alpha(reliability_data: np.ndarray | Sequence[Sequence[float]], level: Level = "interval") -> float:
+    """Krippendorff's alpha of a coders x units matrix of numeric values, NaN = missing.
+
+    The layout of Krippendorff (2011)'s reliability data table (one row per coder, one column per unit) and of
+    ``krippendorff.alpha(reliability_data=...)``. Booleans count as 0/1. See
+    :func:`krippendorff_alpha_from_counts` for the formula and the return value.
+
+    Examples
+    --------
+    Krippendorff (2011), section C (4 coders, 12 units, missing values): nominal 0.743, interval 0.849.
+
+    >>> nan = float("nan")
+    >>> data = [[1, 2, 3, 3, 2, 1, 4, 1, 2, nan, nan, nan],
+    ...         [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
+    ...         [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan],
+    ...         [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan]]
+    >>> round(krippendorff_alpha(data, "nominal"), 3), round(krippendorff_alpha(data, "interval"), 3)
+    (0.743, 0.849)
+    """
+    data = np.asarray(reliability_data, dtype=float)
+    if data.ndim != 2:
+        raise ValueError(f"reliability data must be a 2-D coders x units array, got shape {data.shape}")
+    present = data[~np.isnan(data)]
+    values = np.unique(present)
+    if len(values) == 0:
+        return math.nan
+    index = np.searchsorted(values, data)
+    counts = np.zeros((data.shape[1], len(values)))
+    for coder in range(data.shape[0]):
+        ok = ~np.isnan(data[coder])
+        np.add.at(counts, (np.flatnonzero(ok), index[coder, ok]), 1.0)
+    return krippendorff_alpha_from_counts(counts, values, level)

@@ -37,7 +37,7 @@ from stereoprobe.stereotales.judge import (
         ("I would rate it 3 out of 5.\nYes", 3, "yes", "fallback", "fallback"),
         ("Harmful: 4 (agree)\nRealism: Yes", 4, "yes", "fallback", "anchored"),
         ("No\nMy rating is 2", 2, "no", "fallback", "fallback"),
-        # upstream bug B14 kept by default: the "5" of an echoed "5-point" scale is taken
+        # upstream behaviour kept by default: the "5" of an echoed "5-point" scale is taken
         ("On a 5-point scale I pick four.\nRealism: No", 5, "no", "fallback", "anchored"),
         # first anchored line wins
         ("Harmful: 2\nHarmful: 5\nRealism: No\nRealism: Yes", 2, "no", "anchored", "anchored"),
@@ -205,7 +205,7 @@ def test_upstream_questions_json(refdata):
     assert len(t) == len(raw) == 1580
     assert t.association_id.is_unique and t.question_id.is_unique
     assert t.avg_lift.min() == pytest.approx(2.0)
-    assert t.n_models.max() == 23 and (t.n_models == 1).sum() == 444  # spec §5.8
+    assert t.n_models.max() == 23 and (t.n_models == 1).sum() == 444  # upstream questions.json at the pinned commit
     assert t.iloc[0].question_id == raw[0]["question_id"]
 
 

@@ -1,4 +1,6 @@
-"""Human ratings of StereoTales associations: rater sheets out, ratings in, human harm labels (spec §7).
+"""Human ratings of StereoTales associations: rater sheets out, ratings in, human harm labels.
+
+The study design is the published one (Le Jeune et al., 2026; app: https://github.com/Giskard-AI/stereotales-human-study).
 
 - :func:`export_rater_sheet` writes the association list for a rating study (CSV with the plain-language
   sentence of the published study and empty answer columns).
@@ -8,14 +10,18 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import yaml
 
+from stereoprobe.errors import InputError
 from stereoprobe.paths import dataset_file
-from stereoprobe.stereotales.judge import KEY_COLUMNS, association_id
+from stereoprobe.stereotales.judge.associations import association_id, deduplicate_associations, load_association_rows
+from stereoprobe.stereotales.judge.contract import KEY_COLUMNS
 
 RATING_COLUMNS = ["participant_id", "association_id", "harm", "realism"]
 _ID_ALIASES = ("association_id", "question_id")
@@ -29,7 +35,7 @@ _REALISM_MAP = {
 }
 
 
-class HumanRatingsError(ValueError):
+class HumanRatingsError(InputError):
     """Malformed human ratings file (the message names the file, row and field)."""
 
 
@@ -48,13 +54,12 @@ def plain_sentence(base_attribute: str, base_value: str, compared_attribute: str
     )
 
 
-def export_rater_sheet(associations: pd.DataFrame, path: str | Path, shuffle_seed: int | None = None) -> Path:
-    """Write the rater-friendly association list as CSV; return the path.
+def rater_sheet(associations: pd.DataFrame, shuffle_seed: int | None = None) -> pd.DataFrame:
+    """The rater-friendly association list: one row per distinct association.
 
     Columns: ``association_id, question_id, sentence, base_attribute, base_value, compared_attribute,
-    compared_value, harm (empty, 1–5), realism (empty, yes/no/dont_know)``. The two questions are in the
-    first lines of the companion ``<path>.questions.txt``. ``shuffle_seed`` shuffles the rows (numpy
-    ``default_rng``) so raters do not see the associations grouped by attribute.
+    compared_value, harm (empty, 1-5), realism (empty, yes/no/dont_know)``. ``shuffle_seed`` shuffles the rows
+    (numpy ``default_rng``) so raters do not see the associations grouped by attribute.
     """
     df = associations.copy()
     if "association_id" not in df.columns:
@@ -73,14 +78,67 @@ def export_rater_sheet(associations: pd.DataFrame, path: str | Path, shuffle_see
     ).drop_duplicates("association_id")
     if shuffle_seed is not None:
         out = out.iloc[np.random.default_rng(shuffle_seed).permutation(len(out))]
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    out.to_csv(p, index=False)
+    return out.reset_index(drop=True)
+
+
+def rater_questions() -> str:
+    """Text of the companion ``<sheet>.questions.txt``: the two questions of the study."""
     texts = study_texts()
-    p.with_name(p.name + ".questions.txt").write_text(
-        f"Q1 (harm, 1-5): {texts['harm_question']}\nQ2 (realism): {texts['realism_question']}\n", encoding="utf-8"
-    )
+    return f"Q1 (harm, 1-5): {texts['harm_question']}\nQ2 (realism): {texts['realism_question']}\n"
+
+
+def _replace_atomically(path: Path, write: Callable[[Path], None]) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def export_rater_sheet(associations: pd.DataFrame, path: str | Path, shuffle_seed: int | None = None) -> Path:
+    """Write :func:`rater_sheet` as CSV and the two questions into ``<path>.questions.txt``; return the path.
+
+    Both files are written to a temporary name beside ``path`` and then renamed, so a failure leaves an
+    earlier sheet intact. An empty association list is an :class:`~stereoprobe.errors.InputError`.
+    """
+    out = rater_sheet(associations, shuffle_seed)
+    p = Path(path)
+    if out.empty:
+        raise InputError(f"{associations.attrs.get('source', 'associations')}: no associations to put on a rater sheet")
+    if p.is_dir():
+        raise InputError(f"--out {p}: is a folder (expected a CSV file name)")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    _replace_atomically(p, lambda t: out.to_csv(t, index=False))
+    _replace_atomically(p.with_name(p.name + ".questions.txt"), lambda t: t.write_text(rater_questions(), encoding="utf-8"))
     return p
+
+
+def make_rater_sheet(
+    source: str | Path,
+    out: str | Path,
+    slices: Sequence[str] | None = None,
+    shuffle_seed: int | None = None,
+    upstream_dir: str | Path | None = None,
+) -> tuple[Path, int]:
+    """Python API of ``stereoprobe rater-sheet``: association file -> rater sheet CSV; returns (path, rows).
+
+    ``source``: an association file accepted by :func:`~stereoprobe.stereotales.judge.associations.load_association_rows`
+    (``associations.csv``/``.parquet``, a ``questions.json``-format file or ``"upstream"``). ``slices`` keeps only
+    those slices. An empty file or a filter that removes every row is an :class:`~stereoprobe.errors.InputError`.
+    """
+    rows = load_association_rows(source, local=upstream_dir)
+    if rows.empty:
+        raise InputError(f"{rows.attrs.get('source', source)}: no associations (the file has no data rows)")
+    if slices:
+        kept = rows[rows["slice"].astype(str).isin([str(s) for s in slices])]
+        if kept.empty:
+            have = ", ".join(sorted(set(rows["slice"].astype(str))))
+            raise InputError(f"{rows.attrs.get('source', source)}: no rows in slice(s) {', '.join(slices)} (slices present: {have})")
+        rows = kept
+    table = deduplicate_associations(rows)
+    table.attrs["source"] = rows.attrs.get("source", str(source))
+    return export_rater_sheet(table, out, shuffle_seed=shuffle_seed), len(table)
 
 
 def load_human_ratings(path: str | Path, id_map: dict[str, str] | None = None) -> pd.DataFrame:
@@ -96,8 +154,14 @@ def load_human_ratings(path: str | Path, id_map: dict[str, str] | None = None) -
     p = Path(path)
     try:
         df = pd.read_csv(p, dtype=str, keep_default_na=False)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
-        raise HumanRatingsError(f"{p}: cannot read ratings CSV ({e})") from e
+    except pd.errors.EmptyDataError:
+        raise HumanRatingsError(f"{p}: empty file (expected a CSV with a header and one row per rating)") from None
+    except UnicodeDecodeError as e:
+        raise HumanRatingsError(f"{p}: not UTF-8 text (byte {e.start})") from None
+    except (OSError, pd.errors.ParserError) as e:
+        raise HumanRatingsError(f"{p}: cannot read ratings CSV ({str(e).splitlines()[0] if str(e) else type(e).__name__})") from e
+    if df.empty:
+        raise HumanRatingsError(f"{p}: no ratings (the CSV has a header but no rows)")
     if "participant_id" not in df.columns:
         raise HumanRatingsError(f"{p}: missing column 'participant_id'")
     harm_col = next((c for c in _HARM_ALIASES if c in df.columns), None)

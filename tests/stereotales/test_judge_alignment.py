@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from stereoprobe.stereotales import alignment as al
+from stereoprobe.stereotales.judge import alignment as al
+from stereoprobe.stereotales.judge import languages as lg
 from stereoprobe.stereotales.judge import association_id
 
 # A small hand-made table: mean LLM and mean human ratings of six associations.
@@ -164,11 +165,11 @@ def test_language_reach_and_summary():
     ])
     labels = {association_id("a", "1", "b", "1"): True, association_id("a", "2", "b", "2"): True,
               association_id("c", "1", "d", "1"): False}
-    reach = al.language_reach(rows, labels).set_index("association_id")
+    reach = lg.language_reach(rows, labels).set_index("association_id")
     assert reach.loc[association_id("a", "1", "b", "1"), "reach"] == 2
     assert reach.loc[association_id("c", "1", "d", "1"), "languages"] == "en fr hi"
     assert len(reach) == 3  # the global slice is ignored
-    s = al.reach_summary(reach.reset_index(), n_languages=3).set_index("label")
+    s = lg.reach_summary(reach.reset_index(), n_languages=3).set_index("label")
     assert s.loc["harmful", "mean_reach"] == 1.5 and s.loc["benign", "share_all"] == 1.0
     assert s.loc["harmful", "share_specific"] == 1.0
     ref = stats.mannwhitneyu([2, 1], [3], alternative="two-sided", method="asymptotic")
@@ -193,7 +194,7 @@ def test_marked_group_shift_hand_worked():
     groups = {"fr": {"unmarked": {"geographic_origin": ["europe"], "religion": ["Christian"]},
                      "marked": {"geographic_origin": ["northern africa"], "religion": ["Muslim"]}},
               "zz": {"marked": {"religion": ["Muslim"]}}}
-    out = al.marked_group_shift(rows, harmful, groups).set_index(["status", "group"])
+    out = lg.marked_group_shift(rows, harmful, groups).set_index(["status", "group"])
     assert set(out.language) == {"fr"}  # zz absent from rows
     # fr: northern africa 1 (en 1, it 0 -> mean 0.5); Muslim 2 (en 0, it 0); europe 0 (en: variant spelling 1);
     # Christian 0 (it 1)
@@ -202,7 +203,7 @@ def test_marked_group_shift_hand_worked():
     assert math.isnan(out.loc[("marked", "Muslim"), "ratio"])
     assert out.loc[("unmarked", "europe"), ["n_own", "mean_other", "shift"]].tolist() == [0, 0.5, -0.5]
     assert out.loc[("unmarked", "Christian"), "shift"] == -0.5
-    base = al.marked_group_shift(rows, harmful, groups, side="base").set_index(["status", "group"])
+    base = lg.marked_group_shift(rows, harmful, groups, side="base").set_index(["status", "group"])
     assert base.loc[("marked", "Muslim"), "n_own"] == 1
 
 
@@ -214,7 +215,7 @@ def test_harmful_language_jaccard_hand_worked():
     ])
     lab = {association_id("a", "1", "b", "1"): True, association_id("a", "2", "b", "2"): True,
            association_id("c", "1", "d", "1"): True, association_id("e", "1", "f", "1"): False}
-    j = al.harmful_language_jaccard(rows, lab)
+    j = lg.harmful_language_jaccard(rows, lab)
     # en {ab1, ab2}, fr {ab1, cd1}, hi {cd1} (ef1 benign)
     assert j.loc["en", "fr"] == pytest.approx(1 / 3) and j.loc["fr", "hi"] == pytest.approx(1 / 2)
     assert j.loc["en", "hi"] == 0.0 and j.loc["hi", "hi"] == 1.0

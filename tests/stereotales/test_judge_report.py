@@ -7,7 +7,9 @@ import pytest
 from inspect_ai import eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
-from stereoprobe.stereotales.cli_judge import build_judge_report, load_language_groups, ratings_from_logs
+from stereoprobe.stereotales.judge.languages import load_language_groups
+from stereoprobe.stereotales.judge.ratings import ratings_from_logs
+from stereoprobe.stereotales.judge.report import build_judge_report
 from stereoprobe.stereotales.judge import association_id
 from stereoprobe.tasks.stereotales_judge import stereotales_judge
 
@@ -133,7 +135,7 @@ def test_language_groups_file(tmp_path):
     g = load_language_groups()
     assert {"en", "fr", "es", "it", "pt", "nl", "uk", "ar", "hi", "zh"} <= set(g)
     assert g["fr"]["marked"]["religion"] == ["Muslim"] and g["hi"]["unmarked"]["religion"] == ["Hindu"]
-    assert "religion" not in g["pt"]["marked"] and "Muslim" in g["es"]["marked"]["religion"]  # spec §9
+    assert "religion" not in g["pt"]["marked"] and "Muslim" in g["es"]["marked"]["religion"]  # the paper: Muslim is marked in Spanish, not in Portuguese
     bad = tmp_path / "g.yaml"
     bad.write_text("languages:\n  fr:\n    minority: {religion: [Muslim]}\n")
     with pytest.raises(ValueError, match=r"g\.yaml: languages\.fr"):

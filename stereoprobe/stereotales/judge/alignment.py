@@ -1,23 +1,21 @@
-"""Human–LLM alignment and language analyses of StereoTales harm ratings (spec §8–9). Pure functions.
+"""Human-LLM alignment of StereoTales harm ratings: correlations, labels, agreement, deltas. Pure functions.
 
 Inputs are tidy DataFrames:
 
-- LLM ratings, one row per judge answer: ``evaluator, association_id, epoch, harm`` (1–5, NaN when the harm
-  answer could not be parsed) — built from eval logs by :mod:`stereoprobe.stereotales.cli_judge`;
+- LLM ratings, one row per judge answer: ``evaluator, association_id, epoch, harm`` (1-5, NaN when the harm
+  answer could not be parsed), built from eval logs by :func:`stereoprobe.stereotales.judge.ratings.ratings_from_logs`;
 - human ratings, one row per (participant, association): ``participant_id, association_id, harm``
-  (:func:`stereoprobe.stereotales.human.load_human_ratings`);
-- association rows in the long format of ``associations.csv`` (``slice`` = language code in a per-language
-  run) with the four key columns.
+  (:func:`stereoprobe.stereotales.judge.human.load_human_ratings`).
 
-Aggregation rules (spec §8, "unspecified in the sources; recommended default"): an evaluator's rating of an
-association is the mean over its valid repetitions (for correlations) and its label is harmful iff the median
-of those repetitions ≥ threshold (the same rule as for humans).
+Aggregation rule (the sources do not say how one LLM's repetitions become one rating; this is our default): an
+evaluator's rating of an association is the mean over its valid repetitions (for correlations) and its label
+is harmful iff the median of those repetitions >= threshold (the human study's rule).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal
 
@@ -25,10 +23,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from stereoprobe.stereotales.judge import KEY_COLUMNS, association_id
+from stereoprobe.stereotales.judge.contract import HUMAN, POOLED_LLMS
 
-HUMAN = "human"
-
+__all__ = [
+    "HUMAN", "POOLED_LLMS", "Correlation", "pearson_ci", "spearman_ci", "evaluator_ratings", "human_evaluator_table",
+    "panel_labels", "agreement_rate", "label_matrix", "pairwise_agreement", "agreement_summary",
+    "delta_by_dimension", "top_score_use", "generation_vs_delta",
+]
 
 # ------------------------------------------------------------------------------------------- correlations
 
@@ -288,9 +289,6 @@ def _mean_ci(g: pd.DataFrame, name: str, llm_col: str, human_col: str, confidenc
     return [name, n, m, lo, hi, p, float(g[llm_col].mean()) if n else float("nan"), float(g[human_col].mean()) if n else float("nan")]
 
 
-POOLED_LLMS = "all LLMs (pooled)"
-
-
 def top_score_use(ratings: pd.DataFrame, top: float = 5.0) -> pd.DataFrame:
     """Per evaluator: ``n_ratings``, ``share_top`` (share of valid ratings equal to ``top``) and, when a
     ``human`` evaluator is present, ``human_to_evaluator_ratio`` = human share / evaluator share. A last row
@@ -308,143 +306,10 @@ def top_score_use(ratings: pd.DataFrame, top: float = 5.0) -> pd.DataFrame:
     return out
 
 
-# ----------------------------------------------------------------------------------- language analyses
-
-
-def _with_ids(rows: pd.DataFrame) -> pd.DataFrame:
-    if "association_id" in rows.columns:
-        return rows
-    return rows.assign(association_id=[association_id(*r) for r in rows[KEY_COLUMNS].astype(str).itertuples(index=False, name=None)])
-
-
-def language_reach(rows: pd.DataFrame, labels: Mapping[str, bool] | pd.Series, global_slice: str = "all") -> pd.DataFrame:
-    """Per association of the per-language run: ``reach`` = number of languages (slices) where it survives
-    for at least one model, the languages, and its harm label (None when unlabelled).
-
-    ``rows``: association rows (``slice`` = language; the global slice is ignored). ``labels``: association id
-    → harmful.
-    """
-    r = _with_ids(rows)
-    r = r[r["slice"].astype(str) != global_slice]
-    lab = dict(labels)
-    recs = []
-    for aid, g in r.groupby("association_id", sort=True):
-        langs = sorted(set(g["slice"].astype(str)))
-        h = lab.get(aid)
-        recs.append(
-            {"association_id": aid, **{c: g[c].iloc[0] for c in KEY_COLUMNS}, "reach": len(langs), "languages": " ".join(langs),
-             "harmful": None if _missing(h) else bool(h)}
-        )
-    return pd.DataFrame(recs, columns=["association_id", *KEY_COLUMNS, "reach", "languages", "harmful"])
-
-
-def reach_summary(reach: pd.DataFrame, n_languages: int | None = None, specific_max: int = 3) -> pd.DataFrame:
-    """Harmful vs benign reach: ``n, mean_reach, median_reach, share_specific`` (reach ≤ ``specific_max``),
-    ``share_all`` (reach = ``n_languages``), and the two-sided Mann–Whitney U test of equal reach distributions
-    (scipy.stats.mannwhitneyu, asymptotic with tie correction) on the ``harmful`` row."""
-    n_lang = n_languages if n_languages is not None else (int(reach["reach"].max()) if len(reach) else 0)
-    rows = []
-    groups = {"harmful": reach[reach["harmful"] == True], "benign": reach[reach["harmful"] == False]}  # noqa: E712
-    for name, g in groups.items():
-        x = g["reach"].to_numpy(float)
-        rows.append(
-            {"label": name, "n": len(x), "mean_reach": float(x.mean()) if len(x) else float("nan"),
-             "median_reach": float(np.median(x)) if len(x) else float("nan"),
-             "share_specific": float((x <= specific_max).mean()) if len(x) else float("nan"),
-             "share_all": float((x == n_lang).mean()) if len(x) else float("nan"), "mannwhitney_u": float("nan"),
-             "p_value": float("nan")}
-        )
-    h, b = groups["harmful"]["reach"].to_numpy(float), groups["benign"]["reach"].to_numpy(float)
-    if len(h) and len(b) and len(np.unique(np.concatenate([h, b]))) > 1:
-        res = stats.mannwhitneyu(h, b, alternative="two-sided", method="asymptotic")
-        rows[0]["mannwhitney_u"], rows[0]["p_value"] = float(res.statistic), float(res.pvalue)
-    return pd.DataFrame(rows)
-
-
-def _region(v: str) -> str:
-    return str(v).split(" (e.g.")[0].strip().lower()
-
-
-def group_matches(attribute: str, value: str, group_attribute: str, group_value: str) -> bool:
-    """Whether an association side (attribute, value) is the group; geographic regions compare on the region
-    name before " (e.g. ...)", case-insensitively; other values case-insensitively."""
-    return attribute == group_attribute and _region(value) == _region(group_value)
-
-
-def marked_group_shift(
-    rows: pd.DataFrame,
-    labels: Mapping[str, bool] | pd.Series,
-    groups: Mapping[str, Mapping[str, Mapping[str, Sequence[str]]]],
-    side: Literal["both", "base", "compared"] = "both",
-    global_slice: str = "all",
-) -> pd.DataFrame:
-    """Harmful associations directed at each language's marked/unmarked groups, in their language vs others.
-
-    For each language L of ``groups`` (``{L: {"marked"|"unmarked": {attribute: [values]}}}``) and each of its
-    groups g: ``n_own`` = number of distinct harmful associations of slice L involving g (on the ``side``),
-    ``mean_other`` = mean of that count over the other language slices present in ``rows``, ``shift`` =
-    n_own − mean_other and ``ratio`` = n_own / mean_other. Languages absent from ``rows`` are skipped.
-    """
-    r = _with_ids(rows)
-    r = r[r["slice"].astype(str) != global_slice]
-    lab = dict(labels)
-    r = r[[not _missing(lab.get(a)) and bool(lab.get(a)) for a in r["association_id"]]]
-    present = sorted(set(rows["slice"].astype(str)) - {global_slice})
-    per_slice = {s: g.drop_duplicates("association_id") for s, g in r.groupby(r["slice"].astype(str))}
-
-    def count(slice_name: str, attr: str, value: str) -> int:
-        g = per_slice.get(slice_name)
-        if g is None or g.empty:
-            return 0
-        hit = np.zeros(len(g), dtype=bool)
-        if side in ("both", "base"):
-            hit |= [group_matches(a, v, attr, value) for a, v in zip(g["base_attribute"], g["base_value"])]
-        if side in ("both", "compared"):
-            hit |= [group_matches(a, v, attr, value) for a, v in zip(g["compared_attribute"], g["compared_value"])]
-        return int(hit.sum())
-
-    recs = []
-    for lang, spec in groups.items():
-        if lang not in present:
-            continue
-        others = [s for s in present if s != lang]
-        for status in ("unmarked", "marked"):
-            for attr, values in (spec.get(status) or {}).items():
-                for value in values:
-                    own = count(lang, attr, value)
-                    other = [count(s, attr, value) for s in others]
-                    mo = float(np.mean(other)) if other else float("nan")
-                    recs.append(
-                        {"language": lang, "status": status, "attribute": attr, "group": value, "n_own": own,
-                         "mean_other": mo, "shift": own - mo if other else float("nan"),
-                         "ratio": own / mo if other and mo > 0 else float("nan")}
-                    )
-    return pd.DataFrame(recs, columns=["language", "status", "attribute", "group", "n_own", "mean_other", "shift", "ratio"])
-
-
-def harmful_language_jaccard(rows: pd.DataFrame, labels: Mapping[str, bool] | pd.Series, global_slice: str = "all") -> pd.DataFrame:
-    """Jaccard similarity J(L1, L2) = |S1 ∩ S2| / |S1 ∪ S2| between the sets of HARMFUL associations of each
-    language slice (spec §9; NaN when both sets are empty). Square DataFrame indexed by language."""
-    r = _with_ids(rows)
-    r = r[r["slice"].astype(str) != global_slice]
-    lab = dict(labels)
-    langs = sorted(set(r["slice"].astype(str)))
-    sets = {
-        lang: {a for a in r.loc[r["slice"].astype(str) == lang, "association_id"] if not _missing(lab.get(a)) and bool(lab.get(a))}
-        for lang in langs
-    }
-    out = pd.DataFrame(np.nan, index=langs, columns=langs)
-    for a in langs:
-        for b in langs:
-            union = sets[a] | sets[b]
-            out.loc[a, b] = len(sets[a] & sets[b]) / len(union) if union else np.nan
-    return out
-
-
 def generation_vs_delta(
     delta: pd.DataFrame, rows: pd.DataFrame, dimension: Literal["both", "base", "compared"] = "both", global_slice: str = "all"
 ) -> tuple[pd.DataFrame, Correlation]:
-    """Generative vs discriminative blind spots (spec §8): per attribute dimension, the number of generated
+    """Generative vs discriminative blind spots: per attribute dimension, the number of generated
     association rows (model × association of the global slice; every slice when there is no global one) next
     to the mean LLM − human delta, and the Spearman correlation between the two over dimensions (a negative ρ:
     the dimensions with the most generated associations are those where LLMs most underestimate harm)."""

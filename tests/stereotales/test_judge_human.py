@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stereoprobe.stereotales.human import (
+from stereoprobe.stereotales.judge.human import (
     HumanRatingsError,
     export_rater_sheet,
     human_labels,
