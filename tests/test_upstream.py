@@ -54,7 +54,7 @@ def test_offline_error_names_the_remedy(tmp_path: Path, monkeypatch: pytest.Monk
 
 @pytest.mark.refdata
 def test_refdata_matches_the_pins(refdata: Path) -> None:
-    """Every pinned file that has a copy in ../shared/refdata verifies against its checksum."""
+    """Every pinned file that has a local upstream copy (the refdata fixture) verifies against its checksum."""
     checked = 0
     for key, src in upstream.sources().items():
         for rel in src.files:

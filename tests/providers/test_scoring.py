@@ -10,6 +10,7 @@ import torch
 from inspect_ai.model import ChatMessageUser, GenerateConfig, get_model
 
 from stereoprobe.providers.scoring import CausalScorer, plan_chunks
+from tolerances import LOGPROB_ABS, LOGPROB_REL
 
 TEXTS = ["alice is kind.", "alice is very clever and kind.", "alice is a nurse.", "bob is rude.",
          "bob is not lazy, bob is clever.", "wei is a doctor from the city.", "olga", "the nurse was kind",
@@ -50,7 +51,7 @@ def test_causal_prompt_logprobs_match_unbatched_loop(tiny_models):
             expected.append(torch.log_softmax(logits.double(), -1)[ids[t]].item())
         got = _lps(out)
         assert [lp.token for lp in out.choices[0].prompt_logprobs.content] == [tok.decode([i]) for i in ids[1:]]
-        assert got == pytest.approx(expected, abs=1e-4)
+        assert got == pytest.approx(expected, abs=LOGPROB_ABS, rel=LOGPROB_REL)
         assert out.completion == ""
         assert out.usage is not None and out.usage.output_tokens == 0
 
@@ -78,7 +79,7 @@ def test_batch_size_and_prefix_sharing_invariance(tiny_models):
             got = scorer.score(seqs, batch_size=bs, prefix_sharing=share)
             for r, g in zip(reference, got):
                 assert g.targets == r.targets
-                assert g.logprobs == pytest.approx(r.logprobs, abs=1e-4)
+                assert g.logprobs == pytest.approx(r.logprobs, abs=LOGPROB_ABS, rel=LOGPROB_REL)
     # a plan with shared prefixes really is exercised
     assert any(c.shared for c in plan_chunks(seqs, 64, True))
     # one batch holding two prefix groups of different prefix lengths (attention mask + explicit positions)
@@ -95,7 +96,7 @@ def test_batch_size_and_prefix_sharing_invariance(tiny_models):
     alone = scorer.score(batch, batch_size=1, prefix_sharing=False, top_k=3)
     for f, a in zip(forced, alone):
         assert f.targets == a.targets
-        assert f.logprobs == pytest.approx(a.logprobs, abs=1e-4)
+        assert f.logprobs == pytest.approx(a.logprobs, abs=LOGPROB_ABS, rel=LOGPROB_REL)
         assert [t[0][0] for t in f.top] == [t[0][0] for t in a.top]
 
 
@@ -130,7 +131,7 @@ def test_masked_lm_pseudo_log_likelihood_matches_hand_loop(tiny_models):
             masked[t] = tok.mask_token_id
             logits = ref_model(torch.tensor([masked])).logits[0, t]
             expected.append(torch.log_softmax(logits.double(), -1)[ids[t]].item())
-        assert _lps(out) == pytest.approx(expected, abs=1e-4)
+        assert _lps(out) == pytest.approx(expected, abs=LOGPROB_ABS, rel=LOGPROB_REL)
 
 
 @torch.inference_mode()
@@ -159,7 +160,7 @@ def test_encoder_decoder_scoring_matches_hand_loop(tiny_models):
             logits = ref_model(input_ids=torch.tensor([enc]), decoder_input_ids=torch.tensor([prefix])).logits[0, -1]
             expected.append(torch.log_softmax(logits.double(), -1)[dec[t]].item())
             prefix.append(dec[t])
-        assert _lps(out) == pytest.approx(expected, abs=1e-4)
+        assert _lps(out) == pytest.approx(expected, abs=LOGPROB_ABS, rel=LOGPROB_REL)
 
 
 def test_score_first_token_prepends_bos(tiny_models):
@@ -168,7 +169,7 @@ def test_score_first_token_prepends_bos(tiny_models):
     with_bos = get_model(f"transformers/{folder}", device="cpu", score_first_token=True)
     # the tiny tokenizer already starts with [CLS] = BOS (id 2): nothing to prepend, same entries
     assert _lps(_generate(plain, "alice is kind.", GenerateConfig(prompt_logprobs=1))) == pytest.approx(
-        _lps(_generate(with_bos, "alice is kind.", GenerateConfig(prompt_logprobs=1))), abs=1e-6)
+        _lps(_generate(with_bos, "alice is kind.", GenerateConfig(prompt_logprobs=1))), abs=LOGPROB_ABS, rel=LOGPROB_REL)
     # pre-tokenized input without BOS: score_first_token adds one entry, for the first token
     ids = [10, 14, 11, 25]
     a = _generate(plain, "", GenerateConfig(prompt_logprobs=1), prompt_token_ids=ids)
@@ -244,7 +245,7 @@ def test_prompt_logprobs_with_generation(tiny_models):
     scored = _generate(model, "alice is kind.", GenerateConfig(prompt_logprobs=1))
     both = _generate(model, "alice is kind.", GenerateConfig(prompt_logprobs=1, max_tokens=3, temperature=0,
                                                              num_choices=2))
-    assert _lps(both) == pytest.approx(_lps(scored), abs=1e-6)  # raw text, not the chat-templated prompt
+    assert _lps(both) == pytest.approx(_lps(scored), abs=LOGPROB_ABS, rel=LOGPROB_REL)  # raw text, not the chat-templated prompt
     assert len(both.choices) == 2 and both.choices[0].message.text == both.choices[1].message.text
 
 
