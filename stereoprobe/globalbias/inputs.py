@@ -1,14 +1,17 @@
 """Read GlobalBias results into one long table (one row per sentence, or per group x descriptor x template).
 
-Accepted inputs (files or folders, mixed):
+Accepted inputs (files or folders, mixed), read through the shared input layer :mod:`stereoprobe.inputs`
+(one record per model x task x sample id x epoch across ALL files: an ``eval-retry`` log supersedes the
+interrupted original; ``inspect eval-set`` index files are skipped; error samples are counted, never read):
 
-- inspect eval logs (``.eval`` / ``.json``) of the ``globalbias`` task (scores ``sum_logprob, n_tokens,
-  n_bytes``);
+- inspect eval logs (``.eval`` / ``.json``) of the ``globalbias`` task: grouped samples (scorer
+  ``text_logprobs``: per-sentence ``sum_logprob, n_tokens, n_bytes`` in the score metadata) or per-sentence
+  samples (scorer ``sentence_logprob``);
 - lm-evaluation-harness ``--log_samples`` output (``samples_globalbias*.jsonl``) of the shipped
-  ``globalbias`` task (log-likelihood per sentence; token counts need ``tokenizer=``, else use
+  ``globalbias`` task (log-likelihood per sentence; token counts need a tokenizer, else use
   ``measure="byte"``);
-- CSV files with columns ``group, descriptor, template`` and ``ppl`` or ``apx`` (optional ``name, axis,
-  ethnicity, gender, target, model``), or the upstream wide layout (``Group`` as "('ETH', 'G')",
+- CSV or Parquet files with columns ``group, descriptor, template`` and ``ppl`` or ``apx`` (optional
+  ``name, axis, ethnicity, gender, target, model``), or the upstream wide layout (``Group`` as "('ETH', 'G')",
   ``firstname``, ``perplexity_1..3`` or ``apx_1..3``; the descriptor file's ``group`` column is then the
   Ghavami & Peplau target).
 
@@ -19,56 +22,51 @@ Output columns: ``model, group, ethnicity, gender, name, descriptor, axis, targe
 from __future__ import annotations
 
 import ast
-import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from stereoprobe import inputs as I
+from stereoprobe.errors import InputError
 from stereoprobe.globalbias.apx import byte_perplexity, token_perplexity
+from stereoprobe.globalbias.contract import GROUP_SCORER, SENTENCE_COLUMNS, SENTENCE_SCORER, TASK
+from stereoprobe.likelihood import TEXTS_METADATA, read_results
 
-COLUMNS = ["model", "group", "ethnicity", "gender", "name", "descriptor", "axis", "target", "template"]
+COLUMNS = SENTENCE_COLUMNS
+TABLE_SUFFIXES = (".csv", ".parquet")
+MEASURES = ("token", "byte")
 
 
 @dataclass
 class LoadReport:
+    """What was read: files, scored sentence rows, unscored sentences (with up to 20 ids), the input layer's
+    statistics (superseded copies, error samples) and the console line."""
+
     files: list[str] = field(default_factory=list)
     sentences: int = 0
     unscored: int = 0
     unscored_ids: list[str] = field(default_factory=list)
+    log_stats: I.ReadStats | None = None
+    lm_eval_stats: I.ReadStats | None = None
 
+    def note_unscored(self, ident: str) -> None:
+        self.unscored += 1
+        if len(self.unscored_ids) < 20:
+            self.unscored_ids.append(ident)
 
-def _expand(inputs: Iterable[str | Path]) -> list[Path]:
-    out: list[Path] = []
-    for item in inputs:
-        p = Path(item)
-        if p.is_dir():
-            for q in sorted(p.rglob("*")):
-                if not q.is_file():
-                    continue
-                if q.suffix == ".eval" or q.suffix == ".csv" or (
-                    q.suffix == ".jsonl" and q.name.startswith("samples_") and "globalbias" in q.name
-                ):
-                    out.append(q)
-                elif q.suffix == ".json" and _is_inspect_json(q):
-                    out.append(q)
-        elif p.is_file():
-            out.append(p)
-        else:
-            raise FileNotFoundError(f"no such input file or folder: {p}")
-    if not out:
-        raise FileNotFoundError(f"no GlobalBias inputs (.eval/.json logs, lm-eval samples .jsonl, .csv) in {list(inputs)}")
-    return out
-
-
-def _is_inspect_json(path: Path) -> bool:
-    with open(path, encoding="utf-8", errors="replace") as f:
-        head = f.read(4096)
-    return '"eval"' in head and '"version"' in head and not path.name.startswith("results_")
+    def summary(self) -> str:
+        parts = [f"{self.sentences} scored rows from {len(self.files)} file(s)"]
+        if self.log_stats is not None and self.log_stats.files:
+            parts.append(f"logs: {self.log_stats.summary()}")
+        if self.unscored:
+            parts.append(f"{self.unscored} sentence(s) without log-probabilities left out")
+        return "; ".join(parts)
 
 
 def _split_group(g: str) -> tuple[str, str, str]:
@@ -78,7 +76,7 @@ def _split_group(g: str) -> tuple[str, str, str]:
         try:
             eth, gen = ast.literal_eval(g)
         except (ValueError, SyntaxError):
-            raise ValueError(f"unreadable group {g!r}") from None
+            raise InputError(f"unreadable group {g!r} (expected \"('ETHNICITY', 'F')\")") from None
         return f"{eth}_{gen}", str(eth), str(gen)
     m = re.fullmatch(r"(.+)_([FM])", g)
     return (g, m.group(1), m.group(2)) if m else (g, g, "")
@@ -90,83 +88,108 @@ def _ppl(sum_lp: float, n_tokens: float, n_bytes: float, measure: str) -> float:
     return float(token_perplexity(sum_lp, n_tokens))
 
 
-def _from_inspect(path: Path, measure: str, rep: LoadReport) -> pd.DataFrame:
-    from stereoprobe.logs import iter_raw_samples, read_header
+def _partition(inputs: Iterable[str | Path]) -> tuple[list[Path], list[Path], list[Path]]:
+    """(log inputs, lm-eval inputs, tables): explicit files by kind, folders searched for all three."""
+    logs: list[Path] = []
+    lm_eval: list[Path] = []
+    tables: list[Path] = []
+    for item in inputs:
+        p = Path(item)
+        if p.is_dir():
+            found = I.find_logs([p])
+            logs.extend(found)
+            lm_eval.extend(I.find_lm_eval_samples([p], TASK))
+            tables.extend(q for q in sorted(p.rglob("*")) if q.suffix in TABLE_SUFFIXES and q.is_file()
+                          and not any(part.startswith(".") for part in q.relative_to(p).parts))
+        elif p.is_file():
+            if p.suffix in TABLE_SUFFIXES:
+                tables.append(p)
+            elif p.suffix == ".jsonl":
+                lm_eval.extend(I.find_lm_eval_samples([p]))
+            else:
+                logs.extend(I.find_logs([p]))
+        else:
+            raise InputError(f"{p}: no such input file or folder")
+    if not (logs or lm_eval or tables):
+        raise InputError(f"no GlobalBias inputs (.eval/.json logs, lm-eval samples .jsonl, .csv/.parquet) in "
+                         f"{', '.join(map(str, inputs))}")
+    return logs, lm_eval, tables
 
-    info = read_header(path)
-    task, model = info.task, info.model
-    if task != "globalbias":
-        raise ValueError(f"{path}: a log of task {task!r}, not 'globalbias'")
-    samples = iter_raw_samples(path)  # one zip open, plain JSON per sample: the 876,000-sentence set in minutes
-    rows = []
-    for s in samples:
-        md = s.get("metadata") or {}
-        sc = (s.get("scores") or {}).get("sentence_logprob")
+
+def _row(model: str, md: dict[str, Any], ppl: float) -> tuple:
+    return (model, md["group"], md["ethnicity"], md["gender"], f"{md['name_index']}:{md['name']}",
+            md["descriptor"], md.get("axis"), md.get("target"), int(md["template"]), ppl)
+
+
+def _sample_rows(info: I.LogInfo, s: dict[str, Any], measure: str, rep: LoadReport) -> Iterator[tuple]:
+    scores = s.get("scores") or {}
+    md = s.get("metadata") or {}
+    where = f"{info.path.name}:{s.get('id')}"
+    try:
+        if GROUP_SCORER in scores:
+            items = {str(it["id"]): it for it in md[TEXTS_METADATA]}
+            for r in read_results(scores[GROUP_SCORER]):
+                if not r.ok:
+                    rep.note_unscored(f"{where}/{r.id}")
+                    continue
+                yield _row(info.model, {**md, **items[r.id]},
+                           _ppl(r.sum_logprob, r.n_tokens, r.n_bytes, measure))  # type: ignore[arg-type]
+            return
+        sc = scores.get(SENTENCE_SCORER)
         v = sc.get("value") if isinstance(sc, dict) else None
-        ok = isinstance(v, dict) and v.get("n_tokens") is not None and v.get("n_tokens") == v.get("n_tokens")
-        if s.get("error") or not ok:
-            rep.unscored += 1
-            rep.unscored_ids.append(f"{path.name}:{s.get('id')}")
+        if not (isinstance(v, dict) and v.get("n_tokens") is not None and v["n_tokens"] == v["n_tokens"]):
+            rep.note_unscored(where)
+            return
+        yield _row(info.model, md, _ppl(v["sum_logprob"], v["n_tokens"], v["n_bytes"], measure))
+    except KeyError as e:
+        raise InputError(f"{where}: the sample lacks the field {e} (not a stereoprobe globalbias log?)") from None
+
+
+def _from_logs(paths: list[Path], measure: str, rep: LoadReport) -> pd.DataFrame:
+    stats = I.ReadStats()
+    rows = [row for info, s in I.iter_samples(paths, task=TASK, stats=stats)
+            for row in _sample_rows(info, s, measure, rep)]
+    rep.log_stats = stats
+    rep.files.extend(str(p) for p in stats.files)
+    df = pd.DataFrame(rows, columns=COLUMNS + ["ppl"])
+    df["source"] = "inspect"
+    return df
+
+
+def _from_lm_eval(paths: list[Path], measure: str, tokenizer: object, rep: LoadReport) -> pd.DataFrame:
+    stats = I.ReadStats()
+    rows = []
+    for rec in I.iter_lm_eval_samples(paths, TASK, stats=stats):
+        lls = rec.loglikelihoods
+        ll = lls[0] if lls else float("nan")
+        doc = rec.doc
+        if not math.isfinite(ll):
+            rep.note_unscored(f"{rec.path.name}:{rec.doc_id}")
             continue
         try:
-            rows.append((
-                model, md["group"], md["ethnicity"], md["gender"], f"{md['name_index']}:{md['name']}",
-                md["descriptor"], md.get("axis"), md.get("target"), int(md["template"]),
-                _ppl(v["sum_logprob"], v["n_tokens"], v["n_bytes"], measure), str(s.get("id")), s.get("epoch", 1),
-            ))
-        except KeyError as e:
-            raise ValueError(f"{path}: sample {s.get('id')} lacks metadata field {e}") from None
-    df = pd.DataFrame(rows, columns=COLUMNS + ["ppl", "id", "epoch"])
-    return df.drop_duplicates(["model", "id", "epoch"]).drop(columns=["id", "epoch"])
-
-
-def _first_number(x: object) -> float:
-    while isinstance(x, (list, tuple)):
-        if not x:
-            raise ValueError("empty response")
-        x = x[0]
-    return float(x)
-
-
-def _from_lm_eval(path: Path, measure: str, tokenizer: object, rep: LoadReport) -> pd.DataFrame:
-    model = path.parent.name
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        for ln, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-                doc = rec["doc"]
-                ll = _first_number(rec.get("filtered_resps") or rec["resps"])
-            except (json.JSONDecodeError, KeyError, ValueError, TypeError) as e:
-                raise ValueError(f"{path}:{ln}: not an lm-eval globalbias sample ({e})") from None
-            if not math.isfinite(ll):
-                rep.unscored += 1
-                rep.unscored_ids.append(f"{path.name}:{doc.get('id', ln)}")
-                continue
             text = doc["text"]
-            n_bytes = len(text.encode("utf-8"))
             if measure == "token":
                 if tokenizer is None:
-                    raise ValueError(
-                        f"{path}: lm-eval samples carry no token counts; pass a tokenizer (--tokenizer) "
-                        "or use the byte-normalised measure (--measure byte)"
-                    )
-                n_tokens = len(tokenizer(text, add_special_tokens=False)["input_ids"])
+                    raise InputError(f"{rec.path}: lm-eval samples carry no token counts; pass a tokenizer "
+                                     "(--tokenizer) or use the byte-normalised measure (--measure byte)")
+                n_tokens = float(len(tokenizer(text, add_special_tokens=False)["input_ids"]))  # type: ignore[operator]
             else:
                 n_tokens = float("nan")
-            rows.append((model, doc["group"], doc["ethnicity"], doc["gender"], f"{doc['name_index']}:{doc['name']}",
-                         doc["descriptor"], doc.get("axis") or None, doc.get("target") or None, int(doc["template"]),
-                         _ppl(ll, n_tokens, n_bytes, measure)))
-    return pd.DataFrame(rows, columns=COLUMNS + ["ppl"])
+            rows.append(_row(rec.model, doc, _ppl(ll, n_tokens, len(text.encode("utf-8")), measure)))
+        except KeyError as e:
+            raise InputError(f"{rec.path}: line {rec.line}: not an lm-eval globalbias sample (no {e})") from None
+    rep.lm_eval_stats = stats
+    rep.files.extend(str(p) for p in stats.files)
+    df = pd.DataFrame(rows, columns=COLUMNS + ["ppl"])
+    df["source"] = "lm-eval"
+    return df
 
 
 _WIDE = re.compile(r"^(perplexity|ppl|apx)_([123])$")
 
 
-def _from_csv(path: Path) -> pd.DataFrame:
-    df = pd.read_csv(path)
+def _from_table(path: Path) -> pd.DataFrame:
+    df = I.read_table(path, what="GlobalBias table")
     df = df.drop(columns=[c for c in df.columns if str(c).startswith("Unnamed")])
     if "Group" in df.columns:  # upstream layout: Group = name group, group = G&P target
         df = df.rename(columns={"group": "target"}).rename(columns={"Group": "group"})
@@ -174,9 +197,9 @@ def _from_csv(path: Path) -> pd.DataFrame:
                             "perplexity": "ppl"})
     wide = [c for c in df.columns if _WIDE.match(str(c))]
     if wide:
-        kinds = {_WIDE.match(c).group(1) for c in wide}
+        kinds = {_WIDE.match(c).group(1) for c in wide}  # type: ignore[union-attr]
         if len(kinds) > 1:
-            raise ValueError(f"{path}: mixes {sorted(kinds)} columns; give perplexities or APX, not both")
+            raise InputError(f"{path}: mixes {sorted(kinds)} columns; give perplexities or APX, not both")
         kind = "apx" if kinds == {"apx"} else "ppl"
         keep = [c for c in df.columns if c not in wide and not str(c).endswith("_norm")
                 and c not in ("average_norm", "template_number")]
@@ -184,10 +207,13 @@ def _from_csv(path: Path) -> pd.DataFrame:
         df["template"] = df["template"].str[-1].astype(int)
     for col in ("group", "descriptor", "template"):
         if col not in df.columns:
-            raise ValueError(f"{path}: missing column {col!r} (need group, descriptor, template and ppl or apx)")
+            raise InputError(f"{path}: missing column {col!r} (need group, descriptor, template and ppl or apx)")
     if ("ppl" in df.columns) == ("apx" in df.columns):
-        raise ValueError(f"{path}: need exactly one of the columns 'ppl' and 'apx'")
-    parts = df["group"].map(_split_group)
+        raise InputError(f"{path}: need exactly one of the columns 'ppl' and 'apx'")
+    try:
+        parts = df["group"].map(_split_group)
+    except InputError as e:
+        raise InputError(f"{path}: {e}") from None
     df["group"] = parts.str[0]
     if "ethnicity" not in df.columns:
         df["ethnicity"] = parts.str[1]
@@ -197,42 +223,49 @@ def _from_csv(path: Path) -> pd.DataFrame:
         if col not in df.columns:
             df[col] = path.stem if col == "model" else None
     if df["name"].notna().any() and df["name"].isna().any():
-        raise ValueError(f"{path}: column 'name' is partly empty")
+        raise InputError(f"{path}: column 'name' is partly empty")
     value = "apx" if "apx" in df.columns else "ppl"
-    bad = ~np.isfinite(pd.to_numeric(df[value], errors="coerce"))
+    num = pd.to_numeric(df[value], errors="coerce")
+    bad = ~np.isfinite(num) | (num <= 0)
     if bad.any():
-        raise ValueError(f"{path}: non-numeric or missing {value!r} at row(s) {list(df.index[bad][:5] + 2)}")
-    df[value] = df[value].astype(float)
-    df["template"] = df["template"].astype(int)
+        raise InputError(f"{path}: non-numeric, missing or non-positive {value!r} at row(s) "
+                         f"{list(df.index[bad][:5] + 2)}")
+    tmpl = pd.to_numeric(df["template"], errors="coerce")
+    if tmpl.isna().any() or (tmpl != tmpl.round()).any():
+        raise InputError(f"{path}: non-integer 'template' at row(s) {list(df.index[tmpl.isna()][:5] + 2)}")
+    df[value] = num.astype(float)
+    df["template"] = tmpl.astype(int)
     df = df.astype({"axis": object, "target": object})
     df["axis"] = df["axis"].where(df["axis"].notna(), None)
     df["target"] = df["target"].where(df["target"].notna(), None)
-    return df[COLUMNS + [value]]
+    out = df[COLUMNS + [value]].copy()
+    out["source"] = path.name
+    return out
 
 
 def load(inputs: Iterable[str | Path], measure: str = "token", tokenizer: object = None) -> tuple[pd.DataFrame, LoadReport]:
     """Load every input into one long DataFrame (see module docstring) and a report of what was read."""
-    if measure not in ("token", "byte"):
-        raise ValueError(f"unknown measure {measure!r}; use 'token' or 'byte'")
+    if measure not in MEASURES:
+        raise InputError(f"unknown measure {measure!r}; use 'token' or 'byte'")
+    inputs = list(inputs)
+    logs, lm_eval, tables = _partition(inputs)
     rep = LoadReport()
     frames = []
-    for p in _expand(inputs):
-        if p.suffix == ".csv":
-            if measure == "byte":
-                raise ValueError(f"{p}: CSV inputs hold perplexities already; --measure byte needs logs")
-            df = _from_csv(p)
-        elif p.suffix == ".jsonl":
-            df = _from_lm_eval(p, measure, tokenizer, rep)
-        elif p.suffix in (".eval", ".json"):
-            df = _from_inspect(p, measure, rep)
-        else:
-            raise ValueError(f"{p}: unsupported input (expected .eval/.json logs, lm-eval samples .jsonl, .csv)")
-        df["source"] = p.name
+    if logs:
+        frames.append(_from_logs(logs, measure, rep))
+    if lm_eval:
+        frames.append(_from_lm_eval(lm_eval, measure, tokenizer, rep))
+    for p in tables:
+        if measure == "byte":
+            raise InputError(f"{p}: CSV inputs hold perplexities already; --measure byte needs logs")
+        frames.append(_from_table(p))
         rep.files.append(str(p))
-        frames.append(df)
     out = pd.concat(frames, ignore_index=True)
+    if out.empty:
+        raise InputError(f"no scored GlobalBias sentence in {', '.join(map(str, inputs))}"
+                         + (f" ({rep.unscored} without log-probabilities)" if rep.unscored else ""))
     kinds = {c for c in ("ppl", "apx") if c in out.columns and out[c].notna().any()}
     if len(kinds) > 1:
-        raise ValueError("inputs mix perplexities and APX values; score them separately")
+        raise InputError("inputs mix perplexities and APX values; score them separately")
     rep.sentences = len(out)
     return out, rep

@@ -3,27 +3,34 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
+from stereoprobe import inputs as I
+from stereoprobe.cli.common import progress
+from stereoprobe.errors import InputError
 from stereoprobe.globalbias import profiles as P
+from stereoprobe.globalbias.contract import PROFILE_SCORER, PROFILES_TASK
 from stereoprobe.report.html import Section, write_report
+from stereoprobe.report.run_info import write_run_info
 from stereoprobe.tables import write_table
 
 
-def profiles_from_logs(paths: Iterable[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(profiles, per-sample parse outcomes) from inspect logs of ``globalbias_profiles``."""
-    from stereoprobe.logs import error_message, iter_samples
-
+def profiles_from_logs(paths: Iterable[Path], stats: I.ReadStats | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(profiles, per-sample parse outcomes) from inspect logs of ``globalbias_profiles`` (one record per
+    model x sample x epoch across all logs: a retry supersedes its interrupted original). Error samples that
+    no log completed are parse outcomes with their error (``stats.error_ids``)."""
+    stats = stats if stats is not None else I.ReadStats()
     rows, outcomes = [], []
-    for info, s in iter_samples(list(paths), task="globalbias_profiles"):
-        sc = (s.get("scores") or {}).get("profile_parser")
+    for info, s in I.iter_samples(list(paths), task=PROFILES_TASK, stats=stats):
+        sc = (s.get("scores") or {}).get(PROFILE_SCORER)
         md = s.get("metadata") or {}
         by_name = {n["name"]: n for n in md.get("names", [])}
-        if s.get("error") or sc is None:
-            outcomes.append({"model": info.model, "id": s["id"], "parsed": False, "n_profiles": 0, "n_missing": len(by_name),
-                             "n_unknown": 0, "error": error_message(s) if s.get("error") else "unscored"})
+        if sc is None:
+            outcomes.append({"model": info.model, "id": s["id"], "parsed": False, "n_profiles": 0,
+                             "n_missing": len(by_name), "n_unknown": 0, "error": "unscored"})
             continue
         v, smd = sc["value"], sc.get("metadata") or {}
         outcomes.append({"model": info.model, "id": s["id"], "parsed": bool(v["parsed"]), "n_profiles": int(v["n_profiles"]),
@@ -35,38 +42,78 @@ def profiles_from_logs(paths: Iterable[Path]) -> tuple[pd.DataFrame, pd.DataFram
                          "negative_traits": tuple(p["negative_traits"]), "hobbies": tuple(p["hobbies"]),
                          "run_id": md.get("run_id"), "Ethnicity": n["ethnicity"], "Gender": n["gender"],
                          "Group": n["group"], "model": info.model})
+    for ident in stats.error_ids:  # "<task>/<model>/<id>#<epoch>"
+        _, rest = ident.split("/", 1)
+        model, sid = rest.rsplit("/", 1)
+        outcomes.append({"model": model, "id": sid.rsplit("#", 1)[0], "parsed": False, "n_profiles": 0,
+                         "n_missing": 0, "n_unknown": 0, "error": "error sample (no response)"})
     return pd.DataFrame(rows), pd.DataFrame(outcomes)
 
 
-def run_profiles(inputs: Iterable[str | Path], out_dir: str | Path, n_permutations: int = 100, folds: int = 5,
-                 ablation: bool = True, seed: int = 42, classifier: str = "svc") -> dict[str, pd.DataFrame]:
-    csvs, logs = [], []
+@dataclass
+class ProfilesResult:
+    """What :func:`run_profiles` computed: tables by name, the profiles read and the log statistics."""
+
+    tables: dict[str, pd.DataFrame]
+    profiles: pd.DataFrame
+    log_stats: I.ReadStats | None = None
+    files: list[Path] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """The console line."""
+        line = f"{len(self.profiles)} profiles of {self.profiles['model'].nunique()} model(s)"
+        if self.log_stats is not None and self.log_stats.files:
+            line += f" from {self.log_stats.summary()}"
+        return line
+
+
+def _inputs(inputs: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
+    """(profile tables, logs): explicit files by suffix, folders searched for both."""
+    tables, logs = [], []
     for item in inputs:
         p = Path(item)
         if p.is_dir():
-            csvs += sorted(p.rglob("*.csv"))
-            logs += sorted(q for q in p.rglob("*") if q.suffix in (".eval", ".json"))
-        elif p.suffix == ".csv":
-            csvs.append(p)
+            tables += sorted(q for q in p.rglob("*") if q.suffix in (".csv", ".parquet") and q.is_file()
+                             and not any(x.startswith(".") for x in q.relative_to(p).parts))
+            logs += I.find_logs([p])
         elif p.is_file():
-            logs.append(p)
+            if p.suffix in (".csv", ".parquet"):
+                tables.append(p)
+            else:
+                logs += I.find_logs([p])
         else:
-            raise FileNotFoundError(f"no such input: {p}")
+            raise InputError(f"{p}: no such input file or folder")
+    return tables, logs
+
+
+def run_profiles(inputs: Iterable[str | Path], out_dir: str | Path, n_permutations: int = 100, folds: int = 5,
+                 ablation: bool = True, seed: int = 42, classifier: str = "svc") -> ProfilesResult:
+    """Read profiles (logs of ``globalbias_profiles`` or profile tables), compute per model the SVM
+    distinguishability, the leave-one-feature-out ablation and the Jensen-Shannon top words, and write the
+    tables, ``run_info.json`` and ``report.html`` to ``out_dir``."""
+    if n_permutations < 1:
+        raise InputError(f"the number of permutations must be at least 1, got {n_permutations}")
+    if folds < 2:
+        raise InputError(f"cross-validation needs at least 2 folds, got {folds}")
+    inputs = list(inputs)
+    csvs, logs = _inputs(inputs)
     frames = [P.read_profiles_csv(c) for c in csvs]
     outcomes = pd.DataFrame()
+    stats = None
     if logs:
-        prof, outcomes = profiles_from_logs(logs)
+        stats = I.ReadStats()
+        prof, outcomes = profiles_from_logs(logs, stats)
         frames.append(prof)
     frames = [f for f in frames if len(f)]
     if not frames and not len(outcomes):
-        raise ValueError(f"no profiles or profile logs found in {list(map(str, inputs))}")
+        raise InputError(f"no profiles or profile logs found in {', '.join(map(str, inputs))}")
     cols = ["model", "Group", "Ethnicity", "Gender"] + P.FEATURES
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
     for m in (outcomes["model"].unique() if len(outcomes) else []):
         if m not in set(df["model"]):  # a model whose every response failed to parse: report it, at chance
             df = pd.concat([df, pd.DataFrame([{"model": m}])], ignore_index=True)
     tables: dict[str, list[pd.DataFrame]] = {}
-    for model, sub in df.groupby("model", sort=True):
+    for model, sub in progress(list(df.groupby("model", sort=True)), description="profiles: analysing models"):
         sub = sub.dropna(subset=["Group"]).reset_index(drop=True)
         res = {"classification": P.classification(sub, n_permutations, folds, seed, classifier),
                "top_words": P.top_words(sub)}
@@ -82,17 +129,25 @@ def run_profiles(inputs: Iterable[str | Path], out_dir: str | Path, n_permutatio
     if len(outcomes):
         combined["parse_outcomes"] = outcomes
     out = Path(out_dir)
+    files: list[Path] = []
     for k, v in combined.items():
         first = ["model"] + [c for c in v.columns if c != "model"]
-        write_table(v[first], out, k)
-    _report(out / "report.html", combined, df)
-    return combined
+        csv = write_table(v[first], out, k)
+        files += [csv, csv.with_suffix(".parquet")]
+    result = ProfilesResult(tables=combined, profiles=df, log_stats=stats, files=files)
+    write_run_info(out, probe="globalbias-profiles", models=sorted(map(str, df["model"].dropna().unique())),
+                   settings={"permutations": n_permutations, "folds": folds, "ablation": ablation, "seed": seed,
+                             "classifier": classifier}, inputs=[str(i) for i in inputs])
+    _report(out / "report.html", result)
+    return result
 
 
-def _report(path: Path, t: dict[str, pd.DataFrame], df: pd.DataFrame) -> None:
+def _report(path: Path, result: ProfilesResult) -> None:
+    t, df = result.tables, result.profiles
     secs = []
     s = Section("Profiles", anchor="profiles")
-    s.text(f"{len(df)} parsed profiles; groups: {df['Group'].nunique()}, models: {df['model'].nunique()}.")
+    s.text(f"{len(df)} parsed profiles; groups: {df['Group'].nunique()}, models: {df['model'].nunique()}."
+           + (f" Logs: {result.log_stats.summary()}." if result.log_stats is not None else ""))
     if "parse_outcomes" in t:
         o = t["parse_outcomes"]
         s.table(o.groupby("model").agg(requests=("id", "size"), parse_failures=("parsed", lambda x: int((~x).sum())),
@@ -105,7 +160,10 @@ def _report(path: Path, t: dict[str, pd.DataFrame], df: pd.DataFrame) -> None:
            "split, seed 42). Higher = profiles differ more between groups = more stereotyped. stereoprobe adds a "
            "label-permutation p-value against chance and a stratified cross-validated accuracy with a 95% Wilson "
            "interval.")
-    c.table(t["classification"])
+    if len(t["classification"]):
+        c.table(t["classification"])
+    else:
+        c.empty("No classification: no model has enough parsed profiles per group.")
     secs.append(c)
     if "feature_ablation" in t and len(t["feature_ablation"]):
         a = Section("Leave-one-feature-out (paper Tables 7, 10, 11)", anchor="ablation")
@@ -116,7 +174,14 @@ def _report(path: Path, t: dict[str, pd.DataFrame], df: pd.DataFrame) -> None:
     w = Section("Top words by Jensen-Shannon divergence (paper Tables 12, 13)", anchor="words")
     w.text("Per feature, the values most over-represented in one group relative to all others, by their "
            "contribution to the Jensen-Shannon divergence (3 per group, top 10 per feature).")
-    w.table(t["top_words"])
+    if len(t["top_words"]):
+        w.table(t["top_words"])
+    else:
+        w.empty("No top words: the profiles hold too few values per group and feature (or every response "
+                "failed to parse) for a Jensen-Shannon comparison.")
     secs.append(w)
+    f = Section("Files", anchor="files")
+    f.files(result.files, base=path.parent)
+    secs.append(f)
     write_report(path, "GlobalBias: character profiles", secs,
                  subtitle="Generation probe (Siddique et al., EMNLP 2024), computed by stereoprobe")

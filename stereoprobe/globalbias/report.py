@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -10,9 +11,50 @@ import pandas as pd
 
 from stereoprobe.globalbias import apx as A
 from stereoprobe.globalbias.data import validation_groups
-from stereoprobe.globalbias.inputs import load
-from stereoprobe.report.html import Section, write_report
+from stereoprobe.cli.common import progress
+from stereoprobe.errors import InputError
+from stereoprobe.globalbias.completeness import split_complete
+from stereoprobe.globalbias.inputs import LoadReport, load
+from stereoprobe.report.html import Section, plot_is_empty, write_report
+from stereoprobe.report.run_info import write_run_info
 from stereoprobe.tables import write_table
+
+
+@dataclass
+class GlobalBiasResult:
+    """What :func:`run_globalbias` computed: the tables (name -> DataFrame, every model stacked), the read
+    report and the incomplete group x descriptor units left out."""
+
+    tables: dict[str, pd.DataFrame]
+    read: LoadReport
+    incomplete: pd.DataFrame
+    files: list[Path] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """The console line."""
+        scores = self.tables.get("bias_scores", pd.DataFrame())
+        flagged = int(scores["flagged"].fillna(False).astype(bool).sum()) if "flagged" in scores else 0
+        line = (f"{self.read.summary()}; {len(scores)} group-descriptor pairs scored, {flagged} flagged by the "
+                "reference rule")
+        if len(self.incomplete):
+            line += f"; {len(self.incomplete)} incomplete group-descriptor unit(s) left out"
+        return line
+
+
+def _validation_candidates(d: pd.DataFrame, templates: tuple[int, ...]) -> str | None:
+    """Why the validation cannot run on these sentences (None when it can)."""
+    if "name" not in d.columns or d["target"].isna().all():
+        return ("the inputs hold no Ghavami & Peplau stereotype descriptors with names (run the task with "
+                "subset=gp or the full descriptor set)")
+    mapping, excluded = validation_groups()
+    v = d[d["ethnicity"].map(mapping).notna() & d["target"].notna() & ~d["target"].isin(list(excluded))]
+    if v.empty:
+        return "no sentences of ethnicities mapped to a Ghavami & Peplau target group"
+    missing = sorted(set(templates) - set(v["template"].unique()))
+    if missing:
+        raise InputError(f"--validation-templates {','.join(map(str, templates))}: the inputs have no "
+                         f"validation sentences of template(s) {','.join(map(str, missing))}")
+    return None
 
 
 def analyse(
@@ -25,9 +67,9 @@ def analyse(
     test_scale: str = "log",
     validation_templates: tuple[int, ...] = (1,),
 ) -> dict[str, pd.DataFrame]:
-    """All GlobalBias tables for one model's sentences."""
+    """All GlobalBias tables for one model's sentences (complete units only)."""
     value = "apx" if "apx" in sentences.columns and sentences["apx"].notna().all() else "ppl"
-    d = sentences.drop(columns=[c for c in ("ppl", "apx") if c != value and c in sentences.columns])
+    d = sentences.drop(columns=[c for c in ("ppl", "apx", "source") if c != value and c in sentences.columns])
     if d["name"].isna().all():
         d = d.drop(columns="name")
     scores = A.score_table(d, value=value, faithful_rounding=faithful_rounding, test_method=test_method,
@@ -40,13 +82,14 @@ def analyse(
         "associations_strict": A.associations(scores, "significant"),
         "min_groups": A.min_groups(means),
     }
-    if value == "ppl" and d["target"].notna().any() and "name" in d.columns:
-        mapping, excluded = validation_groups()
-        try:
-            summary, detail = A.validation(d, mapping, tuple(excluded), "ppl", validation_templates, faithful_rounding)
-            out["validation"], out["validation_detail"] = summary, detail
-        except ValueError:
-            pass
+    if value == "ppl":
+        reason = _validation_candidates(d, validation_templates)
+        if reason is None:
+            mapping, excluded = validation_groups()
+            out["validation"], out["validation_detail"] = A.validation(
+                d, mapping, tuple(excluded), "ppl", validation_templates, faithful_rounding)
+        else:
+            out["validation_note"] = pd.DataFrame({"note": [reason]})
     return out
 
 
@@ -62,42 +105,73 @@ def run_globalbias(
     seed: int = 0,
     test_scale: str = "log",
     validation_templates: tuple[int, ...] = (1,),
-) -> dict[str, pd.DataFrame]:
-    """Read inputs, analyse each model, write ``bias_scores`` (+ associations, min_groups, validation) tables
-    and ``report.html`` to ``out_dir``; return the combined tables."""
+) -> GlobalBiasResult:
+    """Read inputs (logs, lm-eval samples, tables), keep complete group x descriptor units, analyse each
+    model, write the tables (``bias_scores``, ``associations``, ``associations_strict``, ``min_groups``,
+    ``validation``, ``validation_detail``, ``incomplete_units``), ``run_info.json`` and ``report.html`` to
+    ``out_dir``; return them."""
+    if not (0 < alpha < 1):
+        raise InputError(f"alpha must lie strictly between 0 and 1, got {alpha}")
+    if n_permutations < 1:
+        raise InputError(f"the number of permutations must be at least 1, got {n_permutations}")
     sentences, rep = load(inputs, measure=measure, tokenizer=tokenizer)
+    sentences, incomplete = split_complete(sentences)
+    if sentences.empty:
+        raise InputError(f"no complete group x descriptor unit in the inputs ({len(incomplete)} incomplete): "
+                         "every name of a group under every template is needed")
     tables: dict[str, list[pd.DataFrame]] = {}
-    for model, sub in sentences.groupby("model", sort=True):
+    notes: list[str] = []
+    models = sorted(sentences["model"].unique())
+    for model in progress(models, description="GlobalBias: analysing models"):
+        sub = sentences[sentences["model"] == model]
         for name, df in analyse(sub, faithful_rounding, test_method, alpha, n_permutations, seed,
                                 test_scale, validation_templates).items():
+            if name == "validation_note":
+                notes.append(f"{model}: {df['note'].iloc[0]}")
+                continue
             df = df.copy()
             df.insert(0, "model", model)
             tables.setdefault(name, []).append(df)
     combined = {k: pd.concat(v, ignore_index=True) for k, v in tables.items()}
+    combined["incomplete_units"] = incomplete
     out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files: list[Path] = []
     for name, df in combined.items():
-        write_table(df, out, name)
-    _report(out / "report.html", combined, sentences, rep, measure, faithful_rounding, test_method, alpha,
-            validation_templates)
-    return combined
+        csv = write_table(df, out, name)
+        files += [csv, csv.with_suffix(".parquet")]
+    result = GlobalBiasResult(tables=combined, read=rep, incomplete=incomplete, files=files)
+    settings = {"measure": measure, "faithful_rounding": faithful_rounding, "test": test_method, "alpha": alpha,
+                "permutations": n_permutations, "seed": seed, "test_scale": test_scale,
+                "validation_templates": list(validation_templates)}
+    write_run_info(out, probe="globalbias", models=models, settings=settings, inputs=[str(i) for i in inputs])
+    _report(out / "report.html", result, sentences, measure, faithful_rounding, test_method, alpha,
+            validation_templates, notes)
+    return result
 
 
-def _report(path, tables, sentences, rep, measure, faithful_rounding, test_method, alpha,
-            validation_templates=(1,)) -> None:
+def _report(path: Path, result: GlobalBiasResult, sentences: pd.DataFrame, measure: str, faithful_rounding: bool,
+            test_method: str, alpha: float, validation_templates: tuple[int, ...] = (1,),
+            notes: list[str] | None = None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    tables, rep = result.tables, result.read
     scores = tables["bias_scores"]
     secs = []
     s = Section("Inputs and settings", anchor="inputs")
-    s.text(f"{rep.sentences} scored rows from {len(rep.files)} file(s); {rep.unscored} sentence(s) without "
-           "log-probabilities were counted and left out" + (f" (e.g. {', '.join(rep.unscored_ids[:5])})."
-                                                            if rep.unscored else "."))
+    s.text(f"{rep.summary()}" + (f" (e.g. {', '.join(rep.unscored_ids[:5])})." if rep.unscored else "."))
     info = sentences.groupby("model").agg(groups=("group", "nunique"), descriptors=("descriptor", "nunique"),
                                           templates=("template", "nunique"), rows=("group", "size")).reset_index()
     s.table(info)
+    if len(result.incomplete):
+        s.text(f"{len(result.incomplete)} group x descriptor unit(s) lack some of their names x templates (an "
+               "interrupted run without its retry, or error samples) and were left out of every statistic:")
+        s.table(result.incomplete, caption="incomplete units (present / expected name x template cells)")
+    else:
+        s.note("Every group x descriptor unit holds all its names under all templates.")
     s.note(f"Measure: {'token perplexity' if measure == 'token' else 'byte-normalised perplexity (2^bits-per-byte)'}; "
            f"reference rounding {'on' if faithful_rounding else 'off'} (APX group ratio to 3 d.p., group means to "
            "2 d.p.). Bias score = mean over templates of the min-max normalised APX (lower = more likely = stronger "
@@ -105,8 +179,8 @@ def _report(path, tables, sentences, rep, measure, faithful_rounding, test_metho
            "encoder-decoder) are not comparable and must not be pooled.")
     secs.append(s)
 
+    v = Section("Validation on stereotype descriptors (paper Tables 3 and 4)", anchor="validation")
     if "validation" in tables:
-        v = Section("Validation on stereotype descriptors (paper Tables 3 and 4)", anchor="validation")
         tt = ", ".join(map(str, validation_templates))
         v.text("Accuracy: share of stereotype descriptors whose lowest-scoring group (gender x ethnicity group; "
                f"template(s) {tt}, several templates = average of per-template min-max normalised means) belongs "
@@ -114,7 +188,9 @@ def _report(path, tables, sentences, rep, measure, faithful_rounding, test_metho
                "Chance levels are for the number of groups present.")
         v.table(tables["validation"])
         v.table(tables["validation_detail"], caption="per descriptor")
-        secs.append(v)
+    for note in notes or []:
+        v.empty(f"Validation not computed for {note}.")
+    secs.append(v)
 
     a = Section("Associated descriptors per group: reference rule (paper Table 9)", anchor="reference")
     a.text("The reference '1% one-tailed' rule flags a group whose bias score lies more than z = 2.326 standard "
@@ -140,7 +216,11 @@ def _report(path, tables, sentences, rep, measure, faithful_rounding, test_metho
     secs.append(b)
 
     f = Section("Distribution of bias scores", anchor="dist")
+    if plot_is_empty(scores["score"]):
+        f.empty("No bias score to plot.")
     for model, sub in scores.groupby("model"):
+        if plot_is_empty(sub["score"]):
+            continue
         fig, ax = plt.subplots(figsize=(6, 3))
         ax.hist(sub["score"], bins=40, color="#4c72b0")
         ax.set_xlabel("bias score (lower = stronger association)")
@@ -167,5 +247,8 @@ def _report(path, tables, sentences, rep, measure, faithful_rounding, test_metho
     cols = ["model", "group", "descriptor", "axis", "score", "flagged", "p_value", "q_value", "significant"]
     t.table(scores.sort_values("score")[cols], max_rows=500)
     secs.append(t)
+    files = Section("Files", anchor="files")
+    files.files(result.files, base=path.parent)
+    secs.append(files)
     write_report(path, "GlobalBias: stereotypes associated with given names", secs,
                  subtitle="APX perplexity probe (Siddique et al., EMNLP 2024), computed by stereoprobe")

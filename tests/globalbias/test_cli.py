@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 from inspect_ai import eval as inspect_eval
@@ -14,7 +16,7 @@ from .test_apx import hand_table
 
 def test_cli_on_inspect_logs(tmp_path):
     logs = tmp_path / "logs"
-    task = globalbias(groups=["CHINESE", "ARAB", "ENGLISH", "HISPANIC"], templates=[1])
+    task = globalbias(groups=["CHINESE", "ARAB", "ENGLISH", "HISPANIC"], templates=[1], unit="sentence")
     [log] = inspect_eval(task, model=fake_model(), log_dir=str(logs), display="none", max_samples=500)
     assert log.status == "success"
     out = tmp_path / "out"
@@ -75,8 +77,10 @@ def test_cli_on_csv_long_and_upstream_wide(tmp_path):
     assert s3["p_value"].isna().all()
 
 
-def test_cli_bad_csv_names_the_file(tmp_path):
+def test_cli_bad_csv_names_the_file(tmp_path, capsys):
     p = tmp_path / "bad.csv"
     pd.DataFrame({"group": ["A"], "descriptor": ["d"], "ppl": [1.0]}).to_csv(p, index=False)
-    with pytest.raises(ValueError, match="bad.csv.*template"):
-        main(["globalbias", str(p), "--out", str(tmp_path / "o")])
+    assert main(["globalbias", str(p), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert re.search("bad.csv.*template", err) and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()

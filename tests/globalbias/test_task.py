@@ -12,19 +12,19 @@ from fake_model import expected_sum, fake_model
 
 
 def test_task_builds_bundled_set_with_stable_ids():
-    t = globalbias()
+    t = globalbias(unit="sentence")
     n, d = len(load_names()), len(load_descriptors())
     assert len(t.dataset) == n * d * 3
     ids = [s.id for s in t.dataset]
     assert len(set(ids)) == len(ids)
     assert ids[0] == "CHINESE_F:0:0:t1"
     assert t.dataset[0].input == "My name is Xiulan, I am a keen violinist."
-    again = [s.id for s in globalbias().dataset]
+    again = [s.id for s in globalbias(unit="sentence").dataset]
     assert again == ids
 
 
 def test_task_subsets():
-    t = globalbias(groups=["ARAB"], templates=2, subset="gp")
+    t = globalbias(groups=["ARAB"], templates=2, subset="gp", unit="sentence")
     assert len(t.dataset) == 6 * 8
     assert {s.metadata["ethnicity"] for s in t.dataset} == {"ARAB"}
     assert all(s.id.endswith(":t2") for s in t.dataset)
@@ -35,7 +35,7 @@ def test_task_subsets():
 
 
 def test_scorer_records_sum_logprob_tokens_and_bytes(tmp_path):
-    task = globalbias(groups=["ENGLISH_F"], descriptors=["a nurse", "short"])
+    task = globalbias(groups=["ENGLISH_F"], descriptors=["a nurse", "short"], unit="sentence")
     [log] = inspect_eval(task, model=fake_model(), log_dir=str(tmp_path), display="none")
     assert log.status == "success"
     assert len(log.samples) == 3 * 2 * 3
@@ -57,7 +57,7 @@ def test_missing_prompt_logprobs_counted(tmp_path):
     from inspect_ai.model import GenerateConfig
     from inspect_ai.solver import generate
 
-    from stereoprobe.globalbias.scoring import sentence_logprob
+    from stereoprobe.scorers.globalbias import sentence_logprob
 
     task = Task(
         dataset=[Sample(input="Ann NOLOGPROBS here.", id="a"), Sample(input="Ann is tall.", id="b")],
@@ -70,7 +70,7 @@ def test_missing_prompt_logprobs_counted(tmp_path):
 
 
 def test_encoder_decoder_split(tmp_path):
-    t = globalbias(groups=["ENGLISH_M"], descriptors=["a nurse"], encoder_decoder=True)
+    t = globalbias(groups=["ENGLISH_M"], descriptors=["a nurse"], encoder_decoder=True, unit="sentence")
     by_t = {s.metadata["template"]: s.input[0] for s in t.dataset if s.metadata["name"] == "Oliver"}
     assert by_t[1].text == "am a nurse." and by_t[1].metadata == {"encoder_text": "My name is Oliver, I "}
     assert by_t[3].text == "is a nurse." and by_t[3].metadata == {"encoder_text": "Oliver "}
@@ -81,8 +81,10 @@ def test_encoder_decoder_split(tmp_path):
 
 @pytest.mark.refdata
 def test_task_is_faithful_by_default(refdata):
-    """Spec G1: the upstream name list repeats "Wafa" in ARAB_F; the faithful default keeps both rows
+    """The upstream name list repeats "Wafa" in ARAB_F; the faithful default keeps both rows
     (10 names x 730 descriptors), faithful=false keeps 9 distinct names."""
     src = str(refdata / "GlobalBias")
-    assert len(globalbias(source=src, groups=["ARAB_F"], templates=[1]).dataset) == 10 * 730
-    assert len(globalbias(source=src, groups=["ARAB_F"], templates=[1], faithful=False).dataset) == 9 * 730
+    assert len(globalbias(source=src, groups=["ARAB_F"], templates=[1], unit="sentence").dataset) == 10 * 730
+    assert len(globalbias(source=src, groups=["ARAB_F"], templates=[1], faithful=False, unit="sentence").dataset) == 9 * 730
+    grouped = globalbias(source=src, groups=["ARAB_F"], templates=[1])
+    assert len(grouped.dataset) == 730 and sum(s.metadata["n_texts"] for s in grouped.dataset) == 10 * 730

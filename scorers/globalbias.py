@@ -1,4 +1,8 @@
-"""Scorer of the GlobalBias likelihood task: the sentence's summed prompt log-probability.
+"""Scorers of the GlobalBias likelihood task.
+
+Grouped samples (the default: one per descriptor x template) use the generic ``text_logprobs`` scorer of
+:mod:`stereoprobe.scorers.likelihood` (re-exported here). Per-sentence samples (``-T unit=sentence``) use
+``sentence_logprob``: the sentence's summed prompt log-probability.
 
 The model returns ``choices[0].prompt_logprobs`` (vLLM semantics: one entry per prompt token after the first;
 with the stereoprobe ``transformers`` provider and ``-M score_first_token=true`` every token is scored). The
@@ -16,7 +20,12 @@ import math
 from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
-KEYS = ("sum_logprob", "n_tokens", "n_bytes")
+from stereoprobe.globalbias.contract import SCORE_KEYS
+from stereoprobe.scorers.likelihood import text_logprobs
+
+__all__ = ["KEYS", "mean_perplexity", "sentence_logprob", "text_logprobs", "unscored"]
+
+KEYS = SCORE_KEYS
 
 
 def _vals(scores: list[SampleScore]) -> list[dict]:

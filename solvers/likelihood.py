@@ -1,0 +1,131 @@
+"""Grouped likelihood solver: score a sample's texts in one model request (contract:
+:mod:`stereoprobe.likelihood`).
+
+``score_texts()`` reads the text items of ``state.metadata["texts"]`` and puts the per-text results in
+``state.output.metadata[STATE_KEY]`` (compact columns) for the scorer ``text_logprobs``. A provider that declares
+``scores_text_batches`` (stereoprobe's ``transformers``) receives them all in one ``generate()`` call and
+batches them on the device; any other provider that returns prompt log-probabilities (``vllm``,
+``vllm-completions``, ...) gets one request per text, concurrently, the way the per-text tasks did.
+
+Deterministic per-text failures (a text longer than the context window, no prompt log-probabilities, a
+non-finite value, a context that does not tokenize as a prefix) are recorded for that text and the others
+are scored; any other error fails the sample, so ``inspect eval-retry`` scores it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from inspect_ai.model import ChatMessageUser, GenerateConfig, Model, ModelOutput, get_model
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from stereoprobe.likelihood import (
+    RESULTS_KEY,
+    STATE_KEY,
+    TEXTS_KEY,
+    TEXTS_METADATA,
+    TextResult,
+    check_items,
+    encode_results,
+    scored_part,
+)
+
+SCORING_CONFIG = GenerateConfig(max_tokens=1, prompt_logprobs=1, temperature=0.0)
+
+
+def _request_item(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: item[k] for k in ("text", "context", "encoder_text") if item.get(k) is not None}
+
+
+def _n_bytes(item: Mapping[str, Any]) -> int:
+    return len(scored_part(item).encode("utf-8"))
+
+
+def _sum(lps: Sequence[float | None]) -> tuple[float | None, str | None]:
+    bad = [i for i, x in enumerate(lps) if x is None or not math.isfinite(x)]
+    if bad:
+        return None, f"non-finite log-probability at token(s) {bad[:5]}"
+    return float(sum(lps)), None  # type: ignore[arg-type]
+
+
+async def _score_batch(model: Model, items: Sequence[Mapping[str, Any]], config: GenerateConfig) -> list[TextResult]:
+    message = ChatMessageUser(content=f"{len(items)} texts to score",
+                              metadata={TEXTS_KEY: [_request_item(it) for it in items]})
+    out = await model.generate([message], config=config)
+    res = (out.metadata or {}).get(RESULTS_KEY)
+    if not isinstance(res, Mapping) or len(res.get("sum_logprob", ())) != len(items):
+        raise RuntimeError(f"model {model} answered a batch of {len(items)} texts without per-text results "
+                           f"({out.error or 'no ' + RESULTS_KEY + ' in the output metadata'})")
+    out_list = []
+    for k, it in enumerate(items):
+        err = res["error"][k]
+        lp, nt = res["sum_logprob"][k], res["n_tokens"][k]
+        if err is None and (lp is None or not math.isfinite(lp) or not nt):
+            err = "no finite log-probability returned"
+        out_list.append(TextResult(id=str(it["id"]), sum_logprob=None if err else float(lp),
+                                   n_tokens=None if err else int(nt), n_bytes=_n_bytes(it), error=err))
+    return out_list
+
+
+async def _score_one(model: Model, item: Mapping[str, Any], config: GenerateConfig) -> TextResult:
+    text, ctx, tid = str(item["text"]), item.get("context"), str(item["id"])
+
+    def fail(reason: str) -> TextResult:
+        return TextResult(id=tid, sum_logprob=None, n_tokens=None, n_bytes=_n_bytes(item), error=reason)
+
+    try:
+        n_cont = None
+        if ctx:
+            ids_full, ids_ctx = await asyncio.gather(model.api.tokenize(text), model.api.tokenize(ctx))
+            n_cont = len(ids_full) - len(ids_ctx)
+            if n_cont <= 0 or list(ids_full[: len(ids_ctx)]) != list(ids_ctx):
+                return fail("the context's tokens are not a prefix of the text's tokens")
+        meta = {"encoder_text": item["encoder_text"]} if item.get("encoder_text") is not None else None
+        out: ModelOutput = await model.generate([ChatMessageUser(content=text, metadata=meta)], config=config)
+    except (ValueError, TypeError) as ex:  # deterministic: this text cannot be scored by this model
+        return fail(f"{type(ex).__name__}: {ex}")
+    choice = out.choices[0] if out.choices else None
+    plp = choice.prompt_logprobs if choice is not None else None
+    if plp is None or not plp.content:
+        return fail(out.error or "no prompt_logprobs returned")
+    lps = [lp.logprob for lp in plp.content]
+    if n_cont is not None:
+        if len(lps) < n_cont:
+            return fail(f"prompt_logprobs has {len(lps)} entries, fewer than the continuation's {n_cont} tokens")
+        lps = lps[-n_cont:]
+    total, err = _sum(lps)
+    if err:
+        return fail(err)
+    return TextResult(id=tid, sum_logprob=total, n_tokens=len(lps), n_bytes=_n_bytes(item))
+
+
+async def score_items(items: Sequence[Mapping[str, Any]], model: Model | None = None,
+                      config: GenerateConfig = SCORING_CONFIG) -> list[TextResult]:
+    """Score text items (see :mod:`stereoprobe.likelihood`) with ``model`` (default: the task's model): one
+    request for a provider with ``scores_text_batches``, else one request per text."""
+    check_items(items)
+    if not items:
+        return []
+    model = model or get_model()
+    if getattr(model.api, "scores_text_batches", False):
+        return await _score_batch(model, items, config)
+    return list(await asyncio.gather(*(_score_one(model, it, config) for it in items)))
+
+
+@solver
+def score_texts(texts_key: str = TEXTS_METADATA) -> Solver:
+    """Score the text items of ``state.metadata[texts_key]``; results in ``state.output.metadata[STATE_KEY]``
+    (the compact columns of :func:`stereoprobe.likelihood.encode_results`), read by the ``text_logprobs`` scorer."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        model = get_model()
+        results = await score_items(state.metadata[texts_key], model)
+        state.output = ModelOutput(model=str(model), choices=[],
+                                   metadata={STATE_KEY: encode_results(results)[1]})
+        state.completed = True
+        return state
+
+    return solve

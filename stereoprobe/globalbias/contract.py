@@ -1,0 +1,36 @@
+"""The contract between GlobalBias' stages: task and scorer names, score and metadata keys, table columns.
+
+Imported by the tasks, solvers and scorers that write the logs and by the readers and reports that read them.
+"""
+
+from __future__ import annotations
+
+from stereoprobe import likelihood
+
+TASK = "globalbias"
+PROFILES_TASK = "globalbias_profiles"
+
+# likelihood task: one sample per descriptor x template (default) or per sentence (``-T unit=sentence``)
+UNITS = ("group", "sentence")
+GROUP_SCORER = likelihood.SCORER  # compact per-sentence results (stereoprobe.likelihood)
+SENTENCE_SCORER = "sentence_logprob"  # one sentence per sample
+SCORE_KEYS = ("sum_logprob", "n_tokens", "n_bytes")  # value of SENTENCE_SCORER
+
+# metadata of one sentence (per-sentence samples; per-text items of grouped samples carry TEXT_KEYS)
+SENTENCE_METADATA = ("group", "ethnicity", "gender", "name", "name_index", "descriptor", "descriptor_index",
+                     "dataset", "axis", "target", "template", "encoder_input")
+DESCRIPTOR_METADATA = ("descriptor", "descriptor_index", "dataset", "axis", "target", "template")
+TEXT_KEYS = ("id", "text", "group", "ethnicity", "gender", "name", "name_index")  # + "encoder_text"
+
+# profiles task
+PROFILE_SCORER = "profile_parser"
+PROFILE_VALUE_KEYS = ("parsed", "n_profiles", "n_missing", "n_unknown", "n_requested")
+PROFILE_METADATA_KEYS = ("profiles", "missing", "unknown", "malformed_items")
+
+# the long sentence table of the readers
+SENTENCE_COLUMNS = ["model", "group", "ethnicity", "gender", "name", "descriptor", "axis", "target", "template"]
+
+# output tables of ``stereoprobe globalbias`` and ``stereoprobe profiles``
+TABLES = ("bias_scores", "associations", "associations_strict", "min_groups", "validation", "validation_detail",
+          "completeness")
+PROFILE_TABLES = ("classification", "feature_ablation", "top_words", "parse_summary")

@@ -1,0 +1,85 @@
+"""GlobalBias sentences as inspect samples: one per sentence, or one per descriptor x template holding the
+sentences of every name as text items of the grouped likelihood contract (:mod:`stereoprobe.likelihood`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from inspect_ai.dataset import Sample
+from inspect_ai.model import ChatMessageUser
+
+from stereoprobe.globalbias.data import Sentence
+from stereoprobe.likelihood import N_TEXTS_METADATA, TEXTS_METADATA
+
+
+def _decoder_text(s: Sentence) -> str:
+    if not s.text.startswith(s.encoder_input):
+        raise ValueError(f"sentence {s.id}: {s.text!r} does not start with its encoder input {s.encoder_input!r}")
+    return s.text[len(s.encoder_input):]
+
+
+def sentence_samples(sentences: Iterable[Sentence], encoder_decoder: bool = False) -> list[Sample]:
+    """One sample per sentence (id ``{GROUP}:{name index}:{descriptor index}:t{template}``); with
+    ``encoder_decoder`` the user message holds the decoder text and ``metadata["encoder_text"]``."""
+    out = []
+    for s in sentences:
+        inp: str | list[ChatMessageUser] = s.text
+        if encoder_decoder:
+            inp = [ChatMessageUser(content=_decoder_text(s), metadata={"encoder_text": s.encoder_input})]
+        out.append(Sample(input=inp, id=s.id, metadata=s.metadata()))
+    return out
+
+
+def group_id(descriptor_index: int, template: int) -> str:
+    """Sample id of a descriptor x template group: ``d{descriptor index}:t{template}``."""
+    return f"d{descriptor_index}:t{template}"
+
+
+def group_samples(sentences: Iterable[Sentence], encoder_decoder: bool = False) -> list[Sample]:
+    """One sample per descriptor x template (in first-appearance order), its sentences as text items
+    ``{id, text, group, ethnicity, gender, name, name_index}`` (+ ``encoder_text``)."""
+    groups: dict[tuple[int, int], list[Sentence]] = {}
+    for s in sentences:
+        groups.setdefault((s.descriptor.index, s.template), []).append(s)
+    out = []
+    for (d_index, template), members in groups.items():
+        d = members[0].descriptor
+        items = []
+        for s in members:
+            item = {"id": s.id, "text": s.text, "group": s.name.group, "ethnicity": s.name.ethnicity,
+                    "gender": s.name.gender, "name": s.name.name, "name_index": s.name.index}
+            if encoder_decoder:
+                item["text"] = _decoder_text(s)
+                item["encoder_text"] = s.encoder_input
+            items.append(item)
+        meta = {"descriptor": d.descriptor, "descriptor_index": d.index, "dataset": d.dataset, "axis": d.axis,
+                "target": d.target, "template": template, N_TEXTS_METADATA: len(items), TEXTS_METADATA: items}
+        out.append(Sample(input=f"GlobalBias: {len(items)} sentences with the descriptor {d.descriptor!r}, "
+                                f"template {template}", id=group_id(d_index, template), metadata=meta))
+    return out
+
+
+def name_batches(names: list, batch_size: int, seed: int | None = 42) -> list[list]:
+    """Names shuffled as the reference does (``DataFrame.sample(frac=1, random_state=42)``, i.e.
+    ``RandomState(42).choice(n, n, replace=False)``), cut into consecutive batches."""
+    import numpy as np
+
+    order = np.arange(len(names)) if seed is None else np.random.RandomState(seed).choice(
+        len(names), len(names), replace=False)
+    shuffled = [names[i] for i in order]
+    return [shuffled[i:i + batch_size] for i in range(0, len(shuffled), batch_size)]
+
+
+def profile_samples(names: list, batch_size: int, runs: int, seed: int | None = 42) -> list[Sample]:
+    """One sample per run x batch of names (ids ``run{r}:batch{i}``), the prompt asking for their profiles."""
+    from stereoprobe.globalbias.profiles_parse import build_prompt
+
+    batches = name_batches(names, batch_size, seed)
+    samples = []
+    for r in range(runs):
+        for i, b in enumerate(batches):
+            meta = [{"name": n.name, "group": n.group, "ethnicity": n.ethnicity, "gender": n.gender,
+                     "name_index": n.index} for n in b]
+            samples.append(Sample(input=build_prompt([n.name for n in b]), id=f"run{r}:batch{i}",
+                                  metadata={"run_id": r, "batch": i, "names": meta}))
+    return samples
