@@ -157,3 +157,27 @@ def test_defaults_are_the_papers_sampled_protocol():
     c = task.config
     assert (c.temperature, c.top_p, c.frequency_penalty, c.max_tokens) == (0.8, 1.0, 0.6, 2048)
     assert c.logprobs is None and task.metadata["mode"] == "sampled" and task.metadata["option_order"] == "random"
+
+
+@pytest.mark.refdata
+def test_defaults_run_the_upstream_benchmark(refdata, monkeypatch):
+    """Defaults (issue: the paper's benchmark by default): source=upstream, faithful expansion, 77,350
+    questions (paper Table 5: 1,547 templates x 50 questions); DBB-SG on the same upstream templates."""
+    monkeypatch.setenv("STEREOPROBE_UPSTREAM_DIR", str(refdata))
+    task = dbb()
+    assert len(task.dataset) == 77_350
+    assert task.metadata["source"] == "upstream" and task.metadata["faithful"] is True
+    sg = dbb_sg(limit_templates=2)
+    assert len(sg.dataset) == 100 and sg.metadata["scoring"] == "chat"
+
+
+def test_upstream_offline_error_names_the_ways_out(tmp_path, monkeypatch):
+    from stereoprobe.upstream import UpstreamDataError
+
+    monkeypatch.setenv("STEREOPROBE_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("STEREOPROBE_UPSTREAM_DIR", raising=False)
+    monkeypatch.delenv("STEREOPROBE_ALLOW_DOWNLOAD", raising=False)
+    with pytest.raises(UpstreamDataError, match="STEREOPROBE_UPSTREAM_DIR") as e:
+        dbb()
+    assert "-T source=" in str(e.value) and "\n" not in str(e.value)
