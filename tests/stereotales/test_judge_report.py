@@ -120,6 +120,11 @@ def test_judge_report_end_to_end(workdir):
     report = (out / "judge_report.html").read_text() if (out / "judge_report.html").exists() else (out / "report.html").read_text()
     for title in ("agreement with human raters", "language analyses", "own associations", "<img"):
         assert title in report
+    rel = pd.read_csv(out / "rater_reliability.csv")
+    assert set(rel.group) == {"human raters", "LLM judges"} and "agreement among human raters" in report
+    assert "nan%" not in report and 'href="harm_labels.csv"' in report
+    prov = pd.read_csv(out / "judge_provider_counts.csv").set_index("evaluator")
+    assert prov.loc["(all)", "labelled"] == 7 and prov.loc["mockllm/a", "harmful"] == 2  # a: NA, Muslim of 3
 
 
 def test_report_without_human_or_languages(workdir, tmp_path):
