@@ -188,8 +188,17 @@ def read_headers(inputs: Iterable[str | Path], task: str | Sequence[str] | None 
         found = ", ".join(f"{t!r} ({len(ps)} log{'s' if len(ps) != 1 else ''})" for t, ps in sorted(other.items()))
         raise InputError(f"no log of task {' or '.join(repr(t) for t in sorted(wanted or []))} in "
                          f"{', '.join(inputs)}; found {found}")
-    infos.sort(key=lambda i: (_created(i), str(i.path)), reverse=True)
+    # newest first; inspect records ``created`` to the second, so among logs started in the same second a
+    # finished log comes before an interrupted one, then the later-modified file (a retry finishes later)
+    infos.sort(key=lambda i: (_created(i), i.status != "started", _mtime(i.path), str(i.path)), reverse=True)
     return infos
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0
 
 
 def iter_samples(inputs: Iterable[str | Path], task: str | Sequence[str] | None = None, *,
@@ -403,12 +412,11 @@ def read_table(path: str | Path, required: Iterable[str] = (), *, allow_empty: b
         raise InputError(f"{p}: empty file (expected a {what})") from None
     except InputError:
         raise
-    except (pd.errors.ParserError, ValueError, OSError) as exc:
-        raise InputError(f"{p}: not a readable {what} ({' '.join(str(exc).split())[:200]})") from None
-    except Exception as exc:  # pyarrow's errors for a corrupt Parquet file
-        if type(exc).__module__.split(".")[0] == "pyarrow":
-            raise InputError(f"{p}: not a readable Parquet {what} ({' '.join(str(exc).split())[:200]})") from None
-        raise
+    except Exception as exc:  # pandas' ParserError, pyarrow's ArrowInvalid (a ValueError), OSError
+        if not isinstance(exc, (ValueError, OSError)) and type(exc).__module__.split(".")[0] != "pyarrow":
+            raise
+        kind = "Parquet " if p.suffix == ".parquet" else "CSV " if p.suffix != ".tsv" else "TSV "
+        raise InputError(f"{p}: not a readable {kind}{what} ({' '.join(str(exc).split())[:160]})") from None
     require_columns(df, required, p)
     if df.empty and not allow_empty:
         raise InputError(f"{p}: the {what} has no rows")
