@@ -31,7 +31,11 @@ __all__ = ["DBBLogprobsUnavailable", "dbb", "dbb_sg"]
 TASK_VERSION = "2.0.0"
 
 
-@task
+@task(
+    description='DBB multiple choice: does the choice between a stereotypical and a contrasting option change with the described identity? S = |P1(A) - P2(A)| per test instance; `stereoprobe dbb`',
+    tags=['social_bias', 'multiple_choice', 'dbb'],
+    paper="Pan, Raj, Yao, Zhu, What's Not Said Still Hurts (Description-based Bias Benchmark), Findings of EMNLP 2025",
+)
 def dbb(
     source: str = Q.DEFAULT_SOURCE,
     faithful: bool = Q.DEFAULT_FAITHFUL,
@@ -112,7 +116,11 @@ def dbb(
     )
 
 
-@task
+@task(
+    description='DBB-SG: likelihood of stereotypical vs contrasting option sentences per described identity; `stereoprobe dbb`',
+    tags=['social_bias', 'likelihood', 'dbb'],
+    paper="Pan, Raj, Yao, Zhu, What's Not Said Still Hurts (Description-based Bias Benchmark), Findings of EMNLP 2025",
+)
 def dbb_sg(
     source: str = Q.DEFAULT_SOURCE,
     faithful: bool = Q.DEFAULT_FAITHFUL,

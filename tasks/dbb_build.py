@@ -31,7 +31,11 @@ from stereoprobe.solvers.dbb_build import concept_pipeline, question_pipeline
 TASK_VERSION = "1.1.0"
 
 
-@task
+@task(
+    description='DBB builder: concept pairs from stereotype datasets (CrowS-Pairs, StereoSet, SOFA, BBQ) with a grader',
+    tags=['dataset_builder', 'dbb'],
+    paper="Pan, Raj, Yao, Zhu, What's Not Said Still Hurts (Description-based Bias Benchmark), Findings of EMNLP 2025",
+)
 def dbb_build_concepts(source: str = "crows_pairs", local: str | None = None, use_filter: bool = True,
                        temperature: float = 0.2, grader_temperature: float = 0.3,
                        revision: str | None = None, generation: str = "upstream") -> Task:
@@ -65,7 +69,11 @@ def dbb_build_concepts(source: str = "crows_pairs", local: str | None = None, us
                           "revision": revision or (B.HUB[key].revision if key else None)})
 
 
-@task
+@task(
+    description='DBB builder: question templates and option sentence variations from a concepts table',
+    tags=['dataset_builder', 'dbb'],
+    paper="Pan, Raj, Yao, Zhu, What's Not Said Still Hurts (Description-based Bias Benchmark), Findings of EMNLP 2025",
+)
 def dbb_build_questions(concepts: str, n_variations: int = 9, temperature: float = 0.3,
                         grader_temperature: float = 0.3, generation: str = "upstream") -> Task:
     """Question templates (context, option A, option B, grader) and ``n_variations`` extra sentences per

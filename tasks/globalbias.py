@@ -28,7 +28,11 @@ from stereoprobe.solvers.likelihood import score_texts
 TASK_VERSION = "1.1.0"
 
 
-@task
+@task(
+    description='GlobalBias: sentence likelihoods of names x descriptors (40 gender x ethnicity groups); APX bias scores by `stereoprobe globalbias`',
+    tags=['social_bias', 'likelihood', 'names', 'globalbias'],
+    paper='Siddique et al., Who is better at math, Jenny or Jingzhen?, EMNLP 2024, arXiv:2407.06917',
+)
 def globalbias(
     source: str = "bundled",
     faithful: bool = True,

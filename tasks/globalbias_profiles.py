@@ -26,7 +26,11 @@ __all__ = ["globalbias_profiles", "name_batches"]
 TASK_VERSION = "1.0.0"
 
 
-@task
+@task(
+    description='GlobalBias character profiles for batches of names; group distinguishability by `stereoprobe profiles`',
+    tags=['social_bias', 'generation', 'names', 'globalbias'],
+    paper='Siddique et al., Who is better at math, Jenny or Jingzhen?, EMNLP 2024, arXiv:2407.06917',
+)
 def globalbias_profiles(
     source: str = "bundled",
     faithful: bool = True,

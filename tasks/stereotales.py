@@ -108,7 +108,11 @@ def spread_limit(samples: list[Sample], limit: int | None) -> list[Sample]:
     return out
 
 
-@task
+@task(
+    description="StereoTales: stories about a character fixed by one socio-demographic attribute, the protagonist's profile labelled by extractor models; associations mined by `stereoprobe associations`",
+    tags=['social_bias', 'stereotypes', 'generation', 'multilingual', 'stereotales'],
+    paper='Le Jeune et al., StereoTales, arXiv:2605.10442 (2026)',
+)
 def stereotales(
     languages: str | list[str] = "en",
     attributes: str | list[str] | None = None,

@@ -38,7 +38,11 @@ from stereoprobe.stereotales.judge.prompt import attribute_value_lists, load_jud
 TASK_VERSION = "1.0.0"
 
 
-@task
+@task(
+    description='StereoTales harm judge: the model rates associations for harm (1-5) and realism; labels by `stereoprobe judge-report`',
+    tags=['social_bias', 'llm_judge', 'stereotales'],
+    paper='Le Jeune et al., StereoTales, arXiv:2605.10442 (2026)',
+)
 def stereotales_judge(
     associations: str = "upstream",
     epochs: int = 3,
