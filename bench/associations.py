@@ -1,6 +1,6 @@
 """Benchmark of StereoTales association mining at the paper's scale, against the reference procedure.
 
-Synthetic stories (``stereoprobe.stereotales.synthetic``): 23 models × 10 languages × 2,844 prompts
+Synthetic stories (``stereoprobe.stereotales.mining.synthetic``): 23 models × 10 languages × 2,844 prompts
 (19 attributes with the taxonomy's value counts, realistic unknown rates, planted associations of varied
 strength). Times (wall clock and CPU seconds, the latter independent of other users of a shared machine)
 the global run and the per-language run of ``mine_associations`` (``p_method="auto"``,
@@ -23,8 +23,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from stereoprobe.stereotales.associations import MiningConfig, family_pvalues, mine_associations
-from stereoprobe.stereotales.synthetic import ATTRIBUTE_SHAPES, Planted, synthetic_stories
+from stereoprobe.stereotales.mining.associations import MiningConfig, family_pvalues, mine_associations
+from stereoprobe.stereotales.mining.synthetic import ATTRIBUTE_SHAPES, Planted, synthetic_stories
 
 LANGUAGES = ["en", "fr", "es", "it", "pt", "du", "uk", "ar", "hi", "zh"]
 

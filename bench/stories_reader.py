@@ -3,7 +3,7 @@
 Writes one synthetic ``stereotales`` .eval log (N samples with a 2,000-character story, three extractor
 records and a full profile, like the task writes) and times, in the same run:
 
-- ours: ``stereoprobe.stereotales.stories.read_stories`` (single zip open, plain JSON per sample member);
+- ours: ``stereoprobe.stereotales.mining.stories.read_stories`` (single zip open, plain JSON per sample member);
 - peer: inspect's ``read_eval_log_samples`` (the documented streaming API; reopens the archive and validates
   the sample model for every sample), timed on the first ``--peer-samples`` samples and reported per sample.
 
@@ -31,7 +31,7 @@ def main() -> None:
 
     from inspect_ai.log import read_eval_log_samples
 
-    from stereoprobe.stereotales.stories import read_stories
+    from stereoprobe.stereotales.mining.stories import read_stories
 
     per_cell = max(1, args.samples // 9)
     frame = planted_stories(models=("bench/model",), languages=("en",), per_cell=per_cell)

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 from scipy.stats import binom, false_discovery_control
 
-from stereoprobe.stereotales.associations import (
+from stereoprobe.stereotales.mining.associations import (
     MiningConfig,
     aggregate_across_languages,
     aggregate_across_models,
@@ -17,7 +17,7 @@ from stereoprobe.stereotales.associations import (
     mine_associations,
     provider_of,
 )
-from stereoprobe.stereotales.synthetic import ATTRIBUTE_SHAPES, Planted, synthetic_stories
+from stereoprobe.stereotales.mining.synthetic import ATTRIBUTE_SHAPES, Planted, synthetic_stories
 
 ATTRS = list(ATTRIBUTE_SHAPES)
 

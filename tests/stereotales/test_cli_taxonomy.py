@@ -45,10 +45,11 @@ def test_summary_and_prompt_export(tmp_path: Path, capsys) -> None:
     assert rows[2]["metadata"]["attribute_value"] == "vegano"
 
 
-def test_invalid_taxonomy_exits_1_naming_the_field(tmp_path: Path, capsys) -> None:
+def test_invalid_taxonomy_exits_2_naming_the_field(tmp_path: Path, capsys) -> None:
+    # bad input: one line naming file and field, exit code 2 like every subcommand (was 1 before the CLI package)
     tax = tmp_path / "broken.yaml"
     tax.write_text(TINY.replace("es {character}.", "es {hero}."), encoding="utf-8")
-    assert main(["taxonomy", str(tax)]) == 1
+    assert main(["taxonomy", str(tax)]) == 2
     err = capsys.readouterr().err
     assert "broken.yaml: locales.es: story_template" in err and "unknown placeholder(s) {hero}" in err
     assert "missing placeholder(s) {character}" in err

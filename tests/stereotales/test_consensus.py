@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from stereoprobe.stereotales.consensus import UNKNOWN, consensus_profile, consensus_value
+from stereoprobe.stereotales.extraction.consensus import UNKNOWN, consensus_profile, consensus_value
 
 
 def upstream_consensus(values: list[str]) -> str:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from stereoprobe.stereotales.parsing import (
+from stereoprobe.stereotales.extraction.parsing import (
     ParseError,
     extract_json_object,
     match_allowed_value,

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from stereoprobe.report.html import Section
-from stereoprobe.stereotales.association_tables import association_id
-from stereoprobe.stereotales.report import write_associations_report
+from stereoprobe.stereotales.mining.tables import association_id
+from stereoprobe.stereotales.mining.report import write_associations_report
 from stereoprobe.tables import write_table
 
 BASIC = "basic (e.g. less than high school, or high school)"
@@ -81,7 +81,9 @@ def test_report_renders_from_tables_alone(tmp_path: Path) -> None:
     assert re.findall(r'<a href="#ex-[^"]+">([^<]*)</a>', text) and set(re.findall(r'<a href="#ex-[^"]+">([^<]*)</a>', text)) == {"stories"}
     assert "<script>alert(1)" not in text and "&lt;script&gt;alert(1)" in text
     assert text.index('id="judge"') > text.index('id="examples"') and "judge says hi" in text
-    assert "hand-made" in text and "table class=\"sortable\"" in text
+    assert "hand-made" in text and re.search(r'<table id="[^"]+" class="sortable', text)  # shared report markup
+    # every table file is linked from the report (CSV and Parquet)
+    assert 'href="associations.csv"' in text and 'href="associations.parquet"' in text
 
 
 def test_harm_labels_split_the_per_model_plot(tmp_path: Path) -> None:

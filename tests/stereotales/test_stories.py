@@ -9,7 +9,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from _stories_fixtures import release_rows, story_sample, write_log  # noqa: E402
 
-from stereoprobe.stereotales.stories import (  # noqa: E402
+from stereoprobe.stereotales.mining.stories import (  # noqa: E402
     ID_COLUMNS,
     MixedInputsError,
     StoriesError,
@@ -197,7 +197,7 @@ def test_log_excerpts_come_from_the_used_copy(tmp_path: Path) -> None:
 def test_fast_eval_reader_matches_inspect_reader(tmp_path: Path) -> None:
     from inspect_ai.log import read_eval_log_samples
 
-    from stereoprobe.stereotales.stories import _view, iter_log_samples
+    from stereoprobe.stereotales.mining.stories_logs import _view, iter_log_samples
 
     samples = [
         story_sample("s1", attribute="gender", value="man", profile=prof(), story="a story " * 400),
@@ -291,7 +291,7 @@ def test_release_folder_with_other_tables_and_json(tmp_path: Path) -> None:
 
 def test_truncated_eval_archive_is_a_clear_error(tmp_path: Path) -> None:
     path = write_log(tmp_path / "a.eval", [story_sample("s1", attribute="gender", value="man", profile=prof())])
-    from stereoprobe.stereotales.stories import iter_log_samples
+    from stereoprobe.stereotales.mining.stories_logs import iter_log_samples
 
     data = path.read_bytes()
     (tmp_path / "cut.eval").write_bytes(data[: len(data) // 2])
@@ -301,7 +301,7 @@ def test_truncated_eval_archive_is_a_clear_error(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])
 def test_release_read_in_chunks_gives_the_same_frame(tmp_path: Path, monkeypatch, fmt: str) -> None:
-    import stereoprobe.stereotales.stories as stories_mod
+    import stereoprobe.stereotales.mining.stories_release as stories_mod
 
     base = pd.concat([_release_frame().assign(sample_id=lambda d, k=k: d.sample_id + f"#{k}") for k in range(3)],
                      ignore_index=True)

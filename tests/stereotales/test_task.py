@@ -29,7 +29,8 @@ from stereoprobe.scorers.stereotales import (
     unknown_rate,
 )
 from stereoprobe.stereotales.taxonomy import build_samples, load_taxonomy
-from stereoprobe.tasks.stereotales import as_list, resolve_values, spread_limit, stereotales
+from stereoprobe.stereotales.taxonomy.samples import as_list, resolve_values, spread_limit
+from stereoprobe.tasks.stereotales import stereotales
 
 TAX = load_taxonomy()
 ATTRS = [a.key for a in TAX.attributes]
@@ -170,13 +171,15 @@ def test_reference_dataset_size_and_ids():
     ids = [s.id for s in samples]
     assert len(set(ids)) == len(ids)
     assert all(re.fullmatch(r"en:[a-z_]+:\d+:[a-z_]+:\d", i) for i in ids)
-    task = stereotales()
+    task = stereotales(languages="en")
     assert [s.id for s in task.dataset] == ids
     assert task.version == "1.0.0"
     assert task.metadata["taxonomy_fingerprint"] == TAX.fingerprint()
     # every selected language yields the same grid
     n_lang = len(TAX.languages)
     assert len(stereotales(languages="all").dataset) == 2844 * n_lang
+    # the default is the paper's benchmark: every language of the taxonomy (10 for the reference taxonomy)
+    assert n_lang == 10 and len(stereotales().dataset) == 2844 * n_lang
 
 
 def test_prompts_in_every_language():
@@ -189,12 +192,12 @@ def test_prompts_in_every_language():
 
 
 def test_selection_parameters():
-    task = stereotales(attributes=["gender", "professional_field"], values="man,business, finance, legal")
+    task = stereotales(languages="en", attributes=["gender", "professional_field"], values="man,business, finance, legal")
     # 36 scenarios x (1 gender value + 1 professional value)
     assert len(task.dataset) == 72
     assert {s.metadata["attribute_value_key"] for s in task.dataset} == {"man", "business, finance, legal"}
-    assert len(stereotales(scenario_groups="hobbies,health").dataset) == 79 * 8
-    assert len(stereotales(extra_english=True).dataset) > 2844
+    assert len(stereotales(languages="en", scenario_groups="hobbies,health").dataset) == 79 * 8
+    assert len(stereotales(languages="en", extra_english=True).dataset) > 2844
     with pytest.raises(ValueError):
         stereotales(attributes="not_an_attribute")
     with pytest.raises(ValueError, match="consensus"):
@@ -219,7 +222,7 @@ def test_limit_spreads_over_grid_per_language():
     assert len(picked) == 19
     assert [s.id for s in picked] == [samples[int(k * 2844 / 19)].id for k in range(19)]
     assert len({s.metadata["attribute"] for s in picked}) > 10
-    assert len(stereotales(limit=7).dataset) == 7
+    assert len(stereotales(languages="en", limit=7).dataset) == 7
     with pytest.raises(ValueError, match="limit"):
         spread_limit(samples, 0)
 
@@ -324,7 +327,7 @@ def test_end_to_end_majority(tmp_path):
     assert m["unknown_rate"] == pytest.approx((171 - 17) / 171)
 
     # contract B -> C: the association-mining reader gets the analysis-ready profiles from this log
-    from stereoprobe.stereotales.stories import read_stories
+    from stereoprobe.stereotales.mining.stories import read_stories
 
     frame = read_stories([tmp_path / "logs"]).frame.set_index("sample_id")
     assert len(frame) == 12 and int(frame["refused"].sum()) == 2

@@ -1,7 +1,8 @@
 """Combining the votes of several extractors (or refusal judges) into one value per attribute.
 
 Pure functions, no I/O. ``"majority"`` reproduces the published StereoTales rule (flare
-``get_consensus_value`` after commit 8bc4730; spec §4.2–4.3); ``"unanimity"`` is the earlier Phare rule.
+``get_consensus_value`` in ``src/flare/scorer/attribute_extraction/scorer.py`` of Giskard-AI/flare after
+commit 8bc4730); ``"unanimity"`` is the earlier Phare rule.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-__all__ = ["UNKNOWN", "ConsensusRule", "consensus_value", "consensus_profile"]
+from stereoprobe.stereotales.contract import UNKNOWN
 
-UNKNOWN = "unknown"
+__all__ = ["UNKNOWN", "CONSENSUS_RULES", "ConsensusRule", "consensus_value", "consensus_profile"]
+
 ConsensusRule = Literal["majority", "unanimity"]
 CONSENSUS_RULES: tuple[str, ...] = ("majority", "unanimity")
 
@@ -20,13 +22,14 @@ CONSENSUS_RULES: tuple[str, ...] = ("majority", "unanimity")
 def consensus_value(votes: Sequence[str], rule: ConsensusRule = "majority") -> str:
     """One value from the votes of the models that answered.
 
-    - ``"majority"`` (strict majority of the votes cast, spec §4.3): with ``m = len(votes)``, the most
+    - ``"majority"`` (strict majority of the votes cast, as flare): with ``m = len(votes)``, the most
       common value wins if it has at least ``m // 2 + 1`` votes (2 of 3, 2 of 2, 1 of 1), else ``"unknown"``.
       ``"unknown"`` is an ordinary vote, so two ``"unknown"`` votes out of three give ``"unknown"``.
     - ``"unanimity"``: the value every voter gave, else ``"unknown"``.
 
     No votes (every call failed) gives ``"unknown"``. Failed calls must be left out of ``votes``: they are
-    not votes, which is how upstream lets a single surviving extractor decide alone (bug B6).
+    not votes, which is how upstream lets a single surviving extractor decide alone (flare ``scorer.py``; see
+    ``min_extractors`` of the scorer for a quorum).
     """
     if rule not in CONSENSUS_RULES:
         raise ValueError(f"consensus rule must be one of {CONSENSUS_RULES}, got {rule!r}")

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import html
 import json
-import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from stereoprobe.report.html import Section, table_html, write_report
-
-KEY_COLUMNS = ["base_attribute", "base_value", "compared_attribute", "compared_value"]
+from stereoprobe.report.html import Section, write_report
+from stereoprobe.stereotales.contract import ALL_SLICE, KEY_COLUMNS
 REPORT_NAME = "report.html"
 HARM_LABELS = "harm_labels.csv"
 RUN_INFO = "run_info.json"
@@ -35,6 +34,7 @@ TABLES: dict[str, str] = {
     "pair_tests": "step 1: every attribute-pair test (p-value method, BH, Cramér's V)",
     "value_tests": "step 2: every value-pair test of the significant pairs (BY, fraction, lift, CI)",
     "attribute_distributions": "extracted attribute values per model and language",
+    "attribute_distributions_by_scenario": "extracted attribute values per model and scenario (languages pooled)",
     "refusal_rates": "stories, refusals and errored samples per model, language, prompted attribute",
     "unknown_rates": "unknown/other answers per model, language, attribute",
     "association_examples": "a few stories (ids + excerpt) per association",
@@ -87,29 +87,26 @@ def _harm_label(df: pd.DataFrame, labels: pd.DataFrame | None) -> pd.Series:
     return lab
 
 
-_LINK_TEXT = re.compile(r'(<a href="#ex-[^"]+">)#ex-[^<]+(</a>)')
+def _files(name: str) -> list[str]:
+    """The CSV and Parquet files of a table, relative to the report's folder."""
+    return [f"{name}.csv", f"{name}.parquet"]
 
 
-def _linked_table(section: Section, df: pd.DataFrame, caption: str) -> None:
-    """A sortable table whose ``examples`` links read "stories" instead of the anchor name."""
-    if df.empty:
-        section.note(f"{caption}: no rows.")
-        return
-    section.raw(_LINK_TEXT.sub(r"\1stories\2", table_html(df, caption=caption)))
+def _linked_table(section: Section, df: pd.DataFrame, caption: str, name: str) -> None:
+    """A sortable table whose ``examples`` column links to the example stories of the association."""
+    links = ["examples"] if "examples" in df.columns else None
+    section.table(df, caption=caption, links=links, files=_files(name))
 
 
-def _table(section: Section, df: pd.DataFrame, caption: str) -> None:
-    if df.empty:
-        section.note(f"{caption}: no rows.")
-    else:
-        section.table(df, caption=caption)
+def _table(section: Section, df: pd.DataFrame, caption: str, name: str) -> None:
+    section.table(df, caption=caption, files=_files(name))
 
 
 def _examples_link(df: pd.DataFrame, linked: set[str]) -> pd.DataFrame:
     if "association_id" not in df.columns:
         return df
     out = df.copy()
-    out.insert(0, "examples", [f"#ex-{a}" if a in linked else "" for a in out["association_id"]])
+    out.insert(0, "examples", [("stories", f"#ex-{a}") if a in linked else None for a in out["association_id"]])
     return out.drop(columns=["association_id"])
 
 
@@ -265,7 +262,7 @@ def _summary_section(out_dir: Path, info: dict, refusals: pd.DataFrame | None, i
             s.table(pd.DataFrame({"p-value method": list(info["p_methods"]), "tests": list(info["p_methods"].values())}),
                     caption="how the step-1 p-values were computed")
     if refusals is not None and len(refusals):
-        overall = refusals[(refusals["language"] == "all") & (refusals["target_attribute"] == "all")]
+        overall = refusals[(refusals["language"] == ALL_SLICE) & (refusals["target_attribute"] == ALL_SLICE)]
         s.table(overall.drop(columns=["language", "target_attribute"]), caption="refusals and errored samples per model")
     if issues is not None and len(issues):
         counts = issues.groupby(["model", "kind"]).size().rename("samples").reset_index()
@@ -273,124 +270,186 @@ def _summary_section(out_dir: Path, info: dict, refusals: pd.DataFrame | None, i
     return s
 
 
-def write_associations_report(out_dir: str | Path, extra_sections: Sequence[Section] = ()) -> Path:
-    """Rebuild ``out_dir/report.html`` from the tables in ``out_dir`` alone, appending ``extra_sections``."""
-    d = Path(out_dir)
+@dataclass
+class _Outputs:
+    """The tables of an ``associations`` output folder (None: not written by that run)."""
+
+    dir: Path
+    info: dict
+    assoc: pd.DataFrame
+    labels: pd.DataFrame | None
+    across: pd.DataFrame | None
+    explorer: pd.DataFrame | None
+    by_lang: pd.DataFrame | None
+    jac: pd.DataFrame | None
+    specific: pd.DataFrame | None
+    pairs: pd.DataFrame | None
+    dist: pd.DataFrame | None
+    refusals: pd.DataFrame | None
+    unknown: pd.DataFrame | None
+    examples: pd.DataFrame | None
+    issues: pd.DataFrame | None
+
+
+def _read_outputs(d: Path) -> _Outputs:
     assoc = read_output_table(d, "associations")
     if assoc is None:
         raise FileNotFoundError(f"{d}: no associations table (run `stereoprobe associations ... --out {d}` first)")
     info = json.loads((d / RUN_INFO).read_text()) if (d / RUN_INFO).is_file() else {}
-    labels = read_harm_labels(d)
-    across = read_output_table(d, "associations_across_models")
-    explorer = read_output_table(d, "explorer_global")
-    by_lang = read_output_table(d, "associations_by_language")
-    jac = read_output_table(d, "language_jaccard")
-    specific = read_output_table(d, "language_specific")
-    pairs = read_output_table(d, "pair_tests")
-    dist = read_output_table(d, "attribute_distributions")
-    refusals = read_output_table(d, "refusal_rates")
-    unknown = read_output_table(d, "unknown_rates")
-    examples = read_output_table(d, "association_examples")
-    issues = read_output_table(d, "input_issues")
+    o = _Outputs(
+        d, info, assoc, read_harm_labels(d), *(read_output_table(d, n) for n in (
+            "associations_across_models", "explorer_global", "associations_by_language", "language_jaccard",
+            "language_specific", "pair_tests", "attribute_distributions", "refusal_rates", "unknown_rates",
+            "association_examples", "input_issues"))
+    )
+    if o.labels is not None:
+        o.assoc = o.assoc.assign(harm=_harm_label(o.assoc, o.labels).to_numpy())
+        if o.across is not None and set(KEY_COLUMNS) <= set(o.across.columns):
+            o.across = o.across.assign(harm=_harm_label(o.across, o.labels).to_numpy())
+    return o
 
-    if labels is not None:
-        assoc = assoc.assign(harm=_harm_label(assoc, labels).to_numpy())
-        if across is not None and set(KEY_COLUMNS) <= set(across.columns):
-            across = across.assign(harm=_harm_label(across, labels).to_numpy())
 
-    # which associations get an embedded example block (the first rows of the shown tables)
+def _linked_ids(o: _Outputs) -> list[str]:
+    """Associations that get an embedded example block: the first rows of the shown tables."""
     linked: list[str] = []
-    if examples is not None and len(examples):
-        have = set(examples["association_id"])
-        for df in (across, explorer, assoc):
+    if o.examples is not None and len(o.examples):
+        have = set(o.examples["association_id"])
+        for df in (o.across, o.explorer, o.assoc):
             if df is not None and "association_id" in df.columns:
                 linked += [a for a in df["association_id"].head(EXAMPLES_IN_REPORT) if a in have]
         linked = list(dict.fromkeys(linked))[:EXAMPLES_IN_REPORT]
-    linked_set = set(linked)
+    return linked
 
-    sections = [_summary_section(d, info, refusals, issues)]
 
-    glob = assoc[assoc["slice"] == "all"]
+def _per_model_section(o: _Outputs) -> Section:
+    glob = o.assoc[o.assoc["slice"] == ALL_SLICE]
     s = Section("Associations per model", anchor="per-model")
     s.text(
         "An association A = a → B = b reads: in the generated stories, when A is a, B is b more often than for "
         "other A groups. Kept when the attribute pair is significant (BH), its effect is medium or large, the "
-        "cell's BY-adjusted one-sided Fisher p < 0.05 and lift ≥ 2 (spec §5.8)."
+        "cell's BY-adjusted one-sided Fisher p < 0.05 and lift ≥ 2 (the paper's filter)."
     )
-    shown = glob if len(glob) else assoc
+    shown = glob if len(glob) else o.assoc
     if len(shown):
         cap = "global run (languages pooled)" if len(glob) else "per-language run"
-        if labels is not None:
+        if o.labels is not None:
             cap += "; colour = harm label from harm_labels.csv"
-        s.figure(_plot_per_model(shown, labels), caption=f"associations per model, {cap}")
+        s.figure(_plot_per_model(shown, o.labels), caption=f"associations per model, {cap}")
     else:
-        s.note("No association passes the filter.")
-    sections.append(s)
+        s.empty("No association passes the filter in these runs.")
+    return s
 
-    if across is not None:
+
+def _association_sections(o: _Outputs, linked: set[str]) -> list[Section]:
+    out = []
+    if o.across is not None:
         s = Section("Associations across models", anchor="across-models")
-        _linked_table(s, _examples_link(across, linked_set), caption="associations_across_models.csv")
-        sections.append(s)
-    if explorer is not None and len(explorer):
+        _linked_table(s, _examples_link(o.across, linked), "associations_across_models.csv", "associations_across_models")
+        out.append(s)
+    if o.explorer is not None and len(o.explorer):
         s = Section("Association explorer (global, per model)", anchor="explorer")
-        _linked_table(s, _examples_link(explorer, linked_set), caption="explorer_global.csv")
-        sections.append(s)
+        _linked_table(s, _examples_link(o.explorer, linked), "explorer_global.csv", "explorer_global")
+        out.append(s)
     s = Section("All associations (every slice)", anchor="associations")
-    _linked_table(s, _examples_link(assoc, linked_set), caption="associations.csv")
-    sections.append(s)
+    _linked_table(s, _examples_link(o.assoc, linked), "associations.csv", "associations")
+    out.append(s)
+    return out
 
-    if by_lang is not None or jac is not None:
-        s = Section("Languages", anchor="languages")
-        j = jac.set_index(jac.columns[0]) if jac is not None and len(jac) else None
-        if j is None or len(j) < 2 or not j.notna().to_numpy().any():
-            s.note("Jaccard heatmap: fewer than two languages with associations.")
-        else:
-            s.figure(_plot_jaccard(j), caption="Jaccard similarity between the languages' association sets (English keys)")
-        if by_lang is not None:
-            _linked_table(s, _examples_link(by_lang, linked_set), caption="associations_by_language.csv (languages count)")
-        if specific is not None and len(specific):
-            _linked_table(s, _examples_link(specific, linked_set), caption="language_specific.csv")
-        sections.append(s)
 
-    if dist is not None and len(dist):
-        s = Section("Attribute distributions", anchor="distributions")
-        s.figure(_plot_distributions(dist), caption="extracted values per model (languages pooled; stories prompted "
-                                                   "with the attribute excluded; grey = other/unknown)")
-        s.table(dist[dist["language"] == "all"], caption="attribute_distributions.csv (languages pooled; the CSV has each language)")
-        sections.append(s)
+def _language_section(o: _Outputs, linked: set[str]) -> Section | None:
+    if o.by_lang is None and o.jac is None:
+        return None
+    s = Section("Languages", anchor="languages")
+    j = o.jac.set_index(o.jac.columns[0]) if o.jac is not None and len(o.jac) else None
+    if j is None or len(j) < 2 or not j.notna().to_numpy().any():
+        s.empty("Jaccard heatmap: fewer than two languages with associations.")
+    else:
+        s.figure(_plot_jaccard(j), caption="Jaccard similarity between the languages' association sets (English keys)")
+    if o.by_lang is not None:
+        _linked_table(s, _examples_link(o.by_lang, linked), "associations_by_language.csv (languages count)",
+                      "associations_by_language")
+    if o.specific is not None and len(o.specific):
+        _linked_table(s, _examples_link(o.specific, linked), "language_specific.csv", "language_specific")
+    return s
 
-    if unknown is not None and len(unknown) or refusals is not None and len(refusals):
-        s = Section("Refusals and unknown answers", anchor="rates")
-        if refusals is not None and len(refusals):
-            r = refusals[(refusals["target_attribute"] == "all") & (refusals["language"] != "all")]
-            if len(r):
-                s.figure(_plot_rates(r, "language", "refusal_rate", "refusal rate"),
-                         caption="share of refused stories per model and prompt language")
-        if unknown is not None and len(unknown):
-            s.figure(_plot_rates(unknown[unknown["language"] == "all"], "attribute", "unknown_rate", "unknown rate"),
-                     caption="share of 'unknown' per model and attribute (extracted stories, languages pooled)")
-            s.table(unknown[unknown["language"] == "all"], caption="unknown_rates.csv (languages pooled)")
-        if refusals is not None and len(refusals):
-            s.table(refusals, caption="refusal_rates.csv")
-        sections.append(s)
 
-    if pairs is not None:
-        s = Section("Attribute-pair tests (step 1)", anchor="pair-tests")
-        shown = pairs.drop(columns=[c for c in ("table", "row_values", "col_values") if c in pairs.columns])
-        _table(s, shown, caption="pair_tests.csv (the CSV also holds each contingency table and its labels)")
-        sections.append(s)
+def _distribution_section(o: _Outputs) -> Section | None:
+    dist = o.dist
+    if dist is None or not len(dist):
+        return None
+    s = Section("Attribute distributions", anchor="distributions")
+    s.figure(_plot_distributions(dist), caption="extracted values per model (languages pooled; stories prompted "
+                                               "with the attribute excluded; grey = other/unknown)")
+    s.table(dist[dist["language"] == ALL_SLICE], caption="attribute_distributions.csv (languages pooled; the CSV has each language)",
+            files=_files("attribute_distributions"))
+    return s
 
-    if linked:
-        s = Section("Example stories", anchor="examples")
-        s.note("A few stories per association (prompted with A = a, extracted B = b); excerpts are model output.")
-        s.raw(_examples_html(examples, linked))
-        sections.append(s)
 
-    files = [f for f in TABLES if (d / f"{f}.csv").is_file()]
+def _rates_section(o: _Outputs) -> Section | None:
+    refusals, unknown = o.refusals, o.unknown
+    has_ref = refusals is not None and len(refusals) > 0
+    has_unk = unknown is not None and len(unknown) > 0
+    if not (has_ref or has_unk):
+        return None
+    s = Section("Refusals and unknown answers", anchor="rates")
+    if has_ref:
+        r = refusals[(refusals["target_attribute"] == ALL_SLICE) & (refusals["language"] != ALL_SLICE)]
+        if len(r):
+            s.figure(_plot_rates(r, "language", "refusal_rate", "refusal rate"),
+                     caption="share of refused stories per model and prompt language")
+    if has_unk:
+        s.figure(_plot_rates(unknown[unknown["language"] == ALL_SLICE], "attribute", "unknown_rate", "unknown rate"),
+                 caption="share of 'unknown' per model and attribute (extracted stories, languages pooled)")
+        s.table(unknown[unknown["language"] == ALL_SLICE], caption="unknown_rates.csv (languages pooled)",
+                files=_files("unknown_rates"))
+    if has_ref:
+        s.table(refusals, caption="refusal_rates.csv", files=_files("refusal_rates"))
+    return s
+
+
+def _pairs_section(o: _Outputs) -> Section | None:
+    if o.pairs is None:
+        return None
+    s = Section("Attribute-pair tests (step 1)", anchor="pair-tests")
+    shown = o.pairs.drop(columns=[c for c in ("table", "row_values", "col_values") if c in o.pairs.columns])
+    _table(s, shown, "pair_tests.csv (the CSV also holds each contingency table and its labels)", "pair_tests")
+    return s
+
+
+def _examples_section(o: _Outputs, linked: list[str]) -> Section | None:
+    if not linked:
+        return None
+    s = Section("Example stories", anchor="examples")
+    s.note("A few stories per association (prompted with A = a, extracted B = b); excerpts are model output.")
+    s.raw(_examples_html(o.examples, linked))
+    return s
+
+
+def _files_section(d: Path) -> Section:
+    names = [f for f in TABLES if (d / f"{f}.csv").is_file()]
     s = Section("Files", anchor="files")
-    s.raw(table_html(pd.DataFrame({"table": [f"{f}.csv" for f in files], "content": [TABLES[f] for f in files]})))
-    sections.append(s)
+    s.files([d / f for n in names for f in _files(n)], base=d, descriptions=TABLES)
+    return s
 
-    sections += list(extra_sections)
-    subtitle = info.get("subtitle") or "StereoTales association mining"
-    return write_report(d / REPORT_NAME, "StereoTales associations", sections, subtitle=subtitle)
+
+def write_associations_report(out_dir: str | Path, extra_sections: Sequence[Section] = ()) -> Path:
+    """Rebuild ``out_dir/report.html`` from the tables in ``out_dir`` alone, appending ``extra_sections``."""
+    d = Path(out_dir)
+    o = _read_outputs(d)
+    linked = _linked_ids(o)
+    linked_set = set(linked)
+    sections: list[Section | None] = [
+        _summary_section(d, o.info, o.refusals, o.issues),
+        _per_model_section(o),
+        *_association_sections(o, linked_set),
+        _language_section(o, linked_set),
+        _distribution_section(o),
+        _rates_section(o),
+        _pairs_section(o),
+        _examples_section(o, linked),
+        _files_section(d),
+        *extra_sections,
+    ]
+    subtitle = o.info.get("subtitle") or "StereoTales association mining"
+    return write_report(d / REPORT_NAME, "StereoTales associations", [x for x in sections if x is not None],
+                        subtitle=subtitle)

@@ -1,15 +1,16 @@
 """Output tables of ``stereoprobe associations``: pure functions from the stories frame and the mining engine's
-test tables to the published tables (contract E). No I/O here; the CLI writes them with ``write_table``.
+test tables to the published tables. No I/O here; the CLI writes them with ``write_table``.
 
 Tables (one function each):
 
-- :func:`associations_table` — the associations passing the paper's filter (spec §5.8), contract-E columns
+- :func:`associations_table` — the associations passing the paper's filter, :data:`ASSOCIATION_COLUMNS`
   first.
 - :func:`explorer_table` — per model, the global associations with the paper's association-explorer columns
   (percentage, lift, models count "k/N").
-- :func:`attribute_distributions` — extracted attribute values per model and language.
+- :func:`attribute_distributions` — extracted attribute values per model and language;
+  :func:`attribute_distributions_by_scenario` — the same per model and scenario (languages pooled).
 - :func:`refusal_rates` / :func:`unknown_rates` — refusals, errored samples and unknown/other answers per
-  model, language and attribute (spec §11 B12: upstream reports none of them).
+  model, language and attribute (upstream ``step_02_compute_associations.py`` reports none of them).
 - :func:`pick_examples` — a few story ids per association, to link each association to stories that show it.
 """
 
@@ -19,10 +20,9 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-# the harm judge's id, so association tables, judge ratings and harm labels join on it
-from stereoprobe.stereotales.judge import association_id
+# the association id is shared with the harm judge, so association tables, judge ratings and harm labels join on it
+from stereoprobe.stereotales.contract import ALL_SLICE, KEY_COLUMNS, OTHER, UNKNOWN, association_id
 
-KEY_COLUMNS = ["base_attribute", "base_value", "compared_attribute", "compared_value"]
 ASSOCIATION_COLUMNS = [
     "model",
     "slice",
@@ -39,7 +39,7 @@ ASSOCIATION_COLUMNS = [
     "cramers_v",
     "effect",
 ]
-GLOBAL_SLICE = "all"
+GLOBAL_SLICE = ALL_SLICE
 
 
 def with_association_id(df: pd.DataFrame) -> pd.DataFrame:
@@ -49,7 +49,7 @@ def with_association_id(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def associations_table(value_tests: pd.DataFrame) -> pd.DataFrame:
-    """Rows of ``value_tests`` that pass the filter, contract-E columns first, then every other column."""
+    """Rows of ``value_tests`` that pass the filter, :data:`ASSOCIATION_COLUMNS` first, then every other column."""
     missing = [c for c in ASSOCIATION_COLUMNS + ["passes"] if c not in value_tests.columns]
     if missing:
         raise ValueError(f"value_tests lacks column(s) {missing}")
@@ -116,10 +116,44 @@ def attribute_distributions(frame: pd.DataFrame, attributes: Sequence[str]) -> p
     out = pd.concat(parts, ignore_index=True)
     grp = ["model", "language", "attribute"]
     out["share"] = out["count"] / out.groupby(grp)["count"].transform("sum")
-    known = out["count"].where(~out["value"].isin(["unknown", "other"]), 0)
+    known = out["count"].where(~out["value"].isin([UNKNOWN, OTHER]), 0)
     denom = known.groupby([out[k] for k in grp]).transform("sum")
     out["share_known"] = (known / denom.where(denom > 0)).where(known > 0)
     return out.sort_values(grp + ["count"], ascending=[True, True, True, False]).reset_index(drop=True)
+
+
+def attribute_distributions_by_scenario(frame: pd.DataFrame, attributes: Sequence[str]) -> pd.DataFrame:
+    """Extracted values per (model, scenario, attribute), languages pooled: the paper's attribute
+    distributions by scenario.
+
+    Same stories as :func:`attribute_distributions` (extracted, not prompted with the attribute). Columns
+    ``model, scenario_group, scenario_key, attribute, value, count, share`` (over all such stories of the
+    scenario, unknown included), ``share_known`` (over those whose value is neither unknown nor other; empty
+    for unknown/other rows).
+    """
+    cols = ["model", "scenario_group", "scenario_key", "attribute", "value", "count", "share", "share_known"]
+    complied = _extracted(frame)
+    parts = []
+    for a in attributes:
+        sub = complied.loc[complied["target_attribute"] != a, ["model", "scenario_group", "scenario_key", a]]
+        if sub.empty:
+            continue
+        sub = sub.astype({"scenario_group": object}).fillna({"scenario_group": ""})
+        c = sub.groupby(["model", "scenario_group", "scenario_key", a], observed=True).size().rename("count")
+        c = c[c > 0].reset_index().rename(columns={a: "value"})
+        c.insert(3, "attribute", a)
+        parts.append(c)
+    if not parts:
+        return pd.DataFrame(columns=cols)
+    out = pd.concat(parts, ignore_index=True)
+    for col in ("model", "scenario_group", "scenario_key", "attribute", "value"):
+        out[col] = out[col].astype(str)
+    grp = ["model", "scenario_group", "scenario_key", "attribute"]
+    out["share"] = out["count"] / out.groupby(grp)["count"].transform("sum")
+    known = out["count"].where(~out["value"].isin([UNKNOWN, OTHER]), 0)
+    denom = known.groupby([out[k] for k in grp]).transform("sum")
+    out["share_known"] = (known / denom.where(denom > 0)).where(known > 0)
+    return out.sort_values(grp + ["count"], ascending=[True, True, True, True, False])[cols].reset_index(drop=True)
 
 
 def _with_rollups(df: pd.DataFrame, dims: Sequence[str], agg: dict) -> pd.DataFrame:
@@ -203,7 +237,7 @@ def unknown_rates(frame: pd.DataFrame, attributes: Sequence[str]) -> pd.DataFram
             continue
         flags = pd.DataFrame(
             {"model": sub["model"], "language": sub["language"], "n": 1,
-             "unknown": (sub[a] == "unknown").astype(int), "other": (sub[a] == "other").astype(int)}
+             "unknown": (sub[a] == UNKNOWN).astype(int), "other": (sub[a] == OTHER).astype(int)}
         )
         r = _with_rollups(flags, ["model", "language"], {"n": ("n", "sum"), "unknown": ("unknown", "sum"),
                                                          "other": ("other", "sum")})

@@ -1,4 +1,4 @@
-"""Synthetic StereoTales stories frames (contract C) with known truth, for the simulation tests and the
+"""Synthetic StereoTales stories frames (:mod:`.stories`) with known truth, for the simulation tests and the
 association benchmark.
 
 The design mirrors the paper: per model and language, every (base attribute A, target value a, scenario)
@@ -7,7 +7,7 @@ unknown rate, "other" with a small rate where B has an "other" value, else drawn
 distribution over B's values. Planted associations (A=a → B=b, factor f) multiply P(B=b | A=a) by ``f``
 (renormalised); everything else is independent, so any other discovery is false.
 
-Attribute shapes (number of target values, whether extraction has "other") follow spec §2.2/§4.4; value
+Attribute shapes (number of target values, whether extraction has "other") follow the reference taxonomy (``datasets/stereotales/taxonomy.yaml``); value
 names are synthetic (``<attribute>_<i>``), unknown rates are rough orders of magnitude of what extraction
 ensembles return on short stories (most stories say nothing about religion or sexual orientation).
 """

@@ -1,4 +1,4 @@
-"""Read the upstream StereoTales seed YAMLs into a :class:`~stereoprobe.stereotales.taxonomy.Taxonomy`.
+"""Read the upstream StereoTales seed YAMLs into a :class:`~stereoprobe.stereotales.taxonomy.model.Taxonomy`.
 
 This reproduces the paper's exact story prompts (``step_00_generate_samples.py``): per language, for each
 base attribute (upstream ``BASE_ATTRIBUTES`` order), for each scenario (YAML order), for each value with a
@@ -21,25 +21,16 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from stereoprobe.stereotales.taxonomy import (
-    UNKNOWN,
-    Attribute,
-    ExtractionPromptSpec,
-    RefusalPromptSpec,
-    Scenario,
-    TargetValue,
-    Taxonomy,
-    TaxonomyError,
-    _bundled_dir,
-    normalize_language,
-    read_yaml,
-)
+from stereoprobe.stereotales.contract import UNKNOWN, normalize_language
+from stereoprobe.stereotales.taxonomy.files import TaxonomyError, bundled_dir, read_yaml
+from stereoprobe.stereotales.taxonomy.model import Attribute, Scenario, TargetValue, Taxonomy
+from stereoprobe.stereotales.taxonomy.prompts import ExtractionPromptSpec, RefusalPromptSpec
 
 
 @cache
 def upstream_config() -> dict[str, Any]:
     """``datasets/stereotales/upstream.yaml``: file layout, BASE_ATTRIBUTES, schema order, normalisation."""
-    return read_yaml(_bundled_dir() / "upstream.yaml")
+    return read_yaml(bundled_dir() / "upstream.yaml")
 
 
 def _fetcher(local: Path | None) -> tuple[Any, str]:
@@ -167,8 +158,8 @@ def load_upstream_seeds(local: str | Path | None = None, languages: list[str] | 
     order = [a for a in cfg["extraction_order"] if a in present] + [
         a for a in present if a not in cfg["extraction_order"]
     ]
-    bundled = _bundled_dir() / "prompts"
-    taxonomy_yaml = read_yaml(_bundled_dir() / "taxonomy.yaml")
+    bundled = bundled_dir() / "prompts"
+    taxonomy_yaml = read_yaml(bundled_dir() / "taxonomy.yaml")
     return Taxonomy(
         languages=[normalize_language(l) for l in languages],
         attributes=attributes,

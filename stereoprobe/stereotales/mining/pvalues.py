@@ -1,0 +1,158 @@
+"""Step 1 p-values of StereoTales association mining: the Fisher–Freeman–Halton test of every attribute pair
+of one family, with Benjamini–Hochberg decisions equal to the upstream Monte Carlo procedure's
+(Giskard-AI/stereotales-pipeline ``src/stereotales_pipeline/step_02_compute_associations.py``:
+``scipy.stats.fisher_exact`` with ``MonteCarloMethod(n_resamples=500_000, rng=default_rng(42))``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from stereoprobe.stats.fisher import (
+    McCounter,
+    clopper_pearson,
+    cochran_ok,
+    exact_ffh_pvalue,
+    ffh_asymptotic_pvalue,
+    reference_mc_pvalue,
+)
+from stereoprobe.stats.multiple_testing import adjust_bh, bh_reject
+from stereoprobe.stereotales.mining.config import MiningConfig
+
+
+
+
+@dataclass
+class _PState:
+    table: np.ndarray
+    method: str
+    p: float
+    lo: float  # interval for the TRUE p-value (exact / asymptotic tests)
+    hi: float
+    final: bool
+    counter: McCounter | None = None
+
+    @property
+    def draws(self) -> int:
+        return self.counter.draws if self.counter is not None else 0
+
+
+def family_pvalues(tables: Sequence[np.ndarray], config: MiningConfig = MiningConfig()) -> pd.DataFrame:
+    """FFH p-values and BH decisions of one family of tables (the ≤ 18 B of one (model, slice, A)).
+
+    Returns a frame with ``p``, ``p_method``, ``n_resamples``, ``p_bh`` (BH of ``p``), ``significant``.
+
+    ``p_method="auto"`` / ``"sequential-mc"``: the decisions are those of the reference procedure (Monte
+    Carlo with ``mc_resamples`` draws from ``default_rng(seed)``, BH, ``p_bh < alpha``) except with
+    probability at most ``2·seq_delta`` per test. Each Monte Carlo test replays a prefix of the reference's
+    own random stream (:class:`McCounter`): after ``k`` draws with ``x`` exceedances the reference's final
+    count is ``x + Y``, ``Y ~ Bin(N − k, p)``, and ``p`` lies in the Clopper–Pearson interval of ``x/k`` at
+    level ``seq_delta/looks``; the binomial quantiles at ``seq_delta`` of ``Y`` at both ends of that interval
+    bound the reference's p-value. BH is monotone, so when the decisions computed from all upper bounds equal
+    those from all lower bounds they are the reference's decisions. Undecided tests draw more (doubling up
+    to ``seq_max``, then the full ``N``, where the p-value IS the reference's). Exact (2×2) and asymptotic
+    p-values enter with the interval of the reference's estimate around them and, if ever undecided, are
+    replaced by the replayed reference.
+    """
+    m = len(tables)
+    cols = ["p", "p_method", "n_resamples", "p_bh", "significant"]
+    if m == 0:
+        return pd.DataFrame(columns=cols)
+    n_ref = config.mc_resamples
+    if config.p_method == "reference-mc":
+        p = np.array([reference_mc_pvalue(t, n_ref, config.seed) for t in tables])
+        return pd.DataFrame(
+            {"p": p, "p_method": "reference-mc", "n_resamples": n_ref, "p_bh": adjust_bh(p),
+             "significant": bh_reject(p, config.alpha)}
+        )
+    if config.p_method == "asymptotic":
+        p = np.array([exact_ffh_pvalue(t) if t.shape == (2, 2) else ffh_asymptotic_pvalue(t) for t in tables])
+        meth = ["exact" if t.shape == (2, 2) else "asymptotic" for t in tables]
+        return pd.DataFrame(
+            {"p": p, "p_method": meth, "n_resamples": 0, "p_bh": adjust_bh(p), "significant": bh_reject(p, config.alpha)}
+        )
+
+    shortcuts = config.p_method == "auto"
+    states: list[_PState] = []
+    for t in tables:
+        if shortcuts and min(t.shape) == 2 and config.exact_max_tables > 0:
+            pe = exact_ffh_pvalue(t, config.exact_max_tables)
+            if pe is not None:
+                states.append(_PState(t, "exact", pe, pe, pe, final=False))
+                continue
+        if shortcuts and cochran_ok(t):
+            pa = ffh_asymptotic_pvalue(t)
+            if pa <= config.asymptotic_max_p:
+                states.append(_PState(t, "asymptotic", pa, 0.0, min(1.0, pa * config.asymptotic_margin), final=False))
+                continue
+        states.append(_PState(t, "sequential-mc", 1.0, 0.0, 1.0, final=False, counter=McCounter(t, config.seed)))
+
+    n_looks = int(math.log2(config.seq_max / config.seq_first)) + 1
+    delta_look = config.seq_delta / n_looks
+    q = config.seq_delta  # quantile level for the reference's remaining Monte Carlo draws
+
+    def ref_intervals() -> tuple[np.ndarray, np.ndarray]:
+        x = np.array([s.counter.exceed if s.counter is not None else 0 for s in states], dtype=float)
+        k = np.array([s.draws for s in states], dtype=float)
+        plo = np.array([s.lo for s in states])
+        phi = np.array([s.hi for s in states])
+        lo = (x + stats.binom.ppf(q, n_ref - k, plo) + 1.0) / (n_ref + 1.0)
+        hi = np.minimum(1.0, (x + stats.binom.ppf(1 - q, n_ref - k, phi) + 1.0) / (n_ref + 1.0))
+        fin = np.array([s.final for s in states])
+        pv = np.array([s.p for s in states])
+        return np.where(fin, pv, lo), np.where(fin, pv, hi)
+
+    def refine(s: _PState) -> None:
+        if s.counter is None:  # exact / asymptotic test left undecided: replay the reference
+            s.counter = McCounter(s.table, config.seed)
+            s.counter.draw_to(n_ref)
+        else:
+            k = s.counter.draws
+            nxt = config.seq_first if k == 0 else (2 * k if 2 * k <= config.seq_max else n_ref)
+            s.counter.draw_to(min(nxt, n_ref))
+        c = s.counter
+        s.p = c.pvalue
+        if c.draws >= n_ref:
+            s.method, s.final = "reference-mc", True
+            return
+        lo, hi = clopper_pearson(c.exceed, c.draws, delta_look)
+        s.lo, s.hi = float(lo), float(hi)
+
+    for s in states:
+        if s.counter is not None:
+            refine(s)
+    alpha = config.alpha
+    while True:
+        lo_ref, hi_ref = ref_intervals()
+        rej_lo = bh_reject(hi_ref, alpha)
+        rej_hi = bh_reject(lo_ref, alpha)
+        undecided = rej_hi & ~rej_lo
+        if not undecided.any():
+            break
+        k_lo, k_hi = int(rej_lo.sum()), int(rej_hi.sum())
+        band_lo, band_hi = alpha * max(k_lo, 1) / m, alpha * k_hi / m
+        open_ = [i for i, s in enumerate(states) if not s.final]
+        cand = [i for i in open_ if lo_ref[i] <= band_hi and hi_ref[i] >= band_lo] or \
+            [i for i in open_ if undecided[i]] or open_
+        # exact / asymptotic tests are replayed only when no Monte Carlo test can be refined
+        mc_cand = [i for i in cand if states[i].counter is not None]
+        for i in mc_cand or cand:
+            refine(states[i])
+
+    p = np.array([s.p for s in states])
+    # a Monte Carlo estimate is reported inside its certified interval, so that BH of the reported p-values
+    # reproduces the certified decisions
+    for i, s in enumerate(states):
+        if s.method == "sequential-mc":
+            p[i] = min(max(p[i], lo_ref[i]), hi_ref[i])
+    return pd.DataFrame(
+        {"p": p, "p_method": [s.method for s in states], "n_resamples": [s.draws for s in states],
+         "p_bh": adjust_bh(p), "significant": rej_lo}
+    )
+
+
