@@ -43,7 +43,7 @@ async def ask(model: Model, prompt: str, temperature: float, settings: dict[str,
         messages.insert(0, ChatMessageSystem(content=settings["system"]))
     config = GenerateConfig(temperature=temperature, max_tokens=settings["max_tokens"], top_p=settings.get("top_p"),
                             frequency_penalty=settings.get("frequency_penalty"),
-                            presence_penalty=settings.get("presence_penalty"))
+                            presence_penalty=settings.get("presence_penalty"), seed=settings.get("seed"))
     out = await model.generate(messages, config=config)
     reply = out.completion
     if B.is_refusal(reply, settings.get("refusal_phrases") or []):
@@ -181,7 +181,33 @@ async def variation_sentences(gen: Model, fill: dict[str, Any], context: str, n_
         if n_variations <= 0:
             var[key] = []
             continue
-        reply = await ask(gen, q["variations"].format(**fill, context=context, concept=concept, n=n_variations),
-                          temperature, settings)
+        reply = await ask(gen, q["variations"].format(**{**fill, "context": context, "concept": concept,
+                                                         "n": n_variations}), temperature, settings)
         var[key] = [s for s in B.parse_sentences(reply) if "[[X]]" in s][:n_variations]
     return var
+
+
+@solver
+def variation_pipeline(n_variations: int = 9, temperature: float = 0.3, generation: str = "upstream",
+                       seed: int | None = 0) -> Solver:
+    """DBB-SG sentence variations of an existing template (its context and concepts): ``n_variations`` per
+    option with the builder's variation step, requests seeded with ``seed`` (providers that honour a seed
+    reproduce them; the generator model and seed are in the log)."""
+    pr = B.builder_prompts()
+    settings = {**B.generation_settings(generation), "seed": seed}
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        gen, _ = roles()
+        md = state.metadata
+        fill = {"preamble": pr["preamble"].strip(), **md}
+        try:
+            var = await variation_sentences(gen, fill, md["context"], n_variations, temperature, settings, pr)
+        except Refused as r:
+            md.update(status="refused", refused_reply=str(r)[:500])
+            return state
+        k = min(len(var["variations_a"]), len(var["variations_b"]))
+        md.update(variations_a=var["variations_a"][:k], variations_b=var["variations_b"][:k], n_variations_found=k,
+                  status="ok" if k else "unparsed_variations", generator=str(gen))
+        return state
+
+    return solve

@@ -26,7 +26,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 
 from stereoprobe.dbb import builder as B
 from stereoprobe.scorers.dbb_build import build_status
-from stereoprobe.solvers.dbb_build import concept_pipeline, question_pipeline
+from stereoprobe.solvers.dbb_build import concept_pipeline, question_pipeline, variation_pipeline
 
 TASK_VERSION = "1.1.0"
 
@@ -89,3 +89,39 @@ def dbb_build_questions(concepts: str, n_variations: int = 9, temperature: float
                 scorer=build_status(), version=TASK_VERSION,
                 metadata={"probe": "dbb", "variant": "build-questions", "n_variations": n_variations,
                           "generation": settings})
+
+
+@task(
+    description='DBB builder: the ten DBB-SG sentence variations of existing question templates',
+    tags=['dataset_builder', 'dbb'],
+    paper="Pan, Raj, Yao, Zhu, What's Not Said Still Hurts (Description-based Bias Benchmark), Findings of EMNLP 2025",
+)
+def dbb_build_variations(source: str = "upstream", n_variations: int = 9, temperature: float = 0.3, seed: int = 0,
+                         generation: str = "upstream", limit_templates: int | None = None) -> Task:
+    """The ten DBB-SG variations of existing templates (paper §4.3: "we generate ten sentence variations"):
+    ``n_variations`` extra sentences per option (+ the template's own = 10), for when upstream's more-contexts
+    file is not at hand. Export with ``stereoprobe dbb-build-export`` and pass ``-T variations=`` to dbb_sg.
+
+    Args:
+        source: templates as for ``dbb`` (default "upstream": the 1,547 pinned templates).
+        n_variations: extra sentences per option (upstream prompt qa_generate2_more_sentences asks for 9).
+        temperature: generator temperature (upstream q_generate.py: 0.3).
+        seed: request seed (recorded; reproducible with providers that honour it).
+        generation: as for ``dbb_build_concepts``.
+        limit_templates: only the first N templates.
+    """
+    from stereoprobe.dbb.data import load_source
+    from stereoprobe.dbb.questions import check_int
+
+    settings = B.generation_settings(generation)
+    n = check_int(limit_templates, "limit_templates", 1)
+    tmpl, _ = load_source(source)
+    samples = [Sample(id=t.template_id, input=t.context,
+                      metadata={"template_id": t.template_id, "context": t.context, "concept_a": t.concept_a,
+                                "concept_b": t.concept_b, "explanation": t.explanation})
+               for t in (tmpl[:n] if n else tmpl)]
+    return Task(dataset=MemoryDataset(samples, name=f"dbb-build-variations-{Path(str(source)).stem}"),
+                solver=variation_pipeline(n_variations, temperature, generation, seed),
+                scorer=build_status(), version=TASK_VERSION,
+                metadata={"probe": "dbb", "variant": "build-variations", "source": str(source),
+                          "n_variations": n_variations, "seed": seed, "generation": settings})

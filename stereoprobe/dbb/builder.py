@@ -24,6 +24,7 @@ import yaml
 from stereoprobe.paths import dataset_file
 
 CROWS_PAIRS = "data/crows_pairs_anonymized.csv"
+BUILD_TASKS = ("dbb_build_concepts", "dbb_build_questions", "dbb_build_variations")
 
 
 class BuilderParseError(ValueError):
@@ -373,7 +374,7 @@ def export(inputs: list[str], out_dir: str | Path) -> dict[str, Path]:
     concepts, templates, variations, log_rows = [], [], [], []
     bbq_pairs: set[tuple[str, str]] = set()
     stats = ReadStats()
-    for info, s in iter_samples(inputs, task=("dbb_build_concepts", "dbb_build_questions"), stats=stats):
+    for info, s in iter_samples(inputs, task=BUILD_TASKS, stats=stats):
         md = s.get("metadata") or {}
         status = "error" if s.get("error") else md.get("status", "unknown")
         if status == "ok" and info.task == "dbb_build_concepts" and md.get("prompt_variant") == "bbq":
@@ -389,6 +390,9 @@ def export(inputs: list[str], out_dir: str | Path) -> dict[str, Path]:
         if info.task == "dbb_build_concepts":
             concepts.append({"concept_id": s["id"], "concept_a": md["concept_a"], "concept_b": md["concept_b"],
                              "explanation": md["explanation"], "source": md.get("bias_type", "")})
+        elif info.task == "dbb_build_variations":
+            for j, (va, vb) in enumerate(zip(md.get("variations_a", []), md.get("variations_b", [])), start=1):
+                variations.append({"template_id": str(s["id"]), "variation": j, "option_a": va, "option_b": vb})
         else:
             tid = str(s["id"])
             templates.append({"template_id": tid, "context": md["context"], "option_a": md["option_a"],

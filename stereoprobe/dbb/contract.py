@@ -13,7 +13,7 @@ SCORER_MCQ = "dbb_mcq_scorer"
 SCORER_SG = "dbb_sg_scorer"
 #: task name -> the scorer whose values the post-processing reads
 TASKS: dict[str, str] = {TASK_MCQ: SCORER_MCQ, TASK_SG: SCORER_SG}
-BUILD_TASKS = ("dbb_build_concepts", "dbb_build_questions")
+BUILD_TASKS = ("dbb_build_concepts", "dbb_build_questions", "dbb_build_variations")
 REDUCER = "dbb_epochs"  # the epoch reducer of both tasks (mean of a and valid, count of epochs)
 
 MODES = ("sampled", "logprob")

@@ -53,6 +53,7 @@ from stereoprobe.dbb.descriptors import (  # noqa: F401  (re-exported: the data 
 )
 
 UPSTREAM_TEMPLATES = "Questions/20241122-2120_all_data_questions074.csv"
+UPSTREAM_VARIATIONS = "Questions/20241207-0945_all_data_more_contexts_questions.csv"  # DBB-SG, 1,547 x 10 rows
 PLACEHOLDER = "[[X]]"
 POSSESSIVE = "[[X]]'s"
 
@@ -221,8 +222,13 @@ class Variation:
 
 
 def read_variations_csv(path: str | Path, templates: Sequence[QuestionTemplate]) -> dict[str, list[Variation]]:
-    """DBB-SG sentence variations (template_id, variation, option_a, option_b); variation 0 = the template's
-    own options is always included first. Templates without a row get only variation 0 (n = 1)."""
+    """DBB-SG sentence variations; variation 0 = the template's own options is always included first.
+    Templates without a row get only variation 0 (n = 1).
+
+    Columns: ours (``template_id, variation, option_a, option_b``, e.g. ``stereoprobe dbb-build-export``'s
+    ``sg_variations.csv``) or upstream's more-contexts file (``id, s1, s2``; ``id`` = the template's row
+    index, rows in file order become variations 1, 2, ...; a row equal to the template's own options is
+    variation 0 already and skipped; at most 9 extra, so n <= 10 as in the paper)."""
     path = Path(path)
     if not path.is_file():
         raise DBBDataError(f"DBB-SG variations file not found: {path}")
@@ -231,13 +237,21 @@ def read_variations_csv(path: str | Path, templates: Sequence[QuestionTemplate])
                                        for t in templates}
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
-        missing = {"template_id", "variation", "option_a", "option_b"} - set(reader.fieldnames or ())
+        cols = set(reader.fieldnames or ())
+        upstream = {"id", "s1", "s2"} <= cols and "template_id" not in cols
+        missing = set() if upstream else {"template_id", "variation", "option_a", "option_b"} - cols
         if missing:
-            raise DBBDataError(f"{path}: missing columns {', '.join(sorted(missing))}")
+            raise DBBDataError(f"{path}: missing columns {', '.join(sorted(missing))} (or upstream's id, s1, s2)")
         for line, r in enumerate(reader, start=2):
-            tid = r["template_id"].strip()
+            tid = (r["id"] if upstream else r["template_id"]).strip()
             if tid not in known:
                 continue  # variations for templates not in this run's source
+            if upstream:
+                t = known[tid]
+                if (r["s1"], r["s2"]) == (t.option_a, t.option_b) or len(out[tid]) >= 10:
+                    continue
+                out[tid].append(Variation(tid, len(out[tid]), r["s1"], r["s2"]))
+                continue
             try:
                 j = int(r["variation"])
             except ValueError:
@@ -249,6 +263,22 @@ def read_variations_csv(path: str | Path, templates: Sequence[QuestionTemplate])
     for v in out.values():
         v.sort(key=lambda x: x.variation)
     return out
+
+
+def upstream_variations_file(source: str | Path) -> Path | None:
+    """Upstream's more-contexts file (the ten DBB-SG variations; not in the pinned file set, large) when a
+    local copy holds it: ``source`` a folder, or ``$STEREOPROBE_UPSTREAM_DIR/Hidden-Bias-Benchmark``."""
+    import os
+
+    roots = []
+    if str(source) not in ("bundled", "upstream") and Path(source).is_dir():
+        roots += [Path(source), Path(source) / UPSTREAM_KEY]
+    if str(source) == "upstream" and os.environ.get("STEREOPROBE_UPSTREAM_DIR"):
+        roots.append(Path(os.environ["STEREOPROBE_UPSTREAM_DIR"]) / UPSTREAM_KEY)
+    for root in roots:
+        if (root / UPSTREAM_VARIATIONS).is_file():
+            return root / UPSTREAM_VARIATIONS
+    return None
 
 
 def bundled_variations(templates: Sequence[QuestionTemplate]) -> dict[str, list[Variation]]:
@@ -412,5 +442,5 @@ __all__ = [
     "TestInstance", "Variation", "bundled_descriptors", "bundled_templates", "bundled_variations",
     "descriptors_from_upstream_json", "descriptors_from_yaml", "draw_name", "expand", "expansion_counts",
     "fill_context", "fill_option", "load_source", "load_upstream_descriptors", "load_upstream_templates",
-    "question_id", "read_templates_csv", "read_variations_csv", "pair_instances",
+    "question_id", "read_templates_csv", "read_variations_csv", "pair_instances", "upstream_variations_file",
 ]

@@ -127,14 +127,20 @@ class SGItem:
 
 def sg_variations(source: str, templates: Sequence[D.QuestionTemplate], variations: str | None
                   ) -> tuple[dict[str, list[D.Variation]], str]:
-    """The sentence variations per template and where they come from: a ``variations`` CSV, the bundled
-    file (``source=bundled``), or the template's own options only (n = 1)."""
+    """The sentence variations per template and where they come from (the report says which): a
+    ``variations`` CSV (ours, e.g. built by ``dbb_build_variations``, or upstream's more-contexts file), the
+    upstream more-contexts file found in a local copy of the upstream repository, the bundled file
+    (``source=bundled``), or the template's own options only (n = 1)."""
     if variations is not None:
         return D.read_variations_csv(variations, templates), f"file {variations}"
     if str(source) == "bundled":
         return D.bundled_variations(templates), "bundled sg_variations.csv"
+    found = D.upstream_variations_file(source)
+    if found is not None:
+        return D.read_variations_csv(found, templates), f"upstream more-contexts file {found}"
     return ({t.template_id: [D.Variation(t.template_id, 0, t.option_a, t.option_b)] for t in templates},
-            "the template's own options only (n = 1)")
+            "the template's own options only (n = 1): upstream's ten variations were not found; build them "
+            "with dbb_build_variations and pass -T variations=")
 
 
 def sg_items(questions: Sequence[D.Question], var: dict[str, list[D.Variation]], faithful: bool,

@@ -25,7 +25,7 @@ def _plot_counts(summary: pd.DataFrame) -> Any:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    cells = summary[summary["category"] != "ALL"]
+    cells = summary[(summary["category"] != "ALL") & (summary["descriptor_type"] != "ALL")]
     runs = list(cells.groupby(["model", "variant"]).groups)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
     labels = list(dict.fromkeys(cells["descriptor_type"]))
@@ -74,6 +74,38 @@ FILES = {"responses": "one row per scored response (sample x epoch)",
          "top_associations": "the most biased instances per category"}
 
 
+def _plot_categories(cats: pd.DataFrame) -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    runs = list(cats.groupby(["model", "variant"]).groups)
+    labels = list(dict.fromkeys(cats["category"]))
+    width = 0.8 / max(1, len(runs))
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for k, run in enumerate(runs):
+        c = cats[(cats["model"] == run[0]) & (cats["variant"] == run[1])].set_index("category").reindex(labels)
+        ax.bar([i + k * width for i in range(len(labels))], c["count_s_ge_20"], width, label=f"{run[0]} [{run[1]}]")
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(labels))], labels)
+    ax.set_ylabel("instances with S ≥ threshold")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def _category_section(cats: pd.DataFrame, threshold: float) -> Section:
+    sec = Section("Per category (paper Figures 3 and 8)").table(
+        _fmt(cats[["model", "variant", "category", "n", "n_incomplete", "count_s_ge_20", "count_ci_low",
+                   "count_ci_high", "share_s_ge_20", "mean_s_biased", "mean_s_ci_low", "mean_s_ci_high"]]))
+    if plot_is_empty(cats["count_s_ge_20"]):
+        return sec.empty(f"No complete test instance reaches S ≥ {threshold:g}: the per-category bar chart would "
+                         "be empty.")
+    return sec.figure(_plot_categories(cats)).note(
+        "Categories have different numbers of instances per template (Race 40, Religion 18, Gender 4, Age 3, "
+        "SES 2), so counts favour Race and Religion (paper §4.2.1); share_s_ge_20 normalises by n.")
+
+
 def _counts_section(summ: pd.DataFrame, cells: pd.DataFrame, threshold: float) -> Section:
     sec = Section("Per category and descriptor type (paper Tables 2 and 9)").table(
         _fmt(cells[["model", "variant", "category", "descriptor_type", "n", "n_incomplete", "count_s_ge_20",
@@ -90,7 +122,8 @@ def write_dbb_report(path: str | Path, runs: pd.DataFrame, tables: dict[str, pd.
     mean S, refusal rates per response and per question, the S distribution, top associations, files."""
     summ, inst = tables["summary"], tables["instances"]
     tot = summ[summ["category"] == "ALL"].drop(columns=["category", "descriptor_type"])
-    cells = summ[summ["category"] != "ALL"]
+    cells = summ[(summ["category"] != "ALL") & (summ["descriptor_type"] != "ALL")]
+    cats = summ[(summ["category"] != "ALL") & (summ["descriptor_type"] == "ALL")]
     runs_sec = Section("Runs").text(
         "DBB (Pan et al., Findings of EMNLP 2025) asks whether a model's choice between a stereotypical "
         "and a contrasting continuation of a scene changes when only the description of the person "
@@ -108,7 +141,7 @@ def write_dbb_report(path: str | Path, runs: pd.DataFrame, tables: dict[str, pd.
         incomplete_sec.empty("Every question of every run is complete.")
     else:
         incomplete_sec.table(inc, files=["incomplete.csv", "incomplete.parquet"], base=Path(path).parent)
-    hist = Section("Distribution of S")
+    hist = Section("Distribution of S (paper Figures 4 and 9)")
     s_vals = inst.loc[inst["complete"].astype(bool), "s"] if "complete" in inst.columns else inst["s"]
     if s_vals.dropna().empty:
         hist.empty("No complete test instance has a defined S (no valid answers on both questions).")
@@ -126,6 +159,7 @@ def write_dbb_report(path: str | Path, runs: pd.DataFrame, tables: dict[str, pd.
             "the refusal rates. The paper reports no average over all instances (many concept × identity "
             "combinations are unusual); mean_s_all is given for reference only. MCQ and SG numbers are not "
             "directly comparable (paper)."),
+        _category_section(cats, threshold),
         _counts_section(summ, cells, threshold),
         Section("Refusal and invalid answers (paper Table 6)").table(
             _fmt(summ[["model", "variant", "category", "descriptor_type", "n_questions", "question_refusal_rate",

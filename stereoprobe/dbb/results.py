@@ -77,6 +77,9 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
         run["logs"].add(info.path.name)
         run["epochs"] = max(run["epochs"], epochs)
         run["ids"].update(str(i) for i in ((spec.get("dataset") or {}).get("sample_ids") or ()))
+        meta = spec.get("metadata") or {}
+        run["settings"] = "; ".join(f"{k}={meta[k]}" for k in ("source", "faithful", "mode", "option_order",
+                                                              "scoring", "variations") if k in meta)
         md = s.get("metadata") or {}
         scores = s.get("scores") or {}
         score = scores.get(C.TASKS[info.task])
@@ -101,7 +104,7 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
     runs_df = pd.DataFrame([{
         "model": r["model"], "variant": r["variant"], "task": r["task"], "logs": ", ".join(sorted(r["logs"])),
         "responses": r["responses"], "errors": int(by_run.get((r["task"], r["model"]), {}).get("errors", 0)),
-        "epochs": r["epochs"], "expected_ids": ";".join(sorted(r["ids"])),
+        "epochs": r["epochs"], "settings": r.get("settings", ""), "expected_ids": ";".join(sorted(r["ids"])),
     } for r in runs.values()])
     return resp, runs_df
 

@@ -199,7 +199,8 @@ def _cell_summary(inst: pd.DataFrame, resp: pd.DataFrame | None, threshold: floa
 
 def summary_table(instances: pd.DataFrame, responses: pd.DataFrame | None = None, threshold: float = THRESHOLD,
                   n_boot: int = 2000, seed: int = 0, questions: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per model, category and descriptor type (paper Tables 2/9) plus a per-model ``ALL`` row (Tables 1/8):
+    """Per model, category and descriptor type (paper Tables 2/9), a per-category total (descriptor_type
+    ``ALL``; paper Figures 3/8) and a per-model ``ALL`` row (Tables 1/8):
     n, n_undefined, n_incomplete, count_s_ge_20 (+ bootstrap CI), mean_s_biased (+ CI), refusal rates per
     response and per question (+ Wilson CIs). ``responses`` and ``questions`` should hold complete
     questions only (the caller filters)."""
@@ -209,12 +210,18 @@ def summary_table(instances: pd.DataFrame, responses: pd.DataFrame | None = None
         mq = questions[questions["model"] == model] if questions is not None else None
         cells = sorted(mi.groupby(["category", "descriptor_type"]).groups,
                        key=lambda k: (_CAT_ORDER.get(k[0], 9), k[1]))
-        for cat, dtype in cells:
+        for k, (cat, dtype) in enumerate(cells):
             ci = mi[(mi["category"] == cat) & (mi["descriptor_type"] == dtype)]
             cr = (mr[(mr["category"] == cat) & (mr["descriptor_type"] == dtype)] if mr is not None else None)
             cq = (mq[(mq["category"] == cat) & (mq["descriptor_type"] == dtype)] if mq is not None else None)
             rows.append({"model": model, "category": cat, "descriptor_type": dtype,
                          **_cell_summary(ci, cr, threshold, n_boot, seed, cq)})
+            if k + 1 == len(cells) or cells[k + 1][0] != cat:  # the category's total (paper Figures 3 and 8)
+                rows.append({"model": model, "category": cat, "descriptor_type": "ALL",
+                             **_cell_summary(mi[mi["category"] == cat],
+                                             mr[mr["category"] == cat] if mr is not None else None,
+                                             threshold, n_boot, seed,
+                                             mq[mq["category"] == cat] if mq is not None else None)})
         rows.append({"model": model, "category": "ALL", "descriptor_type": "ALL",
                      **_cell_summary(mi, mr, threshold, n_boot, seed, mq)})
     return pd.DataFrame(rows)

@@ -126,3 +126,35 @@ def test_threshold_tolerance_and_top_associations():
     assert len(top) == 1
     assert top.iloc[0]["association_1"] == "male ↔ bad at maths"
     assert top.iloc[0]["association_2"] == "female ↔ good at maths"
+
+
+def test_question_refusal_rate_and_category_totals():
+    """Refusal per question (paper Table 6: share of questions) next to per response, by hand: gender has
+    female 2 invalid of 4, male 0 of 4 -> 1 of 2 questions (50%), 2 of 8 responses (25%); race adds two
+    fully valid questions -> 1 of 4 questions, 2 of 12 responses overall. The category total (descriptor
+    type ALL) of gender equals its single type."""
+    g = _responses({"female": [1, 1, None, None], "male": [0, 0, 0, 1]}, category="gender", dtype="Gender 1")
+    r = _responses({"white": [1, 1], "black": [0, 0]}, template="t2", dtype="Race 1")
+    resp = pd.concat([g, r], ignore_index=True)
+    q = ST.question_table(resp)
+    inst = ST.instance_table(q, ORDER)
+    summ = ST.summary_table(inst, resp, n_boot=50, questions=q)
+    cell = summ[(summ["category"] == "gender") & (summ["descriptor_type"] == "Gender 1")].iloc[0]
+    assert cell["question_refusal_rate"] == pytest.approx(0.5) and cell["refusal_rate"] == pytest.approx(0.25)
+    total = summ[(summ["category"] == "gender") & (summ["descriptor_type"] == "ALL")].iloc[0]
+    assert total["count_s_ge_20"] == cell["count_s_ge_20"] == 1  # |100 - 25| = 75
+    allrow = summ[summ["category"] == "ALL"].iloc[0]
+    assert allrow["question_refusal_rate"] == pytest.approx(1 / 4)
+    assert allrow["refusal_rate"] == pytest.approx(2 / 12)
+    assert allrow["count_s_ge_20"] == 2  # gender 75, race |100 - 0| = 100
+    lo, hi = ST.wilson_interval(1, 4)
+    assert (allrow["question_refusal_ci_low"], allrow["question_refusal_ci_high"]) == pytest.approx((lo, hi))
+
+
+def test_groups_outside_the_bundled_order_are_paired():
+    """A descriptor file with a group the bundled descriptors do not know still gives every pair."""
+    resp = _responses({"white": [1, 1], "black": [0, 1], "pacific": [0, 0]})
+    inst = ST.instance_table(ST.question_table(resp))  # default order: bundled, then the others sorted
+    assert sorted(inst["group_1"] + "|" + inst["group_2"]) == ["black|pacific", "white|black", "white|pacific"]
+    inst2 = ST.instance_table(ST.question_table(resp), ORDER)
+    assert len(inst2) == 3
