@@ -1,0 +1,45 @@
+"""bench/gpu_throughput.py runs end to end on CPU with a tiny Llama (the GPU script is known to work before a
+GPU machine runs it), and its provider route agrees per token with the plain forward loop."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("gpu_throughput", ROOT / "bench" / "gpu_throughput.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_synthetic_workloads_have_the_published_shapes(bench) -> None:
+    groups = bench.globalbias_texts(90)
+    assert sum(map(len, groups)) >= 90 and len({len(g) for g in groups}) == 1  # every name in every group
+    assert groups[0][0].startswith("My name is ") and len({g[0] for g in groups}) == len(groups)
+    assert bench.FULL_GLOBALBIAS == 876_000 and bench.FULL_DBB_REQUESTS == 154_700
+
+
+@pytest.mark.slow
+def test_tiny_run_agrees_and_writes_json(bench, tmp_path: Path) -> None:
+    from stereoprobe.providers.default_model import default_model_dir
+
+    out = tmp_path / "gpu.json"
+    res = bench.main(["--tokenizer", str(default_model_dir()), "--tiny", "--gb-sentences", "20",
+                      "--dbb-requests", "2", "--device", "cpu", "--json", str(out)])
+    assert res["agree"] and json.loads(out.read_text())["rows"] == res["rows"]
+    routes = {(r["workload"], r["route"]) for r in res["rows"]}
+    assert {("globalbias", "plain"), ("globalbias", "provider"), ("dbb_logprob", "provider")} <= routes
+    for r in res["rows"]:
+        if r["route"] == "provider":
+            assert r["max_abs_diff_per_token"] <= 1e-4
+        if r["route"] == "inspect":  # same sums through inspect's model API and the grouped-text protocol
+            assert r["max_abs_diff_per_text_sum"] <= 1e-3
