@@ -9,7 +9,7 @@ import pytest
 
 from stereoprobe.lm_eval_tasks import include_path
 
-SEL = {"categories": "gender", "templates": "sp01"}
+SEL = {"source": "bundled", "faithful": False, "categories": "gender", "templates": "sp01"}
 
 
 def _tm(**meta):
@@ -20,17 +20,18 @@ def _tm(**meta):
 
 def test_docs_match_inspect_ids_and_export(tmp_path):
     from stereoprobe.cli import main
-    from stereoprobe.dbb.lm_eval_docs import build_docs, read_jsonl
+    from stereoprobe.errors import InputError
+    from stereoprobe.lm_eval_tasks.docs_builder import build_docs, read_jsonl
     from stereoprobe.tasks.dbb import dbb
 
     mc = build_docs("mc", **SEL)
     ids = {s.id for s in dbb(**SEL).dataset}
     assert {d["question_id"] for d in mc} == ids and len(mc) == 2 * len(ids)
     out = tmp_path / "mc.jsonl"
-    assert main(["dbb-export-lm-eval", "--variant", "mc", "--categories", "gender", "--limit-templates", "1",
-                 "--out", str(out)]) == 0
+    assert main(["dbb-export-lm-eval", "--variant", "mc", "--source", "bundled", "--no-faithful",
+                 "--categories", "gender", "--limit-templates", "1", "--out", str(out)]) == 0
     assert read_jsonl(out) == mc
-    with pytest.raises(FileNotFoundError, match="dbb-export-lm-eval"):
+    with pytest.raises(InputError, match="dbb-export-lm-eval"):
         read_jsonl(tmp_path / "missing.jsonl")
 
 
@@ -57,12 +58,14 @@ def test_lm_eval_agrees_with_inspect_on_default_model(tmp_path):
     from inspect_ai import eval as inspect_eval
     from lm_eval.models.huggingface import HFLM
 
-    from stereoprobe.dbb.cli import compute_tables, read_responses
+    from stereoprobe.dbb.results import compute_tables, read_responses
     from stereoprobe.providers.default_model import default_model_dir
     from stereoprobe.tasks.dbb import dbb, dbb_sg
 
     sel = {"categories": "ses", "templates": "sp01"}  # 4 questions, 2 test instances: keeps the test short
-    logs = inspect_eval([dbb(**sel, mode="logprob"), dbb_sg(**sel)], model="transformers/default", display="none",
+    bundled = {"source": "bundled", "faithful": False}  # the same selection for both routes
+    logs = inspect_eval([dbb(**sel, **bundled, mode="logprob"), dbb_sg(**sel, **bundled, scoring="raw")],
+                        model="transformers/default", display="none",
                         log_dir=str(tmp_path), log_realtime=False)
     assert all(lg.status == "success" for lg in logs)
     resp, _ = read_responses([str(tmp_path)])
@@ -72,7 +75,7 @@ def test_lm_eval_agrees_with_inspect_on_default_model(tmp_path):
     lm = HFLM(pretrained=mdir, batch_size=16, device="cpu", dtype="float32")
     got = {}
     for task, chat, variant in [("dbb_mc", True, "mcq-logprob"), ("dbb_sg", False, "sg")]:
-        res = lm_eval.simple_evaluate(model=lm, tasks=[task], task_manager=_tm(**sel, tokenizer=mdir),
+        res = lm_eval.simple_evaluate(model=lm, tasks=[task], task_manager=_tm(**sel, **bundled, tokenizer=mdir),
                                       log_samples=True, apply_chat_template=chat)
         per_q = {}
         for s in res["samples"][task]:

@@ -26,7 +26,7 @@ def test_lm_eval_dataset_matches_inspect_ids():
     ds = utils.load_dataset(groups=["ARAB_F"], templates=2, version=1.0)["test"]
     from stereoprobe.tasks.globalbias import globalbias
 
-    t = globalbias(groups=["ARAB_F"], templates=2)
+    t = globalbias(groups=["ARAB_F"], templates=2, unit="sentence")  # lm-eval: one doc per sentence
     assert ds["id"] == [s.id for s in t.dataset] and ds["text"] == [s.input for s in t.dataset]
     r = utils.process_results(ds[0], [-10.0])
     assert r["bits_per_byte"] == pytest.approx(10 / (len(ds[0]["text"].encode()) * math.log(2)))
