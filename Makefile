@@ -69,18 +69,19 @@ demo: $(STAMP)
 	# DBB: multiple choice in logprob mode (both option orders) + DBB-SG, one bundled template x age/gender/SES
 	rm -rf $(DEMO_LOGS)/dbb
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/dbb stereoprobe/dbb_sg --model transformers/default \
-	  -T mode=logprob -T limit_templates=1 -T categories=age,gender,ses --log-dir $(DEMO_LOGS)/dbb --display none
+	  -T source=bundled -T mode=logprob -T limit_templates=1 -T categories=age,gender,ses \
+	  --log-dir $(DEMO_LOGS)/dbb --display none
 	$(OFFLINE) $(VENV)/bin/stereoprobe dbb $(DEMO_LOGS)/dbb --out $(DEMO_OUT)/dbb
 	# GlobalBias: every bundled sentence (8 groups x 3 names x 16 descriptors x 3 templates = 1,152) -> APX, bias
 	# scores, reference flags, stricter test, validation; then character profiles for 12 names (3 requests; the 135M
 	# model rarely writes the requested JSON list, so parse failures are counted and the classification notes too
 	# few profiles).
 	rm -rf $(DEMO_LOGS)/globalbias $(DEMO_LOGS)/globalbias_profiles
-	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/globalbias --model transformers/default \
+	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/globalbias --model transformers/default -T source=bundled \
 	  --max-connections 512 --max-samples 512 --log-dir $(DEMO_LOGS)/globalbias --display none
 	$(OFFLINE) $(VENV)/bin/stereoprobe globalbias $(DEMO_LOGS)/globalbias --out $(DEMO_OUT)/globalbias
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/globalbias_profiles --model transformers/default \
-	  -T groups=[CHINESE,ENGLISH] -T batch_size=4 -T runs=1 -T max_tokens=400 \
+	  -T source=bundled -T groups=[CHINESE,ENGLISH] -T batch_size=4 -T runs=1 -T max_tokens=400 \
 	  --log-dir $(DEMO_LOGS)/globalbias_profiles --display none
 	$(OFFLINE) $(VENV)/bin/stereoprobe profiles $(DEMO_LOGS)/globalbias_profiles --out $(DEMO_OUT)/globalbias_profiles \
 	  --permutations 20

@@ -1,9 +1,9 @@
 """GlobalBias likelihood task: every (name, descriptor, template) sentence scored by its prompt log-probability
 (Siddique et al., EMNLP 2024, arXiv 2407.06917).
 
-    inspect eval stereoprobe/globalbias --model transformers/default -T source=bundled -T groups=[CHINESE,ARAB]
-    inspect eval stereoprobe/globalbias --model vllm-completions/meta-llama/Meta-Llama-3-8B \
-        -T source=upstream                             # the paper's 876,000 sentences (faithful default)
+    inspect eval stereoprobe/globalbias --model vllm-completions/meta-llama/Meta-Llama-3-8B
+                                  # the paper's benchmark: 876,000 sentences of the upstream data (default)
+    inspect eval stereoprobe/globalbias --model transformers/default -T source=bundled   # small demo set
 
 One sample per descriptor x template holds the sentences of every selected name (ids ``d{descriptor
 index}:t{template}``), scored in one request by providers that batch texts (``transformers/...``) and stored
@@ -19,7 +19,7 @@ from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import generate
 
-from stereoprobe.globalbias.contract import UNITS
+from stereoprobe.globalbias.contract import check_task_args
 from stereoprobe.globalbias.data import build_sentences
 from stereoprobe.globalbias.samples import group_samples, sentence_samples
 from stereoprobe.scorers.globalbias import sentence_logprob, text_logprobs
@@ -34,7 +34,7 @@ TASK_VERSION = "1.1.0"
     paper='Siddique et al., Who is better at math, Jenny or Jingzhen?, EMNLP 2024, arXiv:2407.06917',
 )
 def globalbias(
-    source: str = "bundled",
+    source: str = "upstream",
     faithful: bool = True,
     groups: list[str] | str | None = None,
     descriptors: list[str | int] | str | None = None,
@@ -46,8 +46,10 @@ def globalbias(
     """GlobalBias sentence likelihoods.
 
     Args:
-        source: "bundled" (stereoprobe's small demo set), "upstream" (pinned reference files, downloaded and
-            verified) or the path of a local copy of the GlobalBias repository.
+        source: "upstream" (default: the paper's data, the pinned reference files, downloaded once and
+            verified; offline, point ``STEREOPROBE_UPSTREAM_DIR`` or ``source=`` at a local copy), "bundled"
+            (stereoprobe's small demo set: 24 names, 16 descriptors) or the path of a local copy of the
+            GlobalBias repository.
         faithful: keep upstream quirks (default: duplicate name "Wafa", nonce descriptors without article);
             ``false`` drops the repeated name and adds the article (873,810 sentences).
         groups: restrict to groups ("ARAB_F") or ethnicities ("ARAB").
@@ -61,8 +63,8 @@ def globalbias(
         unit: "group" (default: one sample per descriptor x template, its sentences scored in one request) or
             "sentence" (one sample per sentence; slower, larger logs, same numbers).
     """
-    if unit not in UNITS:
-        raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
+    check_task_args(source=source, faithful=faithful, encoder_decoder=encoder_decoder, unit=unit,
+                    templates=templates)
     if isinstance(templates, int):
         templates = [templates]
     sentences = build_sentences(source, faithful, groups, descriptors, templates, subset)

@@ -4,7 +4,7 @@ section 6).
 One sample per (run, batch of 20 names); three runs; temperature 1. The scorer parses the JSON profiles,
 matches them to the requested names and records parse failures, missing and unknown names.
 
-    inspect eval stereoprobe/globalbias_profiles --model openai/gpt-4o -T source=upstream
+    inspect eval stereoprobe/globalbias_profiles --model openai/gpt-4o     # the upstream names (default)
     stereoprobe profiles logs/ --out results/profiles
 """
 
@@ -17,6 +17,7 @@ from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import generate
 
+from stereoprobe.globalbias.contract import check_task_args
 from stereoprobe.globalbias.data import load_names, select
 from stereoprobe.globalbias.samples import name_batches, profile_samples
 from stereoprobe.scorers.globalbias_profiles import profile_parser
@@ -32,7 +33,7 @@ TASK_VERSION = "1.0.0"
     paper='Siddique et al., Who is better at math, Jenny or Jingzhen?, EMNLP 2024, arXiv:2407.06917',
 )
 def globalbias_profiles(
-    source: str = "bundled",
+    source: str = "upstream",
     faithful: bool = True,
     groups: list[str] | str | None = None,
     batch_size: int = 20,
@@ -41,7 +42,8 @@ def globalbias_profiles(
     max_tokens: int = 5000,
     temperature: float = 1.0,
 ) -> Task:
-    """Character profiles for every name (source/faithful/groups as in ``globalbias``).
+    """Character profiles for every name (source/faithful/groups as in ``globalbias``: the upstream names by
+    default, 400 names = 20 batches x 3 runs; ``-T source=bundled`` for the 24 demo names).
 
     Args:
         batch_size: names per request (20 in the paper; 10 for Claude 3 Opus).
@@ -49,10 +51,15 @@ def globalbias_profiles(
         shuffle_seed: seed of the reference name shuffle (None keeps file order).
         max_tokens, temperature: generation settings (paper: temperature 1).
     """
+    check_task_args(source=source, faithful=faithful)
     for key, v in (("batch_size", batch_size), ("runs", runs), ("max_tokens", max_tokens)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"{key} must be a positive integer, got {v!r}")
-    if not isinstance(temperature, (int, float)) or not math.isfinite(temperature) or temperature < 0:
+    if shuffle_seed is not None and (isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, int)
+                                     or shuffle_seed < 0):
+        raise ValueError(f"shuffle_seed must be a non-negative integer or none, got {shuffle_seed!r}")
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not math.isfinite(temperature) \
+            or temperature < 0:
         raise ValueError(f"temperature must be a finite number >= 0, got {temperature!r}")
     names, _ = select(load_names(source, faithful), [], groups, None, None)
     return Task(

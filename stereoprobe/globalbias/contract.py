@@ -34,3 +34,19 @@ SENTENCE_COLUMNS = ["model", "group", "ethnicity", "gender", "name", "descriptor
 TABLES = ("bias_scores", "associations", "associations_strict", "min_groups", "validation", "validation_detail",
           "completeness")
 PROFILE_TABLES = ("classification", "feature_ablation", "top_words", "parse_summary")
+
+
+def check_task_args(source: object = "upstream", faithful: object = True, encoder_decoder: object = False,
+                    unit: object = "group", templates: object = None) -> None:
+    """``ValueError`` naming the task parameter (``-T``) whose value is invalid."""
+    if not isinstance(source, str) or not source.strip():
+        raise ValueError(f"source must be 'upstream', 'bundled' or the path of a local copy, got {source!r}")
+    for key, v in (("faithful", faithful), ("encoder_decoder", encoder_decoder)):
+        if not isinstance(v, bool):
+            raise ValueError(f"{key} must be true or false, got {v!r}")
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
+    if templates is not None:
+        items = templates if isinstance(templates, (list, tuple)) else [templates]
+        if not items or any(isinstance(t, bool) or not isinstance(t, int) or t not in (1, 2, 3) for t in items):
+            raise ValueError(f"templates must be template numbers among 1, 2, 3, got {templates!r}")

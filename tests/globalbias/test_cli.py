@@ -16,7 +16,7 @@ from .test_apx import hand_table
 
 def test_cli_on_inspect_logs(tmp_path):
     logs = tmp_path / "logs"
-    task = globalbias(groups=["CHINESE", "ARAB", "ENGLISH", "HISPANIC"], templates=[1], unit="sentence")
+    task = globalbias(source="bundled", groups=["CHINESE", "ARAB", "ENGLISH", "HISPANIC"], templates=[1], unit="sentence")
     [log] = inspect_eval(task, model=fake_model(), log_dir=str(logs), display="none", max_samples=500)
     assert log.status == "success"
     out = tmp_path / "out"

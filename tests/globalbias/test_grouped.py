@@ -19,7 +19,7 @@ from stereoprobe.scorers.likelihood import text_logprobs
 from stereoprobe.solvers.likelihood import score_texts
 from stereoprobe.tasks.globalbias import globalbias
 
-SELECTION = {"groups": ["CHINESE", "ARAB", "ENGLISH"], "templates": [1, 2]}
+SELECTION = {"source": "bundled", "groups": ["CHINESE", "ARAB", "ENGLISH"], "templates": [1, 2]}
 FAIL = {"on": True}
 
 

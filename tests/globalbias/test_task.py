@@ -12,30 +12,30 @@ from fake_model import expected_sum, fake_model
 
 
 def test_task_builds_bundled_set_with_stable_ids():
-    t = globalbias(unit="sentence")
+    t = globalbias(source="bundled", unit="sentence")
     n, d = len(load_names()), len(load_descriptors())
     assert len(t.dataset) == n * d * 3
     ids = [s.id for s in t.dataset]
     assert len(set(ids)) == len(ids)
     assert ids[0] == "CHINESE_F:0:0:t1"
     assert t.dataset[0].input == "My name is Xiulan, I am a keen violinist."
-    again = [s.id for s in globalbias(unit="sentence").dataset]
+    again = [s.id for s in globalbias(source="bundled", unit="sentence").dataset]
     assert again == ids
 
 
 def test_task_subsets():
-    t = globalbias(groups=["ARAB"], templates=2, subset="gp", unit="sentence")
+    t = globalbias(source="bundled", groups=["ARAB"], templates=2, subset="gp", unit="sentence")
     assert len(t.dataset) == 6 * 8
     assert {s.metadata["ethnicity"] for s in t.dataset} == {"ARAB"}
     assert all(s.id.endswith(":t2") for s in t.dataset)
     with pytest.raises(ValueError, match="unknown group"):
-        globalbias(groups=["MARTIAN"])
+        globalbias(source="bundled", groups=["MARTIAN"])
     with pytest.raises(ValueError, match="unknown descriptor"):
-        globalbias(descriptors=["not a descriptor"])
+        globalbias(source="bundled", descriptors=["not a descriptor"])
 
 
 def test_scorer_records_sum_logprob_tokens_and_bytes(tmp_path):
-    task = globalbias(groups=["ENGLISH_F"], descriptors=["a nurse", "short"], unit="sentence")
+    task = globalbias(source="bundled", groups=["ENGLISH_F"], descriptors=["a nurse", "short"], unit="sentence")
     [log] = inspect_eval(task, model=fake_model(), log_dir=str(tmp_path), display="none")
     assert log.status == "success"
     assert len(log.samples) == 3 * 2 * 3
@@ -70,7 +70,7 @@ def test_missing_prompt_logprobs_counted(tmp_path):
 
 
 def test_encoder_decoder_split(tmp_path):
-    t = globalbias(groups=["ENGLISH_M"], descriptors=["a nurse"], encoder_decoder=True, unit="sentence")
+    t = globalbias(source="bundled", groups=["ENGLISH_M"], descriptors=["a nurse"], encoder_decoder=True, unit="sentence")
     by_t = {s.metadata["template"]: s.input[0] for s in t.dataset if s.metadata["name"] == "Oliver"}
     assert by_t[1].text == "am a nurse." and by_t[1].metadata == {"encoder_text": "My name is Oliver, I "}
     assert by_t[3].text == "is a nurse." and by_t[3].metadata == {"encoder_text": "Oliver "}
@@ -88,3 +88,43 @@ def test_task_is_faithful_by_default(refdata):
     assert len(globalbias(source=src, groups=["ARAB_F"], templates=[1], faithful=False, unit="sentence").dataset) == 9 * 730
     grouped = globalbias(source=src, groups=["ARAB_F"], templates=[1])
     assert len(grouped.dataset) == 730 and sum(s.metadata["n_texts"] for s in grouped.dataset) == 10 * 730
+
+
+@pytest.mark.parametrize("args, message", [
+    ({"unit": "sentences"}, "unit must be one of"),
+    ({"templates": [-1]}, "templates must be"),
+    ({"templates": 4}, "templates must be"),
+    ({"faithful": "yes"}, "faithful must be true or false"),
+    ({"encoder_decoder": 1}, "encoder_decoder must be"),
+    ({"source": ""}, "source must be"),
+    ({"groups": ["bogus"]}, "unknown group"),
+    ({"subset": "bogus"}, "unknown subset"),
+])
+def test_task_arguments_are_validated(args, message):
+    with pytest.raises(ValueError, match=message):
+        globalbias(**{"source": "bundled", **args})
+
+
+@pytest.mark.parametrize("args, message", [
+    ({"batch_size": 0}, "batch_size must be a positive integer"),
+    ({"runs": -1}, "runs must be"),
+    ({"temperature": float("nan")}, "temperature must be"),
+    ({"temperature": -1.0}, "temperature must be"),
+    ({"shuffle_seed": -3}, "shuffle_seed must be"),
+    ({"max_tokens": 0}, "max_tokens must be"),
+])
+def test_profiles_task_arguments_are_validated(args, message):
+    from stereoprobe.tasks.globalbias_profiles import globalbias_profiles
+
+    with pytest.raises(ValueError, match=message):
+        globalbias_profiles(**{"source": "bundled", **args})
+
+
+def test_defaults_are_the_paper_benchmark():
+    import inspect as pyinspect
+
+    from stereoprobe.tasks.globalbias_profiles import globalbias_profiles
+
+    for fn in (globalbias, globalbias_profiles):
+        sig = pyinspect.signature(getattr(fn, "__wrapped__", fn))
+        assert sig.parameters["source"].default == "upstream"
