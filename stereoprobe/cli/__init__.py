@@ -130,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
         importlib.import_module(name).register(sub)
     for name in LEGACY_MODULES:
         module = _import_legacy(name)
-        if module is not None:
+        if module is not None and hasattr(module, "register"):  # a library module that no longer registers
             module.register(sub)
     for p in action.choices.values():
         _add_global_options(p, argparse.SUPPRESS)  # also accepted after the command; the top-level value wins
@@ -138,7 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _input_error_types() -> tuple[type[BaseException], ...]:
-    types: list[type[BaseException]] = [InputError, FileNotFoundError, NotADirectoryError, IsADirectoryError,
+    types: list[type[BaseException]] = [InputError, FileNotFoundError, FileExistsError, NotADirectoryError,
+                                        IsADirectoryError,
                                         PermissionError, UnicodeDecodeError, json.JSONDecodeError, zipfile.BadZipFile]
     for module, attr in (("stereoprobe.upstream", "UpstreamDataError"), ("stereoprobe.logs", "LogReadError"),
                          ("zstandard", "ZstdError"), ("pandas.errors", "EmptyDataError"),
