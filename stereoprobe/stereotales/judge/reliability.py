@@ -108,15 +108,20 @@ def split_half(long: pd.DataFrame, n_splits: int = 200, seed: int = 0) -> tuple[
     k = len(groups)
     if k < 3 or n_splits <= 0:
         return math.nan, math.nan, math.nan, k
+    # items of equal size m form one k_m x m matrix; a split shuffles each row (argsort of random keys)
+    by_size: dict[int, list[int]] = {}
+    for i, v in enumerate(groups):
+        by_size.setdefault(len(v), []).append(i)
+    blocks = [(np.array(idx), np.stack([groups[i] for i in idx])) for idx in by_size.values()]
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(n_splits):
         a = np.empty(k)
         b = np.empty(k)
-        for i, v in enumerate(groups):
-            p = rng.permutation(v)
-            h = len(p) // 2
-            a[i], b[i] = p[:h].mean(), p[h:].mean()
+        for idx, mat in blocks:
+            m = mat.shape[1]
+            shuffled = np.take_along_axis(mat, np.argsort(rng.random(mat.shape), axis=1), axis=1)
+            a[idx], b[idx] = shuffled[:, : m // 2].mean(axis=1), shuffled[:, m // 2 :].mean(axis=1)
         if a.std() == 0 or b.std() == 0:
             continue
         out.append(spearman_brown(float(np.corrcoef(a, b)[0, 1])))

@@ -356,28 +356,42 @@ def build_judge_report(
 def judge_report(
     logs: Sequence[str | Path],
     out: str | Path,
+    *,
+    human_csv: str | Path | None = None,
+    associations: str | Path | None = None,
+    language_groups: str | Path | None = None,
+    upstream_dir: str | Path | None = None,
+    threshold: float = 4.0,
+    confidence: float = 0.95,
+    spearman_method: Literal["bonett-wright", "bootstrap"] = "bonett-wright",
+    n_resamples: int = 9999,
+    dimension: Literal["both", "base", "compared"] = "both",
+    reliability_resamples: int = 1000,
+    split_half_splits: int = 200,
+    seed: int = 0,
     step: Step | None = None,
     progress: Callable[[Any], Any] | None = None,
-    **kwargs: Any,
 ) -> JudgeReport:
     """Python API of ``stereoprobe judge-report``: judge logs (files or folders, ``inspect eval-set`` folders
-    too) -> tables and report in ``out``. ``kwargs``: ``human_csv``, ``associations``, ``language_groups``,
-    ``upstream_dir`` and the fields of :class:`JudgeReportOptions`. ``step(description)`` is called before each
-    long step and ``progress(iterable)`` wraps the log reading (progress hooks; both optional). Every input is
-    validated before anything is written; the results replace those in ``out`` at the end, all at once.
+    too) -> tables and report in ``out``; returns the :class:`JudgeReport` (tables as DataFrames, ``path``).
 
-    Returns the :class:`JudgeReport` (tables as DataFrames, ``path`` of the report).
+    ``human_csv``: human ratings; ``associations``: association file (default ``out/associations.csv`` when
+    present); ``language_groups``: marked/unmarked groups YAML (default: bundled); the other settings are those
+    of :class:`JudgeReportOptions`. ``step(description)`` is called before each long step and
+    ``progress(iterable)`` wraps the log reading (progress hooks; both optional). Every input is read and
+    validated before anything is written; the results replace those in ``out`` at the end, all at once.
     """
+    from stereoprobe.cli.common import atomic_output_dir
+
+    options = JudgeReportOptions(threshold, confidence, spearman_method, n_resamples, dimension,
+                                 reliability_resamples, split_half_splits, seed)
     read = read_judge_ratings(logs, progress)
-    options = JudgeReportOptions(**{k: kwargs.pop(k) for k in list(kwargs) if k in JudgeReportOptions.__dataclass_fields__})
-    inputs = load_judge_inputs(read.table, out, errors=read.errors, **kwargs)
+    inputs = load_judge_inputs(read.table, out, human_csv, associations, language_groups, upstream_dir, read.errors)
     report = compute_judge_tables(inputs, options, step)
     report.facts["read"] = {"files": read.files, "superseded": read.superseded, "errors": read.errors,
                             "summary": read.summary}
     for w in report.warnings:
         print(w)
-    from stereoprobe.cli.common import atomic_output_dir
-
     with atomic_output_dir(out) as work:
         if step is not None:
             step("writing tables and report")

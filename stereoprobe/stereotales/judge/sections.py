@@ -34,6 +34,12 @@ def _pct(v: float) -> str | None:
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.1%}"
 
 
+def _ci(confidence: float, lo: float, hi: float, method: str = "") -> str:
+    if lo is None or hi is None or math.isnan(lo) or math.isnan(hi):
+        return "no interval: fewer than 4 pairs"
+    return f"{confidence:.0%} CI {lo:.3f} to {hi:.3f}" + (f", {method}" if method else "")
+
+
 def summary_section(t: dict[str, pd.DataFrame], threshold: float, read: dict[str, Any] | None = None) -> Section:
     summary = t["judge_summary"]
     s = Section("Harm judge: ratings per judged model", anchor="judge-summary")
@@ -79,7 +85,7 @@ def alignment_section(t: dict[str, pd.DataFrame], agree_sum: dict[str, float]) -
     per_assoc, corr_df, delta = t["alignment_per_association"], t["alignment_correlations"], t["alignment_delta_by_dimension"]
     main = corr_df[corr_df.evaluator == ALL_LLMS_MEAN]
     quoted = "; ".join(
-        f"{r.method} {r.estimate:.3f} ({r.confidence:.0%} CI {r.ci_low:.3f} to {r.ci_high:.3f}, {r.ci_method})"
+        f"{r.method} {r.estimate:.3f} ({_ci(r.confidence, r.ci_low, r.ci_high, r.ci_method)})"
         for r in main.itertuples() if not (isinstance(r.estimate, float) and math.isnan(r.estimate))
     ) or "not defined (fewer than two associations with both ratings, or a constant rating)"
     here = [f"human vs LLM {_pct(agree_sum['human_vs_llm'])}" if _pct(agree_sum["human_vs_llm"]) else None,
@@ -192,8 +198,9 @@ def own_section(t: dict[str, pd.DataFrame], gen_rho: Any = None) -> Section:
         s.empty("Blind spots (generated associations vs the LLM - human delta per dimension) need human ratings "
                 "and an association file (--human, --associations).")
         return s
-    rho = (f"Spearman rho over dimensions = {gen_rho.estimate:.3f} (95% CI {gen_rho.ci_low:.3f} to "
-           f"{gen_rho.ci_high:.3f}, n = {gen_rho.n})" if gen_rho is not None and not math.isnan(gen_rho.estimate)
+    ci = _ci(gen_rho.confidence, gen_rho.ci_low, gen_rho.ci_high) if gen_rho is not None else ""
+    rho = (f"Spearman rho over dimensions = {gen_rho.estimate:.3f} ({ci}, n = {gen_rho.n})"
+           if gen_rho is not None and not math.isnan(gen_rho.estimate)
            else "Spearman rho over dimensions: not defined (fewer than two dimensions, or a constant column)")
     s.text("Blind spots: generated association rows per attribute dimension next to the mean LLM - human delta. "
            f"{rho}; published: the dimensions with the most generated associations are those where models most "
