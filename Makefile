@@ -85,4 +85,15 @@ demo: $(STAMP)
 	  --log-dir $(DEMO_LOGS)/globalbias_profiles --display none
 	$(OFFLINE) $(VENV)/bin/stereoprobe profiles $(DEMO_LOGS)/globalbias_profiles --out $(DEMO_OUT)/globalbias_profiles \
 	  --permutations 20
+	# Leaderboard (two models): the default model against a variant, DBB-SG scored with -M score_first_token=true
+	# (the BOS token prepended, as lm-eval does) -> $(DEMO_OUT)/leaderboard/ (leaderboard.csv/.parquet, pairwise.csv,
+	# summary/<model>.json, leaderboard.html). LABEL=PATH names the two runs of the one bundled model apart.
+	rm -rf $(DEMO_LOGS)/dbb_first_token
+	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/dbb_sg --model transformers/default -M score_first_token=true \
+	  -T source=bundled -T limit_templates=1 -T categories=age,gender,ses \
+	  --log-dir $(DEMO_LOGS)/dbb_first_token --display none
+	$(OFFLINE) $(VENV)/bin/stereoprobe dbb $(DEMO_LOGS)/dbb_first_token --out $(DEMO_OUT)/dbb_first_token
+	$(OFFLINE) $(VENV)/bin/stereoprobe leaderboard default=$(DEMO_OUT)/stereotales default=$(DEMO_OUT)/dbb \
+	  default=$(DEMO_OUT)/globalbias default=$(DEMO_OUT)/globalbias_profiles \
+	  first_token=$(DEMO_OUT)/dbb_first_token --out $(DEMO_OUT)/leaderboard
 	$(PY) -m stereoprobe index $(DEMO_OUT)

@@ -76,7 +76,8 @@ def stereotales_metrics(src: Sources, n_boot: int = 2000, seed: int = 0, level: 
         labelled_ids = set(lab["association_id"].astype(str))
         harmful_ids = set(lab.loc[_bool(lab["harmful"]), "association_id"].astype(str))
     rows: list[dict] = []
-    for model in sorted(pairs["model"].astype(str).unique()):
+    models = set(pairs["model"].astype(str)) | (set(refusals["model"].astype(str)) if refusals is not None else set())
+    for model in sorted(models):
         g = assoc[(assoc["model"].astype(str) == model) & (assoc["slice"] == ALL)]
         tested = pairs[(pairs["model"].astype(str) == model) & (pairs["slice"] == ALL)]
         clusters = sorted(set(map(tuple, tested[["base_attribute", "compared_attribute"]].astype(str).to_numpy()))

@@ -105,8 +105,12 @@ def read_table(folder: Path, name: str) -> pd.DataFrame | None:
             path = csv
         else:
             return None
+    except pd.errors.EmptyDataError:  # a CSV without even a header: an empty table
+        df, path = pd.DataFrame(), csv
     except (OSError, ValueError) as exc:  # pyarrow and pandas parse errors are ValueErrors (ArrowInvalid too)
         raise InputError(f"{pq if pq.is_file() else csv}: unreadable table ({str(exc).splitlines()[0]})") from exc
+    if df.empty:  # no rows (e.g. no association in a tiny run): the required columns, no rows
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in dict.fromkeys([*REQUIRED.get(name, ()), *df.columns])})
     missing = [c for c in REQUIRED.get(name, ()) if c not in df.columns]
     if missing:
         raise InputError(f"{path}: missing column(s) {', '.join(missing)} (found: {', '.join(map(str, df.columns))})")

@@ -167,3 +167,19 @@ def test_single_model_has_no_pairwise_rows(tmp_path):
     lb = build_leaderboard([a], n_boot=10)
     assert lb.pairwise.empty and list(lb.wide["model"]) == ["m"]
     assert not math.isnan(_metric(lb, "m", "dbb", "count_s_ge_20")["estimate"])
+
+
+def test_empty_tables_of_a_tiny_run(tmp_path):
+    # a tiny StereoTales run: no attribute pair tested, no association; the refusal rate is still reported
+    from stereoprobe.tables import write_table
+
+    d = tmp_path / "st"
+    write_table(pd.DataFrame(columns=["model", "slice", "base_attribute", "base_value", "compared_attribute",
+                                      "compared_value"]), d, "associations")
+    (d / "pair_tests.csv").write_text("")
+    write_table(pd.DataFrame([{"model": "m", "language": "all", "target_attribute": "all", "stories": 4,
+                               "refused": 1}]), d, "refusal_rates")
+    (d / "pair_tests.parquet").unlink(missing_ok=True)
+    lb = build_leaderboard([d], n_boot=10)
+    assert _metric(lb, "m", "stereotales", "refusal_rate")["estimate"] == 0.25
+    assert lb.pairwise.empty
