@@ -46,13 +46,6 @@ class LogReadError(InputError):
     names the file and the member."""
 
 
-def find_logs(inputs: Iterable[str | Path]) -> list[Path]:
-    """Deprecated alias of :func:`stereoprobe.inputs.find_logs` (kept until every caller imports it there)."""
-    from stereoprobe.inputs import find_logs as _find_logs
-
-    return _find_logs(inputs)
-
-
 @dataclass(frozen=True)
 class LogInfo:
     path: Path
@@ -156,8 +149,6 @@ def _read_json_log(p: Path, header_only: bool) -> Any:
         raise LogReadError(f"{p}: not a readable inspect log ({type(exc).__name__}: {detail})") from exc
 
 
-
-
 def _ordered(keys: Iterable[tuple[Any, int]], spec: Mapping[str, Any]) -> list[tuple[Any, int]]:
     """Sample keys in inspect's reading order (dataset ``sample_ids``, epochs inner), then any others."""
     keys = list(dict.fromkeys(keys))
@@ -236,31 +227,3 @@ def error_message(sample: Mapping[str, Any]) -> str | None:
     if err is None:
         return None
     return str(err.get("message", err) if isinstance(err, Mapping) else err)
-
-
-def iter_samples(inputs: Iterable[str | Path], task: str | None = None) -> Iterator[tuple[LogInfo, dict[str, Any]]]:
-    """Deprecated: use :func:`stereoprobe.inputs.iter_samples` (which never yields error samples and counts
-    them in its ``ReadStats``). Kept with its old behaviour until every caller has switched: one record per
-    (task, model, task args, sample id, epoch) across logs, newest complete copy first, and a sample that
-    failed in every log yielded once (its newest errored copy) so the caller can count it.
-    """
-    from stereoprobe.inputs import ReadStats, find_logs as _find_logs, iter_samples as _iter
-
-    if not _find_logs(inputs):
-        return
-    stats = ReadStats()
-    try:
-        yield from _iter(inputs, task, stats=stats)
-    except InputError as exc:
-        if task is not None and str(exc).startswith("no log of task"):
-            return
-        raise
-    failed = {i for i in stats.error_ids}
-    if not failed:
-        return
-    for info in sorted((read_header(p) for p in stats.files), key=lambda i: str(i.created), reverse=True):
-        for s in iter_raw_samples(info.path):
-            tag = f"{info.task}/{info.model}/{s.get('id')}#{int(s.get('epoch') or 1)}"
-            if s.get("error") is not None and tag in failed:
-                failed.discard(tag)
-                yield info, s

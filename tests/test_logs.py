@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stereoprobe.logs import LogReadError, error_message, iter_raw_samples, iter_samples, output_text, read_header
+from stereoprobe.logs import LogReadError, error_message, iter_raw_samples, output_text, read_header
 
 if sys.version_info < (3, 14):
     import zipfile_zstd  # noqa: F401
@@ -153,18 +153,25 @@ def test_truncated_and_invalid_logs_are_clear_errors(logs, tmp_path):
 
 
 def test_iter_samples_dedup(tmp_path):
-    """Newest log wins; a successful copy beats a newer errored one; an error everywhere is yielded once."""
+    """Newest log wins; a successful copy beats a newer errored one; an error everywhere is counted once
+    (the de-duplication lives in :func:`stereoprobe.inputs.iter_samples`; more cases in tests/test_inputs.py)."""
     import time
+
+    from stereoprobe.errors import InputError
+    from stereoprobe.inputs import ReadStats, iter_samples
 
     old = _run(tmp_path / "a", fail=frozenset({"s3"}), n=4)
     time.sleep(1.1)  # ``created`` has a resolution of one second
     new = _run(tmp_path / "a", fail=frozenset({"s1", "s3"}), n=4)
     other = _run(tmp_path / "a", model="mockllm/other", n=1)
-    got = {(i.model, s["id"], s["epoch"]): (i.path, error_message(s)) for i, s in iter_samples([tmp_path / "a"])}
-    assert len(got) == 2 * 5 + 2 * 2
+    stats = ReadStats()
+    got = {(i.model, s["id"], s["epoch"]): (i.path, error_message(s))
+           for i, s in iter_samples([tmp_path / "a"], stats=stats)}
+    assert len(got) == 2 * 4 + 2 * 2  # s3 (2 epochs) failed in every log: counted, not yielded
     assert got[("mockllm/m", "s0", 1)] == (new, None)
     assert got[("mockllm/m", "s1", 2)] == (old, None)
-    assert got[("mockllm/m", "s3", 1)][0] == new and "simulated failure" in got[("mockllm/m", "s3", 1)][1]
+    assert ("mockllm/m", "s3", 1) not in got and stats.error_ids == ["tiny/mockllm/m/s3#1", "tiny/mockllm/m/s3#2"]
     assert got[("mockllm/other", 7, 2)] == (other, None)
-    assert list(iter_samples([tmp_path / "a"], task="nope")) == []
+    with pytest.raises(InputError, match="no log of task 'nope'"):
+        list(iter_samples([tmp_path / "a"], task="nope"))
     shutil.rmtree(tmp_path / "a")
