@@ -74,8 +74,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="resamples of the Spearman bootstrap interval (with --spearman-ci bootstrap)")
     p.add_argument("--reliability-resamples", type=nonnegative_int, default=1000,
                    help="bootstrap resamples of the Krippendorff's alpha intervals (0: no interval)")
-    p.add_argument("--split-half-splits", type=nonnegative_int, default=200,
-                   help="random splits averaged by the split-half reliability (0: skip it)")
+    p.add_argument("--split-half-splits", type=positive_int, default=200,
+                   help="random splits averaged by the split-half reliability")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the bootstrap and the random splits")
     p.add_argument("--dimension", choices=["both", "base", "compared"], default="both",
                    help="which side of an association counts for the per-dimension delta")
