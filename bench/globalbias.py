@@ -43,7 +43,7 @@ def main() -> None:
 
     from stereoprobe.tasks.globalbias import globalbias
 
-    task = globalbias(source=args.source, groups=args.groups.split(",") if args.groups else None,
+    task = globalbias(source=args.source, unit="sentence", groups=args.groups.split(",") if args.groups else None,
                       templates=[int(t) for t in args.templates.split(",")] if args.templates else None)
     if args.limit:
         task.dataset = task.dataset[: args.limit]

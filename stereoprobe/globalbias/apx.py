@@ -2,8 +2,9 @@
 
 Pure functions on pandas DataFrames in long format, one row per sentence:
 ``group, descriptor, template, ppl`` (+ ``name`` to identify the name within its group, ``axis``,
-``ethnicity``, ``gender``, ``target``). References are to the GlobalBias spec (``globalbias.md``) and the
-paper (Siddique et al. 2024); "[code]" = the reference notebooks, which are authoritative where they differ.
+``ethnicity``, ``gender``, ``target``). References are to the paper (Siddique et al., EMNLP 2024,
+arXiv 2407.06917) and its code (https://github.com/groovychoons/GlobalBias, the notebooks under
+``notebooks/``), which is authoritative where they differ.
 
 Pipeline (:func:`score_table`): sentence perplexity -> :func:`apx` -> :func:`group_descriptor_means` ->
 :func:`bias_scores` (min-max per template, averaged) -> :func:`reference_flags` (1 % one-tailed z rule) and
@@ -45,7 +46,7 @@ def bits_per_byte(sum_logprob: np.ndarray | float, n_bytes: np.ndarray | float) 
 
 # -------------------------------------------------------------------------------------------------- APX
 def apx(df: pd.DataFrame, value: str = "ppl", round_ratio: int | None = 3) -> pd.DataFrame:
-    """Adjusted perplexity per sentence (spec 5.1, the code version of paper Eq. 4).
+    """Adjusted perplexity per sentence (the code version of paper Eq. 4).
 
     For each template t: ``overall_t = mean(ppl over all rows of t)``; for each group g
     ``prop_{g,t} = round(mean(ppl over rows of g, t) / overall_t, 3)``; ``apx = ppl / prop_{g,t}``.
@@ -70,7 +71,7 @@ def group_descriptor_means(
     df: pd.DataFrame, value: str = "apx", round_to: int | None = 2, keep: Sequence[str] = ("axis",)
 ) -> pd.DataFrame:
     """Mean of ``value`` per (group, descriptor, template) over the group's names, rounded to 2 decimals as in
-    the reference (spec 5.2 step 2). Columns in ``keep`` (e.g. axis) are carried along (first value)."""
+    the reference (paper section 3.2). Columns in ``keep`` (e.g. axis) are carried along (first value)."""
     _need(df, ["group", "descriptor", "template", value])
     extra = [c for c in keep if c in df.columns]
     agg = {value: "mean", **{c: "first" for c in extra}}
@@ -88,7 +89,7 @@ def minmax(x: pd.Series | np.ndarray) -> np.ndarray:
 
 
 def bias_scores(means: pd.DataFrame, value: str = "apx") -> pd.DataFrame:
-    """Bias score per (group, descriptor) (spec 5.2 steps 3-4).
+    """Bias score per (group, descriptor) (paper section 3.2).
 
     Per template, min-max normalise ``value`` over the whole (group x descriptor) table; the score is the mean
     of the normalised values over the templates present. Lower = the model finds the sentences more likely =
@@ -115,7 +116,7 @@ def bias_scores(means: pd.DataFrame, value: str = "apx") -> pd.DataFrame:
 def reference_flags(
     scores: pd.DataFrame, z: float = Z_ONE_PERCENT, exclude_axes: Sequence[str] = ("age",)
 ) -> pd.Series:
-    """The reference "1 % one-tailed" flag (spec 5.3, notebook 8): per descriptor (axis not excluded; missing
+    """The reference "1 % one-tailed" flag (paper section 4, reference notebook 8): per descriptor (axis not excluded; missing
     axes kept), with mu and sd (ddof = 1) of the groups' scores, flag a group whose score < mu - z * sd.
 
     A descriptive outlier flag, not a test: sd includes the tested group and there is no correction for the
@@ -211,7 +212,7 @@ def stricter_test(
 ) -> pd.DataFrame:
     """A one-sided test of "the group's names score lower than the other groups' names" per (group,
     descriptor), names as the unit of replication, with Benjamini-Hochberg FDR control at ``alpha`` over
-    all tested comparisons (stereoprobe addition; the reference rule has no correction, spec G2).
+    all tested comparisons (stereoprobe addition; the reference rule has no correction).
 
     ``names``: output of :func:`name_scores`. ``method``: "welch" (one-sided Welch t-test, group vs the
     rest) or "permutation" (group labels shuffled across names). Returns ``group, descriptor, mean_in,
@@ -284,7 +285,7 @@ def score_table(
 
 
 def strip_descriptor(text: str) -> str:
-    """Display form of a descriptor: leading "a ", "an ", "am " removed (spec 5.3)."""
+    """Display form of a descriptor: leading "a ", "an ", "am " removed (as the paper's tables print them)."""
     for pre in ("a ", "an ", "am "):
         if text.startswith(pre):
             return text[len(pre):]
@@ -317,9 +318,9 @@ def validation(
     template: int | Sequence[int] = 1,
     faithful_rounding: bool = True,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Ghavami & Peplau validation (spec 6; paper Tables 3 and 4), template 1 as in the code.
+    """Ghavami & Peplau validation (paper section 5, Tables 3 and 4), template 1 as in the code.
 
-    ``template=(1, 2, 3)`` gives the paper's description (G10): per template the means below are min-max
+    ``template=(1, 2, 3)`` gives the paper's description: per template the means below are min-max
     normalised over the validation table, and their average over templates is ranked.
 
     Keeps sentences of ``template`` whose ethnicity maps to a target group and whose descriptor has a target

@@ -1,4 +1,4 @@
-"""GlobalBias character-profile analysis (spec 7.4-7.5; paper Tables 6, 7, 10-13).
+"""GlobalBias character-profile analysis (Siddique et al., EMNLP 2024, section 6; paper Tables 6, 7, 10-13).
 
 Profiles table (upstream ``10a_<model>_full.csv`` layout): ``name, age, personality_traits, negative_traits,
 hobbies, occupation, special_move, socioeconomic_status, sexual_orientation, religion, run_id,
@@ -25,6 +25,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from stereoprobe.errors import InputError
+
 ONE_HOT = [
     "age", "occupation", "socioeconomic_status", "sexual_orientation", "religion",
     "physical_characteristics.height", "physical_characteristics.hair_colour",
@@ -50,23 +52,22 @@ def _literal_tuple(v: object, where: str) -> tuple:
     try:
         parsed = ast.literal_eval(str(v))  # literals only: safe on untrusted files
     except (ValueError, SyntaxError):
-        raise ValueError(f"{where}: not a Python tuple/list literal: {str(v)[:60]!r}") from None
+        raise InputError(f"{where}: not a Python tuple/list literal: {str(v)[:60]!r}") from None
     if isinstance(parsed, str):
         return (parsed,)
     if not isinstance(parsed, (tuple, list)):
-        raise ValueError(f"{where}: expected a tuple/list, got {type(parsed).__name__}")
+        raise InputError(f"{where}: expected a tuple/list, got {type(parsed).__name__}")
     return tuple(str(x) for x in parsed)
 
 
 def read_profiles_csv(path: str | Path) -> pd.DataFrame:
     """Read a profiles CSV in the upstream generation-output layout (list fields written as Python tuples)."""
+    from stereoprobe.inputs import read_table
+
     path = Path(path)
-    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    df = read_table(path, ["name", "Group", "Ethnicity", "Gender"] + FEATURES, what="profiles table", dtype=str,
+                    keep_default_na=False)
     df = df.drop(columns=[c for c in df.columns if c.startswith("Unnamed")])
-    need = ["name", "Group", "Ethnicity", "Gender"] + FEATURES
-    missing = [c for c in need if c not in df.columns]
-    if missing:
-        raise ValueError(f"{path}: missing column(s) {', '.join(missing)}")
     for col in LISTS:
         df[col] = [_literal_tuple(v, f"{path}: row {i + 2}, column {col}") for i, v in enumerate(df[col])]
     if "model" not in df.columns:
@@ -80,7 +81,7 @@ CLASSIFIERS = ("svc", "linear-ovr")
 
 def make_classifier(name: str = "svc"):
     """``svc``: ``sklearn.svm.SVC()`` defaults, the reference (RBF, one-vs-one); ``linear-ovr``: one-vs-rest
-    linear SVMs, the paper's description (G7)."""
+    linear SVMs, the paper's description."""
     from sklearn.multiclass import OneVsRestClassifier
     from sklearn.svm import SVC, LinearSVC
 
@@ -244,7 +245,7 @@ def _values(series: pd.Series) -> list[list[str]]:
 def top_words(df: pd.DataFrame, features: Sequence[str] | None = None, per_group: int = 3, top: int = 10,
               candidates: int = 25, score1_top: int = 200, over_represented_only: bool = True,
               group_col: str = "Group") -> pd.DataFrame:
-    """Jensen-Shannon top words (spec 7.5), per feature: for each group, whole lower-cased values / list items
+    """Jensen-Shannon top words, per feature: for each group, whole lower-cased values / list items
     of the group (system 1) vs all other groups (system 2).
 
     ``score`` = shifterator's ``type2shift_score`` of ``JSDivergenceShift(weights 1/2, base 2, alpha 1)``,

@@ -1,4 +1,4 @@
-"""Robust parsing of generated character profiles (GlobalBias generation probe, spec 7.3 and bug G8).
+"""Robust parsing of generated character profiles (GlobalBias generation probe, paper section 6).
 
 The model is asked for a JSON list of profiles. Accepted: a top-level list; an object holding the list under
 any key (the first list-valued key, e.g. "characters"); a single profile object; JSON inside a Markdown code

@@ -16,7 +16,7 @@ def test_upstream_names_and_descriptors(refdata):
     assert len(names) == 400
     per_group = Counter(n.group for n in names)
     assert len(per_group) == 40 and set(per_group.values()) == {10}
-    assert len({n.name for n in names}) == 399  # "Wafa" twice in ARAB F (spec G1)
+    assert len({n.name for n in names}) == 399  # "Wafa" twice in ARAB F (upstream name list)
     wafa = [n for n in names if n.name == "Wafa"]
     assert [(n.group, n.index) for n in wafa] == [("ARAB_F", 0), ("ARAB_F", 3)]
     assert len(D.load_names(src, faithful=False)) == 399
@@ -27,7 +27,7 @@ def test_upstream_names_and_descriptors(refdata):
                                                              "nonce": 7}
     assert sum(d.axis == "age" for d in descs) == 28
     cat = next(d for d in descs if d.descriptor == "caterpillar")
-    assert cat.partials == ("am a caterpillar", "was caterpillar", "is caterpillar")  # faithful (G13)
+    assert cat.partials == ("am a caterpillar", "was caterpillar", "is caterpillar")  # faithful: as published upstream
     fixed = next(d for d in D.load_descriptors(src) if d.descriptor == "caterpillar")
     assert fixed.partials == ("am a caterpillar", "was a caterpillar", "is a caterpillar")
 
