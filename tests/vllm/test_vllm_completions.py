@@ -1,0 +1,160 @@
+"""The vLLM route: inspect's ``vllm-completions`` provider against a fake vLLM server on 127.0.0.1 gives the
+likelihood tasks (GlobalBias, DBB log-probability mode, DBB-SG) the same per-text numbers as stereoprobe's
+``transformers`` provider on the same weights.
+
+inspect's provider (``inspect_ai/model/_providers/openai_compatible_completions.py``) sends
+``prompt_logprobs`` in the request body (``extra_body``), reads vLLM's per-choice ``prompt_logprobs`` list
+(``parse_vllm_prompt_logprobs_raw``: the first entry of each position is the prompt token), tokenizes through
+``/tokenize`` (``add_special_tokens=False``) and sends token ids verbatim when a message carries
+``metadata["prompt_token_ids"]``. The fake server (:mod:`tests.vllm.fake_server`) computes its numbers with a
+plain forward pass, independently of the provider's batched scorer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("openai", reason="inspect's vllm-completions provider needs the openai client (pip install openai)")
+
+from tests.vllm.fake_server import FakeVLLM  # noqa: E402
+
+# the transformers provider applies a chat template before generating; vllm-completions sends the raw text:
+# an identity template makes both send the same tokens for DBB's multiple-choice prompt
+IDENTITY_TEMPLATE = "{{ messages[-1]['content'] }}"
+
+
+@pytest.fixture(scope="module")
+def tiny_llama(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random Llama (2 layers, width 32) with the bundled model's tokenizer and chat template."""
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from stereoprobe.providers.default_model import default_model_dir
+
+    folder = tmp_path_factory.mktemp("tiny_llama_vllm")
+    src = default_model_dir()
+    for f in src.iterdir():
+        if f.name.startswith(("tokenizer", "special_tokens", "chat_template")):
+            shutil.copy(f, folder / f.name)
+    tok = AutoTokenizer.from_pretrained(str(folder))
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                      num_key_value_heads=1, intermediate_size=64, max_position_embeddings=2048,
+                      bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    LlamaForCausalLM(cfg).save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def server(tiny_llama: Path):
+    from transformers import AutoTokenizer, LlamaForCausalLM
+
+    model = LlamaForCausalLM.from_pretrained(str(tiny_llama))
+    with FakeVLLM(model, AutoTokenizer.from_pretrained(str(tiny_llama)), str(tiny_llama), lifetime=600) as srv:
+        yield srv
+
+
+def _close(a: Any, b: Any, path: str, diffs: list[str]) -> None:
+    """Record where two score structures differ (numbers: 1e-4 absolute or 1e-6 relative)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        if set(a) != set(b):
+            diffs.append(f"{path}: keys {sorted(a)} != {sorted(b)}")
+        for k in set(a) & set(b):
+            _close(a[k], b[k], f"{path}.{k}", diffs)
+    elif isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        if len(a) != len(b):
+            diffs.append(f"{path}: lengths {len(a)} != {len(b)}")
+        for k, (x, y) in enumerate(zip(a, b)):
+            _close(x, y, f"{path}[{k}]", diffs)
+    elif isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        if not (math.isnan(a) and math.isnan(b)) and not math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-4):
+            diffs.append(f"{path}: {a} != {b}")
+    elif a != b:
+        diffs.append(f"{path}: {a!r} != {b!r}")
+
+
+def _run(task: str, task_args: dict[str, Any], model: str, log_dir: Path, **kw: Any) -> dict[tuple[Any, int], Any]:
+    from inspect_ai import eval as inspect_eval
+
+    [log] = inspect_eval(task, model=model, task_args=task_args, display="none", log_dir=str(log_dir),
+                         log_realtime=False, **kw)
+    assert log.status == "success", log.error
+    assert log.samples
+    return {(s.id, s.epoch): s for s in log.samples}
+
+
+def _top_logprobs(sample: Any) -> list[list[tuple[str, float]]]:
+    """The answer tokens' top log-probabilities (what DBB's logprob mode reads), empty when not asked for."""
+    choice = sample.output.choices[0] if sample.output and sample.output.choices else None
+    if choice is None or choice.logprobs is None:
+        return []
+    return [[(t.token, t.logprob) for t in (lp.top_logprobs or [])] for lp in choice.logprobs.content]
+
+
+def _compare(task: str, task_args: dict[str, Any], folder: Path, srv: FakeVLLM, tmp_path: Path,
+             transformers_args: dict[str, Any] | None = None) -> tuple[dict[Any, Any], list[dict[str, Any]]]:
+    srv.requests.clear()
+    ours = _run(task, task_args, f"transformers/{folder}", tmp_path / "t",
+                model_args={"device": "cpu", **(transformers_args or {})})
+    theirs = _run(task, task_args, f"vllm-completions/{folder}", tmp_path / "v", model_base_url=srv.base_url)
+    assert set(ours) == set(theirs)
+    diffs: list[str] = []
+    for key, s in ours.items():
+        o = theirs[key]
+        _close({k: (v.value, v.metadata) for k, v in s.scores.items()},
+               {k: (v.value, v.metadata) for k, v in o.scores.items()}, f"{key}", diffs)
+        _close(_top_logprobs(s), _top_logprobs(o), f"{key}.top_logprobs", diffs)
+    assert not diffs, "\n".join(diffs[:20])
+    return ours, list(srv.requests)
+
+
+def test_prompt_logprobs_round_trip(server: FakeVLLM, tiny_llama: Path) -> None:
+    """One request: inspect parses the fake server's vLLM-format prompt_logprobs into the transformers
+    provider's numbers, token by token."""
+    from inspect_ai.model import GenerateConfig, get_model
+
+    config = GenerateConfig(max_tokens=1, prompt_logprobs=1, temperature=0.0)
+    text = "My name is Amira, I am good at maths."
+
+    async def both() -> tuple[Any, Any]:
+        v = get_model(f"vllm-completions/{tiny_llama}", base_url=server.base_url)
+        t = get_model(f"transformers/{tiny_llama}", device="cpu")
+        return await v.generate(text, config=config), await t.generate(text, config=config)
+
+    server.requests.clear()
+    v, t = asyncio.run(both())
+    assert server.requests[-1]["prompt_logprobs"] == 1 and server.requests[-1]["prompt"] == text
+    lv, lt = v.choices[0].prompt_logprobs.content, t.choices[0].prompt_logprobs.content
+    assert [x.token for x in lv] == [x.token for x in lt]
+    assert max(abs(a.logprob - b.logprob) for a, b in zip(lv, lt)) <= 1e-5
+
+
+@pytest.mark.slow
+def test_globalbias_same_sums(server: FakeVLLM, tiny_llama: Path, tmp_path: Path) -> None:
+    args = {"source": "bundled", "groups": "ARAB", "templates": 1, "descriptors": [0, 1]}
+    ours, requests = _compare("stereoprobe/globalbias", args, tiny_llama, server, tmp_path)
+    texts = sum(len(next(iter(s.scores.values())).metadata["ids"]) for s in ours.values())
+    assert len(requests) == texts and all(r["prompt_logprobs"] == 1 for r in requests)  # one request per text
+
+
+@pytest.mark.slow
+def test_dbb_sg_same_scores(server: FakeVLLM, tiny_llama: Path, tmp_path: Path) -> None:
+    args = {"source": "bundled", "limit_templates": 1, "categories": "age"}
+    _, requests = _compare("stereoprobe/dbb_sg", args, tiny_llama, server, tmp_path)
+    assert requests and all(r["prompt_logprobs"] == 1 for r in requests)
+    assert all(isinstance(r["prompt"], list) for r in requests)  # chat scoring sends token ids verbatim
+
+
+@pytest.mark.slow
+def test_dbb_logprob_same_answers(server: FakeVLLM, tiny_llama: Path, tmp_path: Path) -> None:
+    args = {"source": "bundled", "mode": "logprob", "limit_templates": 1, "categories": "age"}
+    ours, requests = _compare("stereoprobe/dbb", args, tiny_llama, server, tmp_path,
+                           transformers_args={"chat_template": IDENTITY_TEMPLATE})
+    assert requests and all(r["logprobs"] == 20 and r["max_tokens"] == 1 for r in requests)
+    assert all(len(_top_logprobs(s)[0]) == 20 for s in ours.values())  # the compared numbers exist
