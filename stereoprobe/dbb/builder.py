@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from stereoprobe.errors import InputError
 from stereoprobe.paths import dataset_file
 
 CROWS_PAIRS = "data/crows_pairs_anonymized.csv"
@@ -43,7 +44,7 @@ def generation_settings(name: str = "upstream") -> dict[str, Any]:
     (system message, 2,048 tokens, frequency penalty 0.6, refusal filter, as upstream ``src/llm_utils.py``) or
     ``plain`` (no system message, 1,024 tokens, no penalty, no filter)."""
     if name not in GENERATIONS:
-        raise ValueError(f"generation must be one of {', '.join(GENERATIONS)}, got {name!r}")
+        raise InputError(f"generation must be one of {', '.join(GENERATIONS)}, got {name!r}")
     raw = yaml.safe_load(dataset_file("dbb", "builder_generation.yaml").read_text(encoding="utf-8"))
     return dict(raw[name])
 
@@ -119,10 +120,10 @@ def _pinned(key: str, revision: str | None) -> str:
     hub = HUB[key]
     rev = revision or hub.revision
     if not rev:
-        raise ValueError(f"{hub.repo}: no pinned revision is known; pass revision=<40-hex commit of {hub.repo}> "
+        raise InputError(f"{hub.repo}: no pinned revision is known; pass revision=<40-hex commit of {hub.repo}> "
                          f"(or local= an export of the dataset)")
     if not re.fullmatch(r"[0-9a-f]{40}", rev):
-        raise ValueError(f"{hub.repo}: revision must be a 40-hex commit, got {rev!r}")
+        raise InputError(f"{hub.repo}: revision must be a 40-hex commit, got {rev!r}")
     return rev
 
 
@@ -175,13 +176,13 @@ def read_table(path: str | Path) -> list[dict[str, Any]]:
         import pyarrow.parquet as pq
 
         return pq.read_table(p).to_pylist()
-    raise ValueError(f"{p}: unsupported file type {suf!r} (use .csv, .jsonl or .parquet)")
+    raise InputError(f"{p}: unsupported file type {suf!r} (use .csv, .jsonl or .parquet)")
 
 
 def _check_columns(rows: list[dict[str, Any]], key: str, where: Any) -> None:
     missing = [c for c in _COLUMNS[key] if rows and c not in rows[0]]
     if missing:
-        raise ValueError(f"{where}: missing columns {', '.join(missing)} (a {HUB[key].repo} export needs "
+        raise InputError(f"{where}: missing columns {', '.join(missing)} (a {HUB[key].repo} export needs "
                          f"{', '.join(_COLUMNS[key])})")
 
 
@@ -195,7 +196,7 @@ def _stereoset(rows: list[dict[str, Any]], source: str) -> list[SourceRecord]:
         try:
             more, less = s["sentence"][labels.index("stereotype")], s["sentence"][labels.index("anti-stereotype")]
         except ValueError:
-            raise ValueError(f"{source} row {r['id']}: no stereotype/anti-stereotype sentence in {labels}") from None
+            raise InputError(f"{source} row {r['id']}: no stereotype/anti-stereotype sentence in {labels}") from None
         if source == "stereoset_inter":
             more, less = f"{r['context']} {more}", f"{r['context']} {less}"
         out.append(SourceRecord(f"{source}:{r['id']}", more, less, r["bias_type"], source, target=r["target"],
@@ -264,11 +265,11 @@ def read_source_records(source: str = "crows_pairs", local: str | Path | None = 
         if not Path(source).is_file():
             if Path(source).suffix.lower() == ".csv":
                 raise FileNotFoundError(f"sentence-pair file not found: {source}")
-            raise ValueError(f"unknown source {source!r}: use one of {', '.join(SOURCES)} or a CSV path with "
+            raise InputError(f"unknown source {source!r}: use one of {', '.join(SOURCES)} or a CSV path with "
                              f"sent_more, sent_less")
         return _read_pairs_csv(source, None)
     if len({p.id for p in out}) != len(out):
-        raise ValueError(f"{source}: duplicate ids")
+        raise InputError(f"{source}: duplicate ids")
     return out
 
 
@@ -292,14 +293,14 @@ def _read_pairs_csv(source: str, local: str | Path | None) -> list[SourceRecord]
         reader = csv.DictReader(f)
         missing = {"sent_more", "sent_less"} - set(reader.fieldnames or ())
         if missing:
-            raise ValueError(f"{path}: missing columns {', '.join(sorted(missing))}")
+            raise InputError(f"{path}: missing columns {', '.join(sorted(missing))}")
         out = []
         for i, r in enumerate(reader):
             rid = (r.get("id") or r.get("") or str(i)).strip() or str(i)
             out.append(SourceRecord(f"{prefix}:{rid}", r["sent_more"], r["sent_less"], r.get("bias_type", ""),
                                     prefix))
     if len({p.id for p in out}) != len(out):
-        raise ValueError(f"{path}: duplicate ids")
+        raise InputError(f"{path}: duplicate ids")
     return out
 
 
@@ -317,7 +318,7 @@ def read_concepts(path: str | Path) -> list[dict[str, str]]:
         reader = csv.DictReader(f)
         missing = {"concept_id", "concept_a", "concept_b"} - set(reader.fieldnames or ())
         if missing:
-            raise ValueError(f"{p}: missing columns {', '.join(sorted(missing))}")
+            raise InputError(f"{p}: missing columns {', '.join(sorted(missing))}")
         return list(reader)
 
 

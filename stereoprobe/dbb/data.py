@@ -140,10 +140,13 @@ def read_templates_csv(path: str | Path) -> list[QuestionTemplate]:
     path = Path(path)
     if not path.is_file():
         raise DBBDataError(f"DBB template file not found: {path}")
-    with open(path, newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        cols = set(reader.fieldnames or ())
-        rows = list(reader)
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            cols = set(reader.fieldnames or ())
+            rows = list(reader)
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise DBBDataError(f"{path}: not a UTF-8 CSV file ({type(e).__name__}: {e})") from None
     out: list[QuestionTemplate] = []
     if set(_OUR_COLUMNS) <= cols:
         for i, r in enumerate(rows):
@@ -235,6 +238,14 @@ def read_variations_csv(path: str | Path, templates: Sequence[QuestionTemplate])
     known = {t.template_id: t for t in templates}
     out: dict[str, list[Variation]] = {t.template_id: [Variation(t.template_id, 0, t.option_a, t.option_b)]
                                        for t in templates}
+    try:
+        return _read_variation_rows(path, known, out)
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise DBBDataError(f"{path}: not a UTF-8 CSV file ({type(e).__name__}: {e})") from None
+
+
+def _read_variation_rows(path: Path, known: dict[str, QuestionTemplate], out: dict[str, list[Variation]]
+                         ) -> dict[str, list[Variation]]:
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
         cols = set(reader.fieldnames or ())

@@ -1,6 +1,6 @@
 """The DBB question set of one run: source, expansion, selection and the DBB-SG option sentences.
 
-Shared by the inspect tasks (``tasks/dbb.py``), the lm-eval documents (:mod:`stereoprobe.dbb.lm_eval_docs`)
+Shared by the inspect tasks (``tasks/dbb.py``), the lm-eval documents (:mod:`stereoprobe.lm_eval_tasks.docs_builder`)
 and the benches, so every route evaluates the same questions under the same ids. Task parameters are
 validated here (one clear :class:`~stereoprobe.dbb.data.DBBDataError` per bad value).
 """
