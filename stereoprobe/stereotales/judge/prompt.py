@@ -113,19 +113,13 @@ def load_judge_prompt(path: str | Path | None = None) -> JudgePrompt:
 
 @cache
 def taxonomy_values() -> dict[str, list[str]]:
-    """Possible values per attribute for the prompt: the taxonomy's extraction values minus other/unknown.
+    """Possible values per attribute for the prompt: the bundled taxonomy's extraction values minus the
+    ``other`` and ``unknown`` outcomes (upstream: the schema's values minus "other" and "unknown")."""
+    from stereoprobe.stereotales.contract import OTHER, UNKNOWN
+    from stereoprobe.stereotales.taxonomy import load_taxonomy
 
-    Empty when the taxonomy module is unavailable (callers then list the values seen in the association file).
-    """
-    try:
-        from stereoprobe.stereotales.taxonomy import load_taxonomy  # type: ignore[import-not-found]
-
-        tax = load_taxonomy()
-        return {
-            a.key: [v for v in a.extraction_values if v not in ("other", "unknown")] for a in tax.attributes
-        }
-    except Exception:  # noqa: BLE001 — taxonomy not installed / not loadable: fall back to observed values
-        return {}
+    tax = load_taxonomy()
+    return {a.key: [v for v in a.extraction_values if v not in (OTHER, UNKNOWN)] for a in tax.attributes}
 
 
 def attribute_value_lists(associations: pd.DataFrame, mode: Literal["taxonomy", "observed", "none"]) -> dict[str, list[str]]:
