@@ -281,6 +281,7 @@ def stereotales_extraction(
     min_extractors: int = 1,
     refusal_failure: str = "refusal",
     refusal_character: str = "value_key",
+    verify_seeds: bool = True,
 ) -> Any:
     """Refusal detection, profile extraction by the ``extractor`` ensemble, and consensus.
 
@@ -304,11 +305,13 @@ def stereotales_extraction(
         refusal_character: what the refusal detector is told about the character: ``"value_key"`` (default,
             as upstream: the prompted English value key) or ``"phrase"`` (the rendered character phrase of the
             story prompt, in the story's language).
+        verify_seeds: check a local seed folder against the pinned upstream checksums (False: read edited
+            seeds as they are).
     """
     from stereoprobe.stereotales.taxonomy import load_taxonomy
 
     _check_options(consensus, extraction_prompt, refusal_failure, refusal_character, min_extractors)
-    tax = load_taxonomy(taxonomy)
+    tax = load_taxonomy(taxonomy, verify=bool(verify_seeds))
     fingerprint = tax.fingerprint()
     attributes = [a.key for a in tax.attributes]
     opts = _Options(

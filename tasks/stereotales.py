@@ -69,6 +69,7 @@ def stereotales(
     cache: bool | str = True,
     refusal_failure: str = "refusal",
     refusal_character: str = "value_key",
+    verify_seeds: bool = True,
 ) -> Task:
     """StereoTales story generation and profile extraction.
 
@@ -97,6 +98,8 @@ def stereotales(
             ``"complied"`` (extract anyway) or ``"error"`` (sample error, retried by ``inspect eval-retry``).
         refusal_character: what the refusal detector is told about the character: ``"value_key"`` (the
             prompted English value key, as upstream) or ``"phrase"`` (the rendered character phrase).
+        verify_seeds: check a local copy of the upstream seeds against the pinned checksums (default); false
+            reads an edited seed folder as it is (its source is then labelled unverified).
     """
     consensus = _choice(consensus, "consensus", CONSENSUS_RULES)
     extraction_prompt = _choice(extraction_prompt, "extraction_prompt", EXTRACTION_PROMPT_VARIANTS)
@@ -105,8 +108,9 @@ def stereotales(
     epochs = positive_int_param(stories_per_prompt, "stories_per_prompt")
     min_extractors = positive_int_param(min_extractors, "min_extractors")
     structured_output = bool_param(structured_output, "structured_output")
+    verify_seeds = bool_param(verify_seeds, "verify_seeds")
     source = taxonomy if taxonomy else (None if seeds in (None, "", "bundled") else seeds)
-    tax = load_taxonomy(source)
+    tax = load_taxonomy(source, verify=verify_seeds)
     samples = task_samples(tax, languages, attributes, values, scenario_groups, extra_english, limit)
 
     return Task(
@@ -121,6 +125,7 @@ def stereotales(
             min_extractors=min_extractors,
             refusal_failure=refusal_failure,
             refusal_character=refusal_character,
+            verify_seeds=verify_seeds,
         ),
         config=GenerateConfig(temperature=STORY_TEMPERATURE, max_tokens=STORY_MAX_TOKENS),
         epochs=Epochs(epochs),

@@ -116,7 +116,8 @@ def test_mixed_taxonomies_are_refused(tmp_path: Path) -> None:
 
 def test_other_tasks_are_ignored_and_only_other_tasks_is_an_error(tmp_path: Path) -> None:
     write_log(tmp_path / "dbb.eval", [story_sample("s1", attribute="gender", value="man", profile=prof())], task="dbb")
-    with pytest.raises(StoriesError, match="none of the 1 eval logs"):
+    # the shared input layer's message names the wanted task and what was found instead
+    with pytest.raises(StoriesError, match="no log of task 'stereotales'.*found 'dbb' \\(1 log\\)"):
         read_stories([tmp_path])
     write_log(tmp_path / "st.eval", [story_sample("s1", attribute="gender", value="man", profile=prof())])
     st = read_stories([tmp_path])

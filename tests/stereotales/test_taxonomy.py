@@ -554,7 +554,8 @@ def test_upstream_extra_english_set(upstream_tax) -> None:
 
 @pytest.mark.refdata
 def test_upstream_minimal_fixture_gives_one_sample(refdata: Path) -> None:
-    tax = load_taxonomy(refdata / "stereotales-pipeline/tests/fixtures/minimal_seeds")
+    # upstream's test fixture is not a pinned file set: read it unverified
+    tax = load_taxonomy(refdata / "stereotales-pipeline/tests/fixtures/minimal_seeds", verify=False)
     samples = build_samples(tax)
     assert [s.id for s in samples] == ["en:age:0:smoke:0"]
     assert samples[0].input == ("Write a very short story. Context: walking to work on a rainy morning. "
@@ -574,8 +575,13 @@ def test_upstream_by_name_uses_the_mirror_and_verifies(refdata: Path, tmp_path: 
     f.write_text(f.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
     with pytest.raises(TaxonomyError, match="checksum mismatch"):
         load_taxonomy(repo)
-    # a bare seed folder is read as is (the user's own edited seeds)
-    edited = load_taxonomy(repo / "configs/stereotales_seeds")
+    # a bare seed folder is verified too: the edited copy fails its checksum ...
+    with pytest.raises(TaxonomyError, match="checksum mismatch"):
+        load_taxonomy(repo / "configs/stereotales_seeds")
+    # ... and is read as is only on request (the user's own edited seeds), labelled unverified
+    edited = load_taxonomy(repo / "configs/stereotales_seeds", verify=False)
+    assert "unverified" in edited.source
+    assert "verified" in load_taxonomy(refdata / "stereotales-pipeline/configs/stereotales_seeds").source
     assert edited.fingerprint() == upstream_tax.fingerprint()  # a YAML comment changes no content
     # offline, nothing cached, no mirror: a clear error
     monkeypatch.delenv("STEREOPROBE_UPSTREAM_DIR")
@@ -595,7 +601,9 @@ def test_upstream_misaligned_translation_is_an_error(refdata: Path, tmp_path: Pa
     raw["gender"]["template_choices"].pop(0)
     f.write_text(yaml.safe_dump(raw, allow_unicode=True), encoding="utf-8")
     with pytest.raises(TaxonomyError, match=r"attributes\.it\.yaml: gender: values are not aligned"):
-        load_taxonomy(seeds)
+        load_taxonomy(seeds, verify=False)  # edited seeds, read on purpose
+    with pytest.raises(TaxonomyError, match=r"attributes\.it\.yaml: checksum mismatch"):
+        load_taxonomy(seeds)  # by default the edit is caught by the pinned checksum first
 
 
 @pytest.mark.network

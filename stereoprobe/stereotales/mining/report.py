@@ -255,6 +255,8 @@ def _summary_section(out_dir: Path, info: dict, refusals: pd.DataFrame | None, i
             f"{info.get('issues', {}).get('error', 0)} errored samples and "
             f"{info.get('issues', {}).get('no_profile', 0)} samples without a profile not analysed."
         )
+        if info.get("read"):
+            s.text(f"Logs read: {info['read']}.")
         cfg = info.get("config") or {}
         if cfg:
             s.table(pd.DataFrame({"setting": list(cfg), "value": [str(v) for v in cfg.values()]}), caption="mining settings")

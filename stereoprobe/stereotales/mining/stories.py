@@ -93,12 +93,14 @@ class Stories:
       ``no_profile`` (no extraction score), ``no_scenario`` (the extra English set, not used by the
       statistics), ``duplicate`` (a second copy in the release)) with the reason in ``detail``.
     - ``sources``: one row per input file (path, kind, model, status, task version, fingerprint, rows read).
+    - ``read_summary``: one line on what was read (logs: files, samples, superseded copies, error samples).
     """
 
     frame: pd.DataFrame
     attributes: list[str]
     issues: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(ISSUE_COLUMNS)))
     sources: pd.DataFrame = field(default_factory=pd.DataFrame)
+    read_summary: str = ""
 
     @property
     def n_refused(self) -> int:
@@ -132,39 +134,34 @@ def normalize_value(value: Any) -> str:
 
 
 RELEASE_SUFFIXES = (".parquet", ".csv")
-LOG_SUFFIXES = (".eval", ".json")
-
-
-def _looks_like_json_log(path: Path) -> bool:
-    """A ``.json`` file found in a folder is taken as an eval log only if it starts like one (other JSON files,
-    e.g. a dataset's metadata, are ignored)."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(4096)
-    except OSError:
-        return False
-    return b'"version"' in head and b'"eval"' in head or b'"status"' in head and b'"version"' in head
 
 
 def classify_inputs(inputs: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
-    """Split inputs (files or folders, searched recursively) into (eval logs, release tables)."""
+    """Split inputs (files or folders, searched recursively) into (eval logs, release tables).
+
+    Logs are found by :func:`stereoprobe.inputs.find_logs` (``inspect eval-set`` index files and non-log
+    ``.json`` files skipped); release tables are the ``.parquet`` / ``.csv`` files. A missing path or a file
+    of another kind is a :class:`StoriesError` naming it.
+    """
+    from stereoprobe.inputs import LOG_SUFFIXES, find_logs
+
     logs: list[Path] = []
     release: list[Path] = []
     for item in inputs:
         p = Path(item)
         if p.is_dir():
-            files = sorted(q for q in p.rglob("*") if q.is_file())
-            logs += [q for q in files if q.suffix == ".eval" or (q.suffix == ".json" and _looks_like_json_log(q))]
-            release += [q for q in files if q.suffix in RELEASE_SUFFIXES]
+            logs += find_logs([p])
+            release += [q for q in sorted(p.rglob("*")) if q.is_file() and q.suffix in RELEASE_SUFFIXES
+                        and not any(part.startswith(".") for part in q.relative_to(p).parts)]
         elif p.is_file():
             if p.suffix in LOG_SUFFIXES:
-                logs.append(p)
+                logs += find_logs([p])
             elif p.suffix in RELEASE_SUFFIXES:
                 release.append(p)
             else:
                 raise StoriesError(f"{p}: not an eval log (.eval/.json) nor a release table (.parquet/.csv)")
         else:
-            raise FileNotFoundError(f"no such file or folder: {p}")
+            raise StoriesError(f"{p}: no such file or folder")
     return logs, release
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from stereoprobe.errors import InputError
 from stereoprobe.stereotales import contract as C
 from stereoprobe.stereotales.contract import EXTRA_COLUMNS, ID_COLUMNS, ISSUE_COLUMNS, SCORER_NAME, TASK_NAME, UNKNOWN
 from stereoprobe.stereotales.mining.stories import (
@@ -156,117 +157,114 @@ def _profile_row(
     return row, profile, None
 
 
+def _error_issue(error_id: str, task: str, message: str = "") -> dict[str, Any]:
+    """An ``error`` issue row from an id of :attr:`stereoprobe.inputs.ReadStats.error_ids`
+    (``"<task>/<model>/<sample id>#<epoch>"``); the language is the sample id's prefix (``en:age:...``)."""
+    rest = error_id[len(task) + 1:] if error_id.startswith(task + "/") else error_id
+    model, _, sid_epoch = rest.rpartition("/")
+    sid, _, epoch = sid_epoch.rpartition("#")
+    lang = sid.split(":", 1)[0] if ":" in sid and not sid.startswith("additional_") else ""
+    return {"source": "", "model": model, "language": normalize_language(lang) if lang else "", "sample_id": sid,
+            "epoch": int(epoch) if epoch.isdigit() else None, "kind": "error",
+            "detail": message or "sample error in every log holding it (not scored; rerun with inspect eval-retry)"}
+
+
+class _Sources:
+    """Per input log: what was read and used (the ``input_sources`` table), and the one-taxonomy check."""
+
+    def __init__(self, task: str) -> None:
+        self.task = task
+        self.rows: dict[Path, dict[str, Any]] = {}
+        self.versions: dict[str, Path] = {}
+        self.fingerprint: tuple[str, Path] | None = None
+
+    def seen(self, info: Any) -> dict[str, Any]:
+        row = self.rows.get(info.path)
+        if row is None:
+            self.versions.setdefault(str(info.task_version), info.path)
+            if len(self.versions) > 1:
+                detail = ", ".join(f"version {v} ({p})" for v, p in self.versions.items())
+                raise MixedInputsError(f"logs of different '{self.task}' task versions cannot be mixed: {detail}")
+            row = self.rows[info.path] = {
+                "path": str(info.path), "kind": "log", "task": info.task, "used": True, "model": info.model,
+                "status": info.status, "created": str(info.created), "task_version": str(info.task_version),
+                "taxonomy_fingerprint": None, "samples_read": 0, "samples_used": 0,
+            }
+        return row
+
+    def check_fingerprint(self, fp: Any, info: Any, where: str, row: dict[str, Any]) -> None:
+        if fp is None:
+            return
+        if self.fingerprint is None:
+            self.fingerprint = (str(fp), info.path)
+        elif str(fp) != self.fingerprint[0]:
+            raise MixedInputsError(
+                f"logs of different taxonomies cannot be mixed: {where} has taxonomy_fingerprint "
+                f"{fp}, {self.fingerprint[1]} has {self.fingerprint[0]}"
+            )
+        row["taxonomy_fingerprint"] = str(fp)
+
+
 def read_stories_from_logs(inputs: Sequence[str | Path], task: str = TASK_NAME) -> Stories:
     """Build the stories frame from inspect eval logs of ``task``, streaming one sample at a time.
 
-    - Logs of other tasks are ignored (listed in ``sources`` with ``used = False``).
-    - Newest log first: a (model, sample id, epoch) is taken from the newest log where it succeeded; an
-      errored copy counts as an ``error`` issue only when no log has a successful copy.
-    - All logs must share one task version and one taxonomy fingerprint (sample metadata
-      ``taxonomy_fingerprint``), else :class:`MixedInputsError` names the two files that disagree.
+    Logs are read through :func:`stereoprobe.inputs.iter_samples`: files and folders (``inspect eval-set``
+    folders included), one record per model x task arguments x sample id x epoch across all files, the newest
+    complete record winning (an ``eval-retry`` log supersedes the interrupted original). Error samples are
+    never scored; those without a complete copy anywhere are ``error`` issues. Logs of other tasks are
+    listed in ``sources`` with ``used = False``. All logs must share one task version and one taxonomy
+    fingerprint (sample metadata ``taxonomy_fingerprint``), else :class:`MixedInputsError` names two files
+    that disagree.
     """
-    from stereoprobe.logs import find_logs, read_header
+    from stereoprobe.cli.common import progress
+    from stereoprobe.inputs import ReadStats, iter_samples
 
-    paths = find_logs(inputs)
-    if not paths:
-        raise StoriesError(f"no eval logs found in {list(map(str, inputs))}")
-    infos = []
-    sources: list[dict[str, Any]] = []
-    for p in paths:
-        try:
-            info = read_header(p)
-        except Exception as exc:  # not an eval log (e.g. some other .json file)
-            raise StoriesError(f"{p}: cannot read as an inspect eval log ({exc})") from exc
-        if info.task != task:
-            sources.append({"path": str(p), "kind": "log", "task": info.task, "used": False})
-            continue
-        infos.append(info)
-    if not infos:
-        raise StoriesError(f"none of the {len(paths)} eval logs is a '{task}' log")
-    versions: dict[str, Path] = {}
-    for info in infos:
-        versions.setdefault(str(info.task_version), info.path)
-    if len(versions) > 1:
-        detail = ", ".join(f"version {v} ({p})" for v, p in versions.items())
-        raise MixedInputsError(f"logs of different '{task}' task versions cannot be mixed: {detail}")
-    # newest first; ties broken by path so the order is deterministic
-    infos.sort(key=lambda i: (str(i.created), str(i.path)), reverse=True)
-
+    stats = ReadStats()
     acc = _Accumulator()
-    done: set[tuple[str, str, int]] = set()
-    failed: dict[tuple[str, str, int], dict[str, Any]] = {}
-    fingerprint: tuple[str, Path] | None = None
-    for info in infos:
-        n_read = n_used = 0
-        log_fp: str | None = None
-        for s in iter_log_samples(info.path):
-            n_read += 1
+    src = _Sources(task)
+    try:
+        for info, d in progress(iter_samples(inputs, task, stats=stats), description="reading StereoTales logs"):
+            row_src = src.seen(info)
+            s = _view(d)
+            row_src["samples_read"] += 1
             where = f"{info.path}: sample {s.id!r} epoch {s.epoch}"
-            fp = (s.metadata or {}).get("taxonomy_fingerprint")
-            if fp is not None:
-                if fingerprint is None:
-                    fingerprint = (str(fp), info.path)
-                elif str(fp) != fingerprint[0]:
-                    raise MixedInputsError(
-                        f"logs of different taxonomies cannot be mixed: {where} has taxonomy_fingerprint "
-                        f"{fp}, {fingerprint[1]} has {fingerprint[0]}"
-                    )
-                log_fp = str(fp)
-            key = (info.model, str(s.id), int(s.epoch))
-            if key in done:
-                continue
+            src.check_fingerprint((s.metadata or {}).get(C.META_FINGERPRINT), info, where, row_src)
             row, profile, issue = _profile_row(info, s, where)
             if issue is not None:
-                if issue["kind"] == "error":
-                    failed.setdefault(key, issue)  # newest failure kept; cleared if an older log succeeded
-                elif key not in failed:
-                    done.add(key)
-                    acc.issues.append(issue)
+                acc.issues.append(issue)
                 continue
-            done.add(key)
-            failed.pop(key, None)
             acc.add(row, profile)
-            n_used += 1
-        sources.append(
-            {
-                "path": str(info.path),
-                "kind": "log",
-                "task": info.task,
-                "used": True,
-                "model": info.model,
-                "status": info.status,
-                "created": str(info.created),
-                "task_version": str(info.task_version),
-                "taxonomy_fingerprint": log_fp,
-                "samples_read": n_read,
-                "samples_used": n_used,
-            }
-        )
-    for key, issue in failed.items():
-        if key not in done:
-            acc.issues.append(issue)
-    frame = acc.frame()
-    return Stories(frame=frame, attributes=acc.attributes, issues=acc.issues_frame(), sources=pd.DataFrame(sources))
-
+            row_src["samples_used"] += 1
+    except InputError as exc:
+        if isinstance(exc, StoriesError):
+            raise
+        raise StoriesError(str(exc)) from exc
+    for info_path in stats.files:
+        if info_path not in src.rows:  # a log whose samples were all superseded or errored
+            src.rows[info_path] = {"path": str(info_path), "kind": "log", "task": task, "used": True,
+                                   "samples_read": 0, "samples_used": 0}
+    messages = getattr(stats, "error_messages", {})  # newest error message per id (stereoprobe.inputs)
+    acc.issues += [_error_issue(e, task, messages.get(e, "")) for e in stats.error_ids]
+    sources = list(src.rows.values()) + [
+        {"path": str(p), "kind": "log", "task": t, "used": False} for t, ps in stats.other_tasks.items() for p in ps
+    ]
+    return Stories(frame=acc.frame(), attributes=acc.attributes, issues=acc.issues_frame(),
+                   sources=pd.DataFrame(sources), read_summary=stats.summary())
 
 
 def log_excerpts(
     logs: Sequence[Path], wanted: set[tuple[str, str, int]], cut: Callable[[str], str]
 ) -> dict[tuple[str, str, int], str]:
-    """The (cut) story texts of the ``wanted`` (model, sample id, epoch) keys, newest log first."""
-    from stereoprobe.logs import read_header
+    """The (cut) story texts of the ``wanted`` (model, sample id, epoch) keys, from the same records
+    :func:`read_stories_from_logs` used (newest complete copy)."""
+    from stereoprobe.inputs import iter_samples
+    from stereoprobe.logs import output_text
 
     out: dict[tuple[str, str, int], str] = {}
-    infos = [i for i in (read_header(p) for p in logs) if i.task == TASK_NAME]
-    infos.sort(key=lambda i: (str(i.created), str(i.path)), reverse=True)
-    models = {k[0] for k in wanted}
-    for info in infos:
-        if info.model not in models:
-            continue
-        for s in iter_log_samples(info.path):
-            key = (info.model, str(s.id), int(s.epoch))
-            if key in wanted and key not in out and s.error is None and s.completion is not None:
-                out[key] = cut(s.completion)
-        if len(out) == len(wanted):
-            break
+    for info, d in iter_samples(logs, TASK_NAME):
+        key = (info.model, str(d.get("id")), int(d.get("epoch") or 1))
+        if key in wanted and key not in out:
+            text = output_text(d)
+            if text is not None:
+                out[key] = cut(text)
     return out

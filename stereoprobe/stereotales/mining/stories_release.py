@@ -38,13 +38,31 @@ RELEASE_CHUNK_ROWS = 50_000  # the release's shard size; bounds the memory of pa
 def _release_chunks(path: Path, chunk_rows: int | None = None) -> Iterator[pd.DataFrame]:
     """The needed columns of a release table, ``chunk_rows`` rows at a time, indexed by row number in the file.
 
-    Raises :class:`StoriesError` (before yielding anything) when a required column is missing."""
-    chunk_rows = chunk_rows or RELEASE_CHUNK_ROWS
+    Raises :class:`StoriesError` naming the file when it cannot be read (not UTF-8, empty, not a CSV or
+    Parquet file) or a required column is missing (before yielding anything)."""
+    try:
+        yield from _chunks(path, chunk_rows or RELEASE_CHUNK_ROWS)
+    except StoriesError:
+        raise
+    except UnicodeDecodeError as exc:
+        raise StoriesError(f"{path}: not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r} at position "
+                           f"{exc.start})") from exc
+    except pd.errors.EmptyDataError as exc:
+        raise StoriesError(f"{path}: empty file (expected a header row with {', '.join(RELEASE_REQUIRED)})") from exc
+    except (pd.errors.ParserError, ValueError, OSError) as exc:
+        raise StoriesError(f"{path}: cannot read as a release table ({' '.join(str(exc).split())})") from exc
+
+
+def _chunks(path: Path, chunk_rows: int) -> Iterator[pd.DataFrame]:
     wanted = list(RELEASE_REQUIRED) + list(RELEASE_OPTIONAL)
     if path.suffix == ".parquet":
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        pf = pq.ParquetFile(path)
+        try:
+            pf = pq.ParquetFile(path)
+        except pa.ArrowException as exc:
+            raise StoriesError(f"{path}: not a readable Parquet file ({exc})") from exc
         names = pf.schema_arrow.names
         missing = [c for c in RELEASE_REQUIRED if c not in names]
         if missing:

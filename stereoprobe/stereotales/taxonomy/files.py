@@ -56,6 +56,8 @@ def read_yaml(path: str | Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise TaxonomyError(f"{path}: cannot read ({e})") from e
+    except UnicodeDecodeError as e:
+        raise TaxonomyError(f"{path}: not UTF-8 text (byte {e.object[e.start:e.start + 1]!r} at position {e.start})") from e
     loader = _UniqueKeyLoader(text)
     loader.name = str(path)
     try:

@@ -313,12 +313,13 @@ def load_taxonomy_file(path: str | Path, *, source: str | None = None) -> Taxono
     )
 
 
-def load_taxonomy(source: str | Path | None = None) -> Taxonomy:
+def load_taxonomy(source: str | Path | None = None, *, verify: bool = True) -> Taxonomy:
     """Load and validate a taxonomy.
 
     ``None`` or ``"bundled"``: stereoprobe's reference taxonomy. ``"upstream"``: the upstream seeds at the
     pinned commit (cache, else download; checksums verified). A folder: a ``taxonomy.yaml`` in our format
-    inside it, else a local copy of the upstream seeds. A ``.yaml``/``.yml`` file: a taxonomy in our format.
+    inside it, else a local copy of the upstream seeds (checked against the pinned checksums; ``verify=False``
+    reads a bare seed folder as is). A ``.yaml``/``.yml`` file: a taxonomy in our format.
     """
     if source is None or str(source) in ("bundled", "default", ""):
         return load_taxonomy_file(bundled_dir() / "taxonomy.yaml", source="bundled")
@@ -334,7 +335,7 @@ def load_taxonomy(source: str | Path | None = None) -> Taxonomy:
                 f"{path}: holds neither a taxonomy.yaml (our format) nor upstream StereoTales seeds "
                 f"(looked for {', '.join(p + '/' for p in seed_layouts)})"
             )
-        return load_upstream_seeds(local=path)
+        return load_upstream_seeds(local=path, verify=verify)
     if path.is_file():
         if path.suffix.lower() not in (".yaml", ".yml"):
             raise TaxonomyError(f"{path}: a taxonomy file must be YAML (.yaml/.yml)")

@@ -242,6 +242,8 @@ def task_samples(
     """The samples of the ``stereotales`` task from its ``-T`` parameters (validated; errors name the
     parameter): ``languages`` ``"all"`` (default) or a list, selections as :func:`build_samples`, ``limit``
     samples per language spread over the grid (:func:`spread_limit`)."""
+    if languages is None or (isinstance(languages, (str, list, tuple)) and not "".join(map(str, languages)).strip()):
+        raise TaxonomyError("task parameter 'languages' is empty: give 'all' or language codes such as en,fr")
     langs = as_list(languages, "languages")
     if langs is not None and [x.lower() for x in langs] == ["all"]:
         langs = None

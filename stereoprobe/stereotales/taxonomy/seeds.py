@@ -11,7 +11,8 @@ extraction outcomes only. Upstream's ``du`` is our ``nl``.
 Sources: ``load_upstream_seeds()`` fetches the pinned files (cache, else download; SHA-256 verified) via
 :func:`stereoprobe.upstream.fetch`; ``local=`` takes the upstream repository, a mirror holding
 ``stereotales-pipeline/`` (both verified), or a bare seed folder (``attributes/ scenarios/
-prompts_template/``, read as is: a user's edited seeds, or upstream's test fixture). The extraction and
+prompts_template/``, verified too; ``verify=False`` reads it as is: a user's edited seeds, or upstream's test
+fixture). The extraction and
 refusal prompts are stereoprobe's (upstream keeps those in flare's code).
 """
 
@@ -33,16 +34,37 @@ def upstream_config() -> dict[str, Any]:
     return read_yaml(bundled_dir() / "upstream.yaml")
 
 
-def _fetcher(local: Path | None) -> tuple[Any, str]:
-    """A function relpath -> Path (or None if absent) for the given source, and a description of it."""
+def _fetcher(local: Path | None, verify: bool = True) -> tuple[Any, str]:
+    """A function relpath -> Path (or None if absent) for the given source, and a description of it.
+
+    Every file is checked against its pinned SHA-256 (``stereoprobe/upstream_sources.yaml``), also in a
+    bare seed folder; ``verify=False`` reads a bare folder as is (a user's edited seeds, or upstream's test
+    fixture), and the description then says the seeds are unverified.
+    """
     cfg = upstream_config()
     key, seeds_dir = cfg["source_key"], cfg["seeds_dir"]
-    if local is not None and (local / "attributes").is_dir():
-        return (lambda rel: (local / rel) if (local / rel).is_file() else None), str(local)
-
     from stereoprobe import upstream
 
     src = upstream.sources()[key]
+    if local is not None and (local / "attributes").is_dir():
+        def bare(rel: str) -> Path | None:
+            path = local / rel
+            if not path.is_file():
+                return None
+            if verify:
+                expected = src.files.get(f"{seeds_dir}/{rel}")
+                got = upstream.sha256_file(path)
+                if expected is None or got != expected:
+                    raise TaxonomyError(
+                        f"{path}: checksum mismatch with the pinned upstream seeds {src.repository}@{src.commit[:10]} "
+                        f"({seeds_dir}/{rel}: expected sha256 {expected or 'none (not a pinned file)'}, got {got}); "
+                        "to use edited seeds on purpose, load them unverified (-T verify_seeds=false)"
+                    )
+            return path
+
+        label = f"{src.repository}@{src.commit[:10]} (local copy {local}, verified)" if verify else \
+            f"local seed folder {local} (unverified: not checked against the pinned upstream seeds)"
+        return bare, label
 
     def get(rel: str) -> Path | None:
         try:
@@ -54,12 +76,15 @@ def _fetcher(local: Path | None) -> tuple[Any, str]:
     return get, where
 
 
-def load_upstream_seeds(local: str | Path | None = None, languages: list[str] | None = None) -> Taxonomy:
+def load_upstream_seeds(
+    local: str | Path | None = None, languages: list[str] | None = None, verify: bool = True
+) -> Taxonomy:
     """The upstream seeds as a Taxonomy (see module docstring). ``languages``: upstream codes to read
-    (default: all ten for the pinned seeds, or every ``attributes.<lang>.yaml`` of a bare seed folder)."""
+    (default: all ten for the pinned seeds, or every ``attributes.<lang>.yaml`` of a bare seed folder).
+    ``verify=False`` reads a bare seed folder without checking the pinned checksums."""
     cfg = upstream_config()
     local = Path(local).expanduser() if local is not None else None
-    get, where = _fetcher(local)
+    get, where = _fetcher(local, verify)
     files = cfg["files"]
     bare = local is not None and (local / "attributes").is_dir()
     if languages is None:
@@ -172,5 +197,5 @@ def load_upstream_seeds(local: str | Path | None = None, languages: list[str] | 
         base_language="en",
         language_names=taxonomy_yaml.get("language_names", {}),
         name="stereotales-upstream-seeds",
-        source=f"upstream seeds {where}",
+        source=where if where.startswith("local seed folder") else f"upstream seeds {where}",
     )
