@@ -47,7 +47,7 @@ def test_grouped_batch_requests_equal_per_sentence_requests(tmp_path):
     from stereoprobe.solvers.likelihood import score_items
     from stereoprobe.tasks.globalbias import globalbias
 
-    sel = {"source": "bundled", "groups": ["ARAB", "ENGLISH"], "descriptors": ["a nurse", "short", "a doctor"]}
+    sel = {"source": "bundled", "groups": ["ARAB", "ENGLISH"], "descriptors": ["a nurse", "short", "an engineer"]}
     model = get_model("transformers/default", memoize=False)
     assert model.api.scores_text_batches
     [lg] = inspect_eval(globalbias(**sel), model=model, log_dir=str(tmp_path / "g"), display="none")
