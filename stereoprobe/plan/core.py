@@ -1,0 +1,193 @@
+"""Counting a task run before it runs: items, inspect samples, model calls per role, tokens, USD, seconds.
+
+The task object comes from the task's own builder (``stereoprobe plan`` loads it through inspect's registry,
+with the same ``-T`` arguments as ``inspect eval``), so the counts follow the task's defaults and selection.
+What the task does not fix (story lengths, role prompts, the roles bound by default) comes from
+``datasets/plan.yaml`` and is reported as an assumption.
+
+Per task family:
+
+- StereoTales (``stereotales``): items = stories = samples × epochs; the subject writes each story, the
+  refusal detector reads each story, every extractor reads each story the detector let through, so the
+  extractor count is an upper bound (refused stories skip extraction).
+- StereoTales judge (``stereotales_judge``): the model under evaluation is the judge; one call per sample
+  and epoch.
+- Likelihood tasks (``globalbias``, ``dbb_sg``, ``dbb`` in logprob mode): one request per sample and epoch;
+  items = scored texts (GlobalBias sentences, from the samples' ``n_texts``) or questions; no output tokens.
+- Everything else (``dbb`` sampled, ``globalbias_profiles``, builders): one generation per sample and epoch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from stereoprobe.errors import InputError
+from stereoprobe.plan.prices import PriceTable, load_prices
+from stereoprobe.plan.tokens import count_texts, counter_for
+
+#: the benchmark's own unit per task (the ``items`` of a plan)
+UNITS = {"stereotales": "stories", "stereotales_judge": "associations", "dbb": "questions",
+         "dbb_sg": "questions", "globalbias": "sentences", "globalbias_profiles": "profile batches"}
+#: tasks whose model under evaluation plays another role than "generator"
+MAIN_ROLE = {"stereotales_judge": "judge"}
+#: tasks whose role models read the subject's output (each story)
+READER_ROLES = {"stereotales": ("refusal", "extractor")}
+
+
+@dataclass
+class Plan:
+    """The plan of one task run (JSON keys of ``stereoprobe plan --json``)."""
+
+    task: str
+    items: int
+    unit: str
+    samples: int
+    epochs: int
+    model_calls: dict[str, int]
+    input_tokens: int
+    output_tokens: int
+    usd: float | None
+    seconds: float | None
+    models: dict[str, list[str]] = field(default_factory=dict)
+    tokens_by_role: dict[str, dict[str, int]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The plan as a JSON-ready dict (required keys first)."""
+        return {"task": self.task, "items": self.items, "unit": self.unit, "samples": self.samples,
+                "epochs": self.epochs, "model_calls": dict(self.model_calls), "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens, "usd": self.usd, "seconds": self.seconds,
+                "models": self.models, "tokens_by_role": self.tokens_by_role, "notes": list(self.notes)}
+
+
+def load_assumptions() -> dict[str, Any]:
+    """``datasets/plan.yaml``: chars per token, default roles, expected output and role-prompt tokens."""
+    import yaml
+
+    from stereoprobe.paths import dataset_file
+
+    return yaml.safe_load(dataset_file("plan.yaml").read_text(encoding="utf-8"))
+
+
+def _text(x: Any) -> str:
+    if isinstance(x, str):
+        return x
+    parts = []
+    for m in x or ():
+        c = getattr(m, "content", "")
+        parts.append(c if isinstance(c, str) else " ".join(getattr(p, "text", "") or "" for p in c))
+    return "\n".join(parts)
+
+
+def _scored_texts(sample: Any) -> list[str] | None:
+    """Texts a likelihood sample scores: ``metadata["texts"]`` items, or DBB-SG's prompt + option sentences."""
+    md = sample.metadata or {}
+    if isinstance(md.get("texts"), list):
+        return [str(t.get("text", "")) if isinstance(t, Mapping) else str(t) for t in md["texts"]]
+    if "sg_prompt" in md and "sg_options" in md:
+        return [f"{md['sg_prompt']} {o}" for pair in md["sg_options"] for o in pair]
+    return None
+
+
+def _short_name(task: Any) -> str:
+    return str(getattr(task, "name", "") or "").split("/")[-1]
+
+
+def plan_task(task: Any, model: str | None = None, roles: Mapping[str, Sequence[str]] | None = None,
+              epochs: int | None = None, prices: PriceTable | None = None,
+              seconds_per_call: float | None = None, assumptions: Mapping[str, Any] | None = None,
+              count: Callable[[str], int] | None = None) -> Plan:
+    """Count one run of ``task`` (an inspect ``Task``) with ``model`` and role bindings ``roles``.
+
+    ``seconds_per_call``: measured by :func:`stereoprobe.plan.calibrate.calibrate` (local models), turned
+    into the run's estimate as seconds per sample-epoch × samples × epochs. ``count``: text -> tokens
+    (default: the model's local tokenizer, else characters / 4).
+    """
+    a = dict(assumptions or load_assumptions())
+    prices = prices or load_prices()
+    name = _short_name(task)
+    if epochs is not None and int(epochs) < 1:
+        raise InputError(f"--epochs must be >= 1, got {epochs}")
+    n_epochs = int(epochs if epochs is not None else (getattr(task, "epochs", None) or 1))
+    samples = list(task.dataset)
+    n = len(samples)
+    notes: list[str] = []
+    cpt = float(a.get("chars_per_token", 4))
+    if count is None:
+        count, how = counter_for(model, cpt)
+    else:
+        how = "given counter"
+    notes.append(f"tokens counted with the {how}")
+    sample_cap = int(a.get("tokenizer_sample", 20000))
+
+    # role bindings: given ones, else the papers' defaults for this task
+    bound: dict[str, list[str]] = {k: list(v) for k, v in (roles or {}).items()}
+    for role, k in ((a.get("default_roles") or {}).get(name) or {}).items():
+        if role not in bound:
+            bound[role] = [model or "?"] * int(k)
+            notes.append(f"role '{role}' not given: assumed {k} model(s) as in the paper, priced as the subject")
+    main_role = MAIN_ROLE.get(name, "generator")
+    cfg = getattr(task, "config", None)
+    likelihood = bool(cfg is not None and getattr(cfg, "prompt_logprobs", None))
+    max_tokens = getattr(cfg, "max_tokens", None) if cfg is not None else None
+    outs = {**(a.get("output_tokens") or {}).get("default", {}), **(a.get("output_tokens") or {}).get(name, {})}
+    role_prompt = (a.get("role_prompt_tokens") or {}).get(name, {})
+
+    texts = [_scored_texts(s) for s in samples]
+    calls: dict[str, int] = {}
+    tok_in: dict[str, int] = {}
+    tok_out: dict[str, int] = {}
+    if likelihood and any(t is not None for t in texts):
+        flat = [x for t in texts for x in (t or [])]
+        grouped = any("texts" in (s.metadata or {}) for s in samples)
+        items = len(flat) if name == "globalbias" else n
+        calls[main_role] = (n if grouped else len(flat)) * n_epochs
+        tok_in[main_role] = count_texts(flat, count, sample_cap) * n_epochs
+        tok_out[main_role] = 0
+        notes.append(f"{len(flat):,} texts scored per epoch "
+                     + ("in one request per sample (providers that batch texts)" if grouped else "one request each"))
+    else:
+        inputs = [_text(s.input) for s in samples]
+        per_out = 1 if likelihood else int(outs.get("generator", 300))
+        if max_tokens and not likelihood:
+            per_out = min(per_out, int(max_tokens))
+        items = n * n_epochs if name in ("stereotales", "globalbias_profiles") else n
+        calls[main_role] = n * n_epochs
+        tok_in[main_role] = count_texts(inputs, count, sample_cap) * n_epochs
+        tok_out[main_role] = per_out * n * n_epochs
+        if not likelihood:
+            notes.append(f"output: {per_out} tokens per {main_role} call assumed (datasets/plan.yaml)")
+        for role in READER_ROLES.get(name, ()):
+            k = len(bound.get(role, []))
+            if k == 0:
+                continue
+            calls[role] = n * n_epochs * k
+            tok_in[role] = (int(role_prompt.get(role, 0)) + per_out) * calls[role]
+            tok_out[role] = int(outs.get(role, 100)) * calls[role]
+        if "extractor" in calls:
+            notes.append("extractor calls are an upper bound: refused stories skip extraction")
+
+    usd: float | None = 0.0
+    models: dict[str, list[str]] = {main_role: [model or "?"]}
+    for role in calls:
+        ms = models[main_role] if role == main_role else bound.get(role, [])
+        models[role] = list(ms)
+        for m in ms or [model or "?"]:
+            share = 1.0 / max(len(ms), 1)
+            p = prices.price(m)
+            if p is None:
+                usd = None
+                notes.append(f"no price for {m} in {prices.source} (as of {prices.as_of}): usd unknown")
+                continue
+            if usd is not None:
+                usd += share * (tok_in[role] * p[0] + tok_out[role] * p[1]) / 1e6
+    seconds = None
+    if seconds_per_call is not None:
+        seconds = float(seconds_per_call) * n * n_epochs
+    return Plan(task=name, items=int(items), unit=UNITS.get(name, "samples"), samples=n, epochs=n_epochs,
+                model_calls=calls, input_tokens=int(sum(tok_in.values())), output_tokens=int(sum(tok_out.values())),
+                usd=None if usd is None else round(usd, 2), seconds=seconds, models=models,
+                tokens_by_role={r: {"input": tok_in[r], "output": tok_out[r]} for r in calls},
+                notes=list(dict.fromkeys(notes)))

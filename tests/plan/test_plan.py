@@ -1,0 +1,111 @@
+"""``stereoprobe plan``: counts of the papers' runs (hand-derived from the papers' designs), prices, bad inputs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from stereoprobe.cli import plan as cli_plan
+from stereoprobe.errors import InputError
+from stereoprobe.plan import load_prices, plan_task
+
+
+def _run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser()
+    cli_plan.register(parser.add_subparsers())
+    args = parser.parse_args(["plan", *argv])
+    return args.func(args)
+
+
+@pytest.fixture
+def upstream(refdata, monkeypatch):
+    monkeypatch.setenv("STEREOPROBE_UPSTREAM_DIR", str(refdata))
+    return refdata
+
+
+def test_stereotales_all_languages_three_extractors_and_refusal(tmp_path):
+    # 2,844 prompts per language (19 attributes x values x 9 scenario groups) x 10 languages = 28,440 stories;
+    # each story: 1 generation + 1 refusal check + 3 extractions = 5 calls -> 142,200 at most
+    out = tmp_path / "plan.json"
+    assert _run(["stereotales", "-T", "languages=all", "--model", "openai/gpt-4o-mini",
+                 "--model-role", "extractor=openai/gpt-5-nano,google/gemini-2.5-flash-lite,openai/gpt-4o-mini",
+                 "--model-role", "refusal=openai/gpt-5-nano", "--json", str(out)]) == 0
+    d = json.loads(out.read_text())
+    assert {"items", "samples", "model_calls", "input_tokens", "output_tokens", "usd", "seconds"} <= set(d)
+    assert d["items"] == 28_440 and d["samples"] == 28_440
+    assert d["model_calls"] == {"generator": 28_440, "refusal": 28_440, "extractor": 85_320}
+    assert sum(d["model_calls"].values()) == 142_200
+    assert d["usd"] > 0 and d["seconds"] is None
+
+
+def test_stereotales_default_roles_assumed_from_the_paper():
+    from stereoprobe.tasks.stereotales import stereotales
+
+    p = plan_task(stereotales(languages="en"), model="openai/gpt-4o-mini")
+    assert p.items == 2_844 and p.model_calls == {"generator": 2_844, "refusal": 2_844, "extractor": 3 * 2_844}
+    assert any("assumed 3" in n for n in p.notes)
+
+
+def test_globalbias_upstream_876000_sentences(upstream, tmp_path):
+    # 400 names x 730 descriptors x 3 templates (Siddique et al. 2024, section 3)
+    out = tmp_path / "gb.json"
+    assert _run(["globalbias", "-T", "source=upstream", "--model", "transformers/default", "--json", str(out)]) == 0
+    d = json.loads(out.read_text())
+    assert d["items"] == 876_000
+    assert d["samples"] in (876_000, 730 * 3)  # one sample per sentence, or per descriptor x template
+    assert d["output_tokens"] == 0 and d["usd"] == 0.0
+
+
+def test_dbb_upstream_77350_questions_ten_epochs(upstream):
+    from stereoprobe.tasks.dbb import dbb
+
+    p = plan_task(dbb(source="upstream"), model="openai/gpt-4o")
+    assert p.items == 77_350 and p.samples == 77_350 and p.epochs == 10
+    assert p.model_calls == {"generator": 773_500}
+    assert p.usd is not None and p.usd > 0
+
+
+def test_prices_table_and_unknown_model():
+    prices = load_prices()
+    assert prices.as_of and prices.price("openai/gpt-4o-mini") == (0.15, 0.60)
+    assert prices.price("transformers/default") == (0.0, 0.0) and prices.price("acme/unknown") is None
+    from stereoprobe.tasks.globalbias import globalbias
+
+    task = globalbias(source="bundled", groups=["ARAB"], templates=[1])
+    p = plan_task(task, model="acme/unknown", count=lambda t: len(t) // 4)
+    assert p.usd is None and any("no price" in n for n in p.notes)
+    # USD by hand: input tokens x price, no output for a likelihood task
+    p = plan_task(task, model="openai/gpt-4o", count=lambda t: 10)
+    assert p.input_tokens == 10 * p.items and p.usd == round(10 * p.items * 2.50 / 1e6, 2)
+
+
+def test_user_price_file(tmp_path):
+    f = tmp_path / "prices.yaml"
+    f.write_text("as_of: '2030-01-01'\nmodels:\n  - {model: 'acme/*', input: 1, output: 2}\n")
+    assert load_prices(f).price("acme/x") == (1.0, 2.0)
+    f.write_text("as_of: '2030-01-01'\nmodels:\n  - {model: 'acme/*', input: cheap, output: 2}\n")
+    with pytest.raises(InputError, match="models row 1: field 'input'"):
+        load_prices(f)
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["nosuchtask"], "unknown task"),
+    (["globalbias", "-T", "source"], "expected KEY=VALUE"),
+    (["globalbias", "--model-role", "judge"], "expected ROLE=MODEL"),
+    (["globalbias", "-T", "source=bundled", "-T", "groups=NOPE"], "task stereoprobe/globalbias"),
+    (["globalbias", "-T", "source=bundled", "--calibrate", "2", "--model", "openai/gpt-4o"], "local --model"),
+])
+def test_bad_inputs_are_input_errors(argv, match):
+    with pytest.raises(InputError, match=match):
+        _run(argv)
+
+
+@pytest.mark.slow
+def test_calibration_gives_seconds_on_the_default_model(tmp_path):
+    out = tmp_path / "p.json"
+    assert _run(["globalbias", "-T", "source=bundled", "-T", "groups=ARAB", "-T", "templates=1",
+                 "--model", "transformers/default", "--calibrate", "2", "--json", str(out)]) == 0
+    d = json.loads(out.read_text())
+    assert d["seconds"] is not None and d["seconds"] > 0
