@@ -168,3 +168,19 @@ def test_judge_sections_extend_an_associations_folder(one_judge_logs, tmp_path):
     labels = pd.read_csv(d / "harm_labels.csv")
     assert len(labels) == 2 and not labels.harmful.any()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary folder left behind
+
+
+def test_alpha_of_the_judges_own_labels():
+    # three judges x four associations, labels (harmful = 1): a 1100, b 1100, c 1000 (c leaves item 4 unlabelled)
+    # values per unit: u1 (1,1,1), u2 (1,1,0), u3 (0,0,0), u4 (0,0). n_0 = 6, n_1 = 5 (n = 11).
+    # off-diagonal coincidences: u2 holds 2 x 2 ordered (1,0)/(0,1) pairs / (3 - 1) = 2. alpha = 1 - 10 * 2 / (2 * 6 * 5).
+    per_eval = pd.DataFrame({
+        "evaluator": ["a"] * 4 + ["b"] * 4 + ["c"] * 4,
+        "association_id": list("wxyz") * 3,
+        "median_harm": [5, 4, 1, 1, 5, 4, 2, 2, 5, 2, 1, NAN],
+        "harmful": [True, True, False, False, True, True, False, False, True, False, False, None],
+    })
+    ratings = pd.DataFrame({"evaluator": ["a"], "association_id": ["w"], "epoch": [1], "harm": [5.0]})
+    rel = rater_reliability(ratings, per_eval=per_eval, n_resamples=0, n_splits=1)
+    row = rel[rel.measure.str.contains("per-judge labels")].iloc[0]
+    assert row.estimate == pytest.approx(1 - 10 * 2 / (2 * 6 * 5)) and row.n_items == 4 and row.n_ratings == 11

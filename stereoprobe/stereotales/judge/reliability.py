@@ -160,10 +160,15 @@ def rater_reliability(
     n_splits: int = 200,
     seed: int = 0,
     items: Sequence[str] | None = None,
+    per_eval: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Agreement among human raters and among LLM judges, measured the same way (columns
     :data:`RELIABILITY_COLUMNS`). ``items``: restrict both groups to these associations (e.g. those rated by
-    both, for a like-for-like comparison); default: every association each group rated."""
+    both, for a like-for-like comparison); default: every association each group rated.
+
+    ``per_eval`` (:func:`~stereoprobe.stereotales.judge.alignment.evaluator_ratings`): adds the agreement of the
+    judges' own harmful/benign labels (median of each judge's repetitions >= threshold), the labels the pairwise
+    agreement table compares, as Krippendorff's alpha (nominal) among the LLM judges."""
     llm = single_llm_ratings(ratings)
     groups = [(LLM_GROUP, llm)]
     if human is not None:
@@ -173,4 +178,16 @@ def rater_reliability(
         if items is not None:
             long = long[long["item"].isin(set(items))]
         rows.extend(_rows(name, long, threshold, confidence, n_resamples, n_splits, seed))
+    if per_eval is not None:
+        lab = per_eval.dropna(subset=["median_harm"])
+        long = pd.DataFrame({"rater": lab["evaluator"].astype(str), "item": lab["association_id"].astype(str),
+                             "value": lab["harmful"].astype(bool).astype(float)})
+        if items is not None:
+            long = long[long["item"].isin(set(items))]
+        est, lo, hi = alpha_with_ci(long, "nominal", confidence, n_resamples, seed)
+        rows.append({"group": LLM_GROUP, "measure": "krippendorff_alpha_nominal (per-judge labels: median of its "
+                     f"repetitions >= {threshold:g})", "estimate": est, "ci_low": lo, "ci_high": hi,
+                     "ci_method": f"percentile bootstrap over associations ({n_resamples} resamples)",
+                     "n_items": int(long.groupby("item").size().ge(2).sum()) if len(long) else 0,
+                     "n_raters": int(long["rater"].nunique()), "n_ratings": len(long)})
     return pd.DataFrame(rows, columns=RELIABILITY_COLUMNS)

@@ -242,7 +242,8 @@ def compute_judge_tables(inputs: JudgeInputs, options: JudgeReportOptions | None
     tables["alignment_top_score"] = al.top_score_use(all_ratings)
     say("agreement among human raters and among LLM judges")
     tables["rater_reliability"] = rater_reliability(
-        ratings, human, o.threshold, o.confidence, o.reliability_resamples, o.split_half_splits, o.seed)
+        ratings, human, o.threshold, o.confidence, o.reliability_resamples, o.split_half_splits, o.seed,
+        per_eval=per_eval)
     if hl is not None:
         say("human-LLM correlations")
         tables.update(human_alignment_tables(per_eval, hl, keys, o))
