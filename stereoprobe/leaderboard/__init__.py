@@ -47,7 +47,8 @@ def build_leaderboard(inputs: Iterable[str | Path], threshold: float = 20.0, alp
     """Read the probe output folders under ``inputs`` (``LABEL=PATH`` renames a folder's model) and compute
     the headline figures and the paired comparisons. ``threshold``: DBB's S threshold; ``alpha``: the FDR
     level of GlobalBias' stricter test (re-applied in its bootstrap); ``n_boot`` / ``seed``: bootstrap draws."""
-    src = load_sources(inputs)
+    inputs = list(inputs)
+    src = load_sources(inputs, {"threshold": threshold, "n_boot": n_boot, "seed": seed, "alpha": alpha})
     metrics = headline_table(src, threshold, alpha, n_boot, seed, level)
     if metrics.empty:
         raise InputError("no headline figure could be computed from " + ", ".join(map(str, inputs)))

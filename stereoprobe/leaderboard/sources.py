@@ -142,33 +142,43 @@ def _relabel(df: pd.DataFrame, label: str | None, models: list[str]) -> pd.DataF
     return df.assign(model=df["model"].astype(str).map(lambda m: mapping.get(m, m)))
 
 
-def load_sources(inputs: Iterable[str | Path]) -> Sources:
-    """Read every probe output folder under ``inputs`` (see the module docstring). Raises :class:`InputError`
-    when an input holds no probe output or when one model appears in two folders of the same probe."""
+def load_sources(inputs: Iterable[str | Path], lm_eval_options: dict | None = None) -> Sources:
+    """Read every probe output folder under ``inputs`` (see the module docstring), and lm-eval
+    ``--log_samples`` output of the shipped DBB and GlobalBias tasks for a probe without an output folder under
+    the same input (:func:`stereoprobe.leaderboard.lm_eval.lm_eval_tables`; ``lm_eval_options``: its keyword
+    arguments). Raises :class:`InputError` when an input holds neither or when one model appears in two
+    folders of the same probe."""
+    from stereoprobe.leaderboard.lm_eval import lm_eval_tables
+
     src = Sources()
     seen: dict[tuple[str, str], str] = {}  # (probe, model) -> folder
     for item in inputs:
         label, path = parse_input(str(item))
-        folders = find_folders(path)
-        if not folders:
+        units: list[tuple[str, str, dict[str, pd.DataFrame | None]]] = [
+            (probe, str(folder), {n: read_table(folder, n) for n in TABLES[probe]})
+            for probe, folder in find_folders(path)]
+        done = {u[0] for u in units}
+        for probe, frames in lm_eval_tables(path, skip=done, **(lm_eval_options or {})).items():
+            units.append((probe, f"{path} (lm-eval samples)", dict(frames)))
+        if not units:
             raise InputError(f"{path}: no probe output found (expected the folder of stereoprobe associations, "
-                             "judge-report, dbb, globalbias or profiles)")
-        for probe, folder in folders:
-            frames = {n: read_table(folder, n) for n in TABLES[probe]}
+                             "judge-report, dbb, globalbias or profiles, or lm-eval samples of dbb_mc, dbb_sg "
+                             "or globalbias)")
+        for probe, folder, frames in units:
             models: list[str] = sorted({str(m) for df in frames.values() if df is not None and "model" in df.columns
                                         for m in df["model"].dropna().unique()})
             for m in models:
                 new = m if label is None else (label if len(models) == 1 else f"{label}/{m}")
                 key = (probe, new)
-                if key in seen and seen[key] != str(folder):
+                if key in seen and seen[key] != folder:
                     raise InputError(f"{folder}: model {new!r} of probe {probe} also in {seen[key]} "
                                      "(name the runs apart with LABEL=PATH inputs)")
-                seen[key] = str(folder)
+                seen[key] = folder
             dest = src.tables.setdefault(probe, {})
             for name, df in frames.items():
                 if df is None:
                     continue
-                df = _relabel(df, label, models).assign(source=str(folder))
+                df = _relabel(df, label, models).assign(source=folder)
                 dest[name] = df if name not in dest else pd.concat([dest[name], df], ignore_index=True)
-            src.folders.append((probe, str(folder)))
+            src.folders.append((probe, folder))
     return src

@@ -1,0 +1,99 @@
+"""The leaderboard reads lm-eval ``--log_samples`` output of the shipped DBB and GlobalBias tasks (run here on
+lm-eval's ``dummy`` model, random log-likelihoods) with the same statistics as ``stereoprobe dbb``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from stereoprobe.leaderboard import build_leaderboard
+
+DBB_SEL = {"source": "bundled", "faithful": False, "categories": "gender", "templates": "sp01"}
+
+
+def _write_samples(folder, task, samples, stamp="2026-01-01T00-00-00"):
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for s in samples:
+        rec = {"doc_id": s["doc_id"], "doc": s["doc"], "resps": [[str(x) for x in r[0]] for r in s["resps"]],
+               "filtered_resps": [str(x) for x in s["filtered_resps"]], "filter": "none", "metrics": ["p_a"],
+               "p_a": s["p_a"]}
+        lines.append(json.dumps(rec, default=str))
+    (folder / f"samples_{task}_{stamp}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def _doc(template, group, a_first):
+    return {"question_id": f"{template}:gender:explicit:{group}", "template_id": template, "category": "gender",
+            "descriptor_type": "explicit", "group": group, "concept_a": "strong", "concept_b": "gentle",
+            "a_first": a_first}
+
+
+def test_hand_made_lm_eval_samples(tmp_path):
+    # P(A) per question = 100 x mean of its two docs' p_a (both option orders); S = |P(female) - P(male)|
+    # t1: female (0.9, 0.7) -> 80, male (0.5, 0.5) -> 50: S = 30 (biased); t2: 60 vs 50: S = 10
+    pa = {("t1", "female"): (0.9, 0.7), ("t1", "male"): (0.5, 0.5), ("t2", "female"): (0.6, 0.6),
+          ("t2", "male"): (0.5, 0.5)}
+    samples = []
+    for (tpl, g), values in pa.items():
+        for first, v in zip((True, False), values):
+            samples.append({"doc_id": len(samples), "doc": _doc(tpl, g, first), "resps": [[[-1.0, False]]],
+                            "filtered_resps": [-1.0], "p_a": v})
+    _write_samples(tmp_path / "run" / "m", "dbb_mc", samples)
+    lb = build_leaderboard([f"m={tmp_path / 'run'}"], n_boot=50)
+    m = lb.metrics.set_index(["probe", "metric"])
+    assert m.loc[("dbb", "count_s_ge_20"), "estimate"] == 1
+    assert m.loc[("dbb", "mean_s_biased"), "estimate"] == pytest.approx(30.0)
+    assert m.loc[("dbb", "count_s_ge_20_gender"), "estimate"] == 1
+
+
+@pytest.mark.slow
+def test_lm_eval_dummy_model_output(tmp_path):
+    _check_dummy(tmp_path, _dummy_samples())
+
+
+def _dummy_samples():
+    import lm_eval
+    from lm_eval.tasks import TaskManager
+
+    from stereoprobe.lm_eval_tasks import include_path
+
+    tm = TaskManager(include_path=str(include_path()), metadata=DBB_SEL)
+    res = lm_eval.simple_evaluate(model="dummy", tasks=["dbb_mc"], task_manager=tm, log_samples=True)
+    return res["samples"]["dbb_mc"]
+
+
+def _check_dummy(tmp_path, dbb_samples):
+    from stereoprobe.dbb.results import compute_tables
+    from stereoprobe.lm_eval_tasks.records import dbb_responses
+
+    _write_samples(tmp_path / "out" / "dummy", "dbb_mc", dbb_samples)
+    lb = build_leaderboard([f"dummy={tmp_path / 'out'}"], n_boot=50)
+    want = compute_tables(dbb_responses(dbb_samples, "dbb_mc", model="x"), n_boot=50)["summary"]
+    total = float(want.loc[want["category"] == "ALL", "count_s_ge_20"].iloc[0])
+    got = lb.metrics[(lb.metrics["probe"] == "dbb") & (lb.metrics["metric"] == "count_s_ge_20")]
+    assert list(got["model"]) == ["dummy"] and float(got["estimate"].iloc[0]) == total
+    assert lb.sources == [("dbb", f"{tmp_path / 'out'} (lm-eval samples)")]
+
+
+@pytest.mark.slow
+def test_lm_eval_globalbias_output(tmp_path):
+    import lm_eval
+    from lm_eval.tasks import TaskManager
+
+    from stereoprobe.globalbias import apx as A
+    from stereoprobe.globalbias.inputs import load
+    from stereoprobe.lm_eval_tasks import include_path
+
+    tm = TaskManager(include_path=str(include_path()), metadata={"templates": [1]})
+    res = lm_eval.simple_evaluate(model="dummy", tasks=["globalbias"], task_manager=tm, log_samples=True)
+    folder = tmp_path / "out" / "dummy"
+    folder.mkdir(parents=True)
+    (folder / "samples_globalbias_2026-01-01T00-00-00.jsonl").write_text("\n".join(
+        json.dumps({"doc_id": s["doc_id"], "doc": s["doc"], "resps": [[str(s["resps"][0][0])]],
+                    "filtered_resps": [str(s["filtered_resps"][0])]}) for s in res["samples"]["globalbias"]))
+    lb = build_leaderboard([f"dummy={tmp_path / 'out'}"], n_boot=20)
+    df, _ = load([tmp_path], measure="byte")
+    scores = A.score_table(df.drop(columns=["model", "source"], errors="ignore"), value="ppl")
+    got = lb.metrics.set_index(["probe", "metric"]).loc[("globalbias", "flagged")]
+    assert got["estimate"] == int(scores["flagged"].fillna(False).astype(bool).sum())
