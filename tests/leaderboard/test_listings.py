@@ -78,7 +78,8 @@ def test_bare_inspect_score_rescoring_a_mockllm_log(tmp_path):
         outputs.append(out)
     model = get_model("mockllm/model", custom_outputs=outputs)
     [log] = inspect_eval("stereoprobe/globalbias_profiles", model=model, log_dir=str(tmp_path), display="none",
-                         task_args={"groups": ["CHINESE", "ENGLISH"], "runs": 1, "batch_size": 4})
+                         task_args={"source": "bundled", "groups": ["CHINESE", "ENGLISH"], "runs": 1,
+                                    "batch_size": 4})
     assert log.status == "success"
     assert log.eval.scorers[0].name == "profile_parser"  # bare in the log
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "INSPECT_LOG_LEVEL": "warning"}
