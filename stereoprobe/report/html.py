@@ -134,20 +134,23 @@ def empty_note(message: str) -> str:
 def plot_is_empty(*values: Any) -> bool:
     """True when a plot of ``values`` would show nothing: no values, all missing, or all zero.
 
-    Each argument is anything array-like (a Series, a list, a DataFrame); they are pooled.
+    Each argument is anything array-like (a Series, a list, a DataFrame); they are pooled. A value that is
+    neither missing nor a number counts as something to show.
     """
-    pooled: list[float] = []
     for v in values:
-        arr = np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v, dtype=object).ravel()
-        for x in arr:
-            if is_missing(x):
-                continue
-            try:
-                pooled.append(float(x))
-            except (TypeError, ValueError):
-                return False  # a non-numeric value is something to show
-    finite = [x for x in pooled if math.isfinite(x)]
-    return not finite or all(x == 0 for x in finite)
+        arr = np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v).ravel()
+        if arr.dtype.kind in "biuf":
+            num = arr.astype(float)
+        else:
+            obj = pd.Series(arr, dtype=object)
+            coerced = pd.to_numeric(obj, errors="coerce")
+            if bool((coerced.isna() & ~obj.isna()).any()):
+                return False
+            num = coerced.to_numpy(dtype=float, na_value=np.nan)
+        finite = num[np.isfinite(num)]
+        if finite.size and bool((finite != 0).any()):
+            return False
+    return True
 
 
 def _link(text: str, href: str) -> str:
