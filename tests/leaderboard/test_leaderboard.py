@@ -183,3 +183,35 @@ def test_empty_tables_of_a_tiny_run(tmp_path):
     lb = build_leaderboard([d], n_boot=10)
     assert _metric(lb, "m", "stereotales", "refusal_rate")["estimate"] == 0.25
     assert lb.pairwise.empty
+
+
+def test_profiles_mcnemar_on_shared_test_profiles(tmp_path):
+    # predictions of two models on the same 10 test profiles: A right on 8, B on 3, discordant b = 5, c = 0
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    from stereoprobe.tables import write_table
+
+    from .conftest import profiles_folder
+
+    folder = profiles_folder(tmp_path, ["a", "b"])
+    ca = [True] * 8 + [False] * 2
+    cb = [True] * 3 + [False] * 7
+    rows = [{"model": m, "target": "gender", "item_id": f"p{i}", "correct": c}
+            for m, cs in (("a", ca), ("b", cb)) for i, c in enumerate(cs)]
+    write_table(pd.DataFrame(rows), folder, "predictions")
+    lb = build_leaderboard([tmp_path], n_boot=50)
+    r = lb.pairwise[lb.pairwise["metric"] == "svm_correct_gender"].iloc[0]
+    assert r["estimate"] == pytest.approx(0.5) and r["n"] == 10
+    assert r["p_value"] == pytest.approx(mcnemar([[3, 5], [0, 2]], exact=True).pvalue)
+
+
+def test_html_matrix_of_three_models(tmp_path):
+    rng = np.random.default_rng(5)
+    root = tmp_path / "r"
+    dbb_folder(root, {m: rng.uniform(0, 40, 20) + shift for m, shift in (("a", 0), ("b", 0), ("c", 30))})
+    out = tmp_path / "lb"
+    assert main(["leaderboard", str(root), "--out", str(out), "--n-boot", "50", "--quiet"]) == 0
+    pw = pd.read_csv(out / "pairwise.csv")
+    assert len(pw[pw["metric"] == "mean_s"]) == 3  # a-b, a-c, b-c
+    html = (out / "leaderboard.html").read_text()
+    assert "model (row − column)" in html and html.count("dbb.mean_s") >= 1
