@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from stereoprobe.errors import InputError
-from stereoprobe.logs import LogInfo, LogReadError, iter_raw_samples, read_header
+from stereoprobe.logs import LogInfo, LogReadError, error_message, iter_raw_samples, read_header
 
 LOG_SUFFIXES = (".eval", ".json")
 EVAL_SET_INDEX_FILES = frozenset({"eval-set.json", "logs.json"})
@@ -108,7 +108,8 @@ class ReadStats:
     ``samples``: records yielded; ``duplicates``: copies superseded by a newer complete copy (retries,
     resumed eval-sets, the same log given twice); ``errors``: records that failed in every log holding them
     (never yielded; ids in ``error_ids`` as ``"<task>/<model>/<id>#<epoch>"``); ``retried``: records whose
-    newest copy failed but an older log holds a complete one (yielded from that log). ``by_run`` counts
+    newest copy failed but an older log holds a complete one (yielded from that log); ``error_messages`` maps
+    each error id to the message of its newest failed copy (500 characters at most). ``by_run`` counts
     ``samples`` and ``errors`` per (task, model). ``other_tasks``: logs skipped because of their task.
     """
 
@@ -120,6 +121,7 @@ class ReadStats:
     errors: int = 0
     retried: int = 0
     error_ids: list[str] = field(default_factory=list)
+    error_messages: dict[str, str] = field(default_factory=dict)  # error id -> newest error message
     by_run: dict[tuple[str, str], Counter] = field(default_factory=dict)
 
     def summary(self) -> str:
@@ -137,7 +139,7 @@ class ReadStats:
         return {
             "files": [str(p) for p in self.files], "incomplete_logs": [str(p) for p in self.incomplete_logs],
             "samples": self.samples, "duplicates": self.duplicates, "errors": self.errors,
-            "retried": self.retried, "error_ids": list(self.error_ids),
+            "retried": self.retried, "error_ids": list(self.error_ids), "error_messages": dict(self.error_messages),
             "by_run": [{"task": t, "model": m, **dict(c)} for (t, m), c in sorted(self.by_run.items())],
         }
 
@@ -224,7 +226,9 @@ def iter_samples(inputs: Iterable[str | Path], task: str | Sequence[str] | None 
                 stats.duplicates += 1
                 continue
             if s.get("error") is not None:
-                failed.setdefault(key, f"{info.task}/{info.model}/{s.get('id')}#{int(s.get('epoch') or 1)}")
+                if key not in failed:
+                    failed[key] = f"{info.task}/{info.model}/{s.get('id')}#{int(s.get('epoch') or 1)}"
+                    stats.error_messages[failed[key]] = (error_message(s) or "")[:500]
                 continue
             done.add(key)
             if key in failed:
@@ -235,6 +239,7 @@ def iter_samples(inputs: Iterable[str | Path], task: str | Sequence[str] | None 
             yield info, s
     stats.errors = len(failed)
     stats.error_ids = sorted(failed.values())
+    stats.error_messages = {i: stats.error_messages.get(i, "") for i in stats.error_ids}
     for key in failed:
         stats.by_run.setdefault((key[0], key[1]), Counter())["errors"] += 1
 

@@ -39,20 +39,6 @@ ORDER: tuple[str, ...] = (
     "globalbias", "profiles", "leaderboard", "plan", "index", "lm_eval_path", "default_model_path",
 )
 
-# Subcommands whose module has not moved into this package yet: imported from their old place (skipped once
-# the old module is gone, and ignored for any command name already registered by a module of this package).
-LEGACY_MODULES: tuple[str, ...] = (
-    "stereoprobe.stereotales.cli_associations",
-    "stereoprobe.stereotales.cli_taxonomy",
-    "stereoprobe.stereotales.cli_judge",
-    "stereoprobe.dbb.cli",
-    "stereoprobe.dbb.builder",
-    "stereoprobe.dbb.lm_eval_docs",
-    "stereoprobe.globalbias.cli",
-    "stereoprobe.index_cli",
-    "stereoprobe.lm_eval_cli",
-)
-
 _NOT_COMMANDS = {"common"}
 
 
@@ -69,8 +55,8 @@ class Parser(argparse.ArgumentParser):
 
 
 class _OnceSubparsers:
-    """Proxy of argparse's sub-parsers action that ignores a second registration of the same command name
-    (a legacy module still present after its command moved into this package)."""
+    """Proxy of argparse's sub-parsers action: a command's ``description`` defaults to its ``help`` line, and a
+    second registration of the same command name is ignored (argparse would raise)."""
 
     def __init__(self, action: argparse._SubParsersAction) -> None:
         self._action = action
@@ -79,6 +65,8 @@ class _OnceSubparsers:
         if name in self._action.choices:
             return Parser(prog=f"{PROG} {name} (duplicate)", add_help=False)  # a throwaway parser
         kwargs.setdefault("description", kwargs.get("help"))
+        if kwargs.get("formatter_class") in (None, argparse.ArgumentDefaultsHelpFormatter, argparse.HelpFormatter):
+            kwargs["formatter_class"] = HelpFormatter  # defaults shown, but never "(default: None)"
         return self._action.add_parser(name, **kwargs)
 
     def __getattr__(self, item: str) -> Any:
@@ -92,15 +80,6 @@ def command_modules() -> list[str]:
     found = {m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_")} - _NOT_COMMANDS
     ordered = [n for n in ORDER if n in found] + sorted(found - set(ORDER))
     return [f"{pkg.__name__}.{n}" for n in ordered]
-
-
-def _import_legacy(name: str) -> Any | None:
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name == name:  # the module moved away: its command is registered from this package
-            return None
-        raise
 
 
 def _add_global_options(p: argparse.ArgumentParser, default: Any) -> None:
@@ -128,10 +107,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub = _OnceSubparsers(action)
     for name in command_modules():
         importlib.import_module(name).register(sub)
-    for name in LEGACY_MODULES:
-        module = _import_legacy(name)
-        if module is not None and hasattr(module, "register"):  # a library module that no longer registers
-            module.register(sub)
     for p in action.choices.values():
         _add_global_options(p, argparse.SUPPRESS)  # also accepted after the command; the top-level value wins
     return parser
