@@ -139,7 +139,8 @@ def reliability_section(t: dict[str, pd.DataFrame], agree_sum: dict[str, float])
             parts.append(f"{group}: alpha (interval) {g.estimate.iloc[0]:.3f}")
     hl = _pct(agree_sum.get("human_vs_llm", math.nan))
     parts.append(f"human-LLM harmful/benign agreement {hl}" if hl else "no human-LLM agreement (no human ratings)")
-    s.text("; ".join(parts) + ".")
+    line = "; ".join(parts) + "."
+    s.text(line[0].upper() + line[1:])
     if rel["estimate"].isna().all():
         s.empty("No group has two or more raters on a common association, so no agreement can be computed.")
     else:
