@@ -31,7 +31,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "leaderboard",
         help="models side by side: headline figures with 95%% intervals and paired model-vs-model tests",
-        description=__doc__,
+        description="Put models side by side over every probe: one row per model with each probe's headline "
+        "figures and 95% intervals, and paired model-vs-model tests on the items both models share (BH q-values "
+        "over the whole table). Reads the output folders of stereoprobe associations (+ judge-report), dbb, "
+        "globalbias and profiles, or folders above them, and lm-eval --log_samples output of dbb_mc, dbb_sg and "
+        "globalbias. Writes DIR/leaderboard.csv and .parquet (model, then <probe>.<metric> with _ci_low and "
+        "_ci_high), DIR/metrics.csv (long form), DIR/pairwise.csv, DIR/summary/<model>.json (versioned JSON "
+        "schema) and DIR/leaderboard.html; with --hub-eval-results HUB also HUB/<model>/.eval_results/*.yaml for "
+        "the model's Hugging Face Hub page. See docs/leaderboard.md.",
         formatter_class=HelpFormatter,
     )
     p.add_argument("inputs", nargs="+", metavar="INPUT",
