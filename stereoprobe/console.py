@@ -1,0 +1,91 @@
+"""Console output of the post-processing: result lines, progress bars and spinners, all silenced by ``--quiet``.
+
+Progress is drawn on stderr with rich (the look of inspect's console) and only when stderr is a terminal, so
+logs of CI jobs and pipes stay clean. ``stereoprobe --quiet`` calls :func:`set_quiet`; library code may call
+:func:`progress` / :func:`spinner` / :func:`info` freely (``stereoprobe.cli.common`` re-exports them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
+
+T = TypeVar("T")
+
+# Set by ``stereoprobe --quiet`` (``stereoprobe.cli.main``) through :func:`set_quiet`.
+QUIET = False
+
+
+def set_quiet(quiet: bool) -> None:
+    """Silence (or restore) :func:`info`, :func:`progress` and :func:`spinner`."""
+    global QUIET
+    QUIET = bool(quiet)
+
+
+def is_quiet() -> bool:
+    """Whether console output is silenced (``--quiet``)."""
+    return QUIET
+
+
+
+
+def info(message: str) -> None:
+    """Print a result line on stdout (e.g. "wrote DIR/report.html"), unless ``--quiet``."""
+    if not QUIET:
+        print(message, flush=True)
+
+
+def _show_progress() -> bool:
+    if QUIET or os.environ.get("STEREOPROBE_NO_PROGRESS"):
+        return False
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def progress(iterable: Iterable[T], total: int | None = None, description: str = "working") -> Iterator[T]:
+    """Iterate ``iterable`` with a progress bar on stderr (rich, the look of inspect's console).
+
+    ``total`` defaults to ``len(iterable)`` when it has one; without a total the bar shows a count and the
+    elapsed time. Silent (a plain pass-through) with ``--quiet`` or when stderr is not a terminal.
+    """
+    if not _show_progress():
+        yield from iterable
+        return
+    if total is None:
+        try:
+            total = len(iterable)  # type: ignore[arg-type]
+        except TypeError:
+            total = None
+    from rich.console import Console
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
+
+    columns = [SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn(),
+               MofNCompleteColumn(), TimeElapsedColumn()]
+    if total is not None:
+        columns.append(TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(description, total=total)
+        for item in iterable:
+            yield item
+            bar.advance(task)
+
+
+@contextlib.contextmanager
+def spinner(description: str) -> Iterator[None]:
+    """A spinner with elapsed time on stderr for a step without a natural count (a bootstrap, a report).
+
+    Silent with ``--quiet`` or when stderr is not a terminal.
+    """
+    if not _show_progress():
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(description):
+        yield
