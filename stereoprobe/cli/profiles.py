@@ -35,6 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--classifier", choices=["svc", "linear-ovr"], default="svc",
                    help="svc: SVC() defaults as the reference code (one-vs-one); linear-ovr: one-vs-rest linear "
                    "SVMs (the paper's description)")
+    q.add_argument("--over-represented-only", action="store_true",
+                   help="top words: keep only values more frequent in the group (the reference code keeps both "
+                   "directions)")
     q.add_argument("--seed", type=nonnegative_int, default=42, help="seed of the split and the permutations")
     q.set_defaults(func=_run)
 
@@ -44,7 +47,8 @@ def _run(args: argparse.Namespace) -> int:
 
     with atomic_output_dir(args.out) as tmp:
         result = run_profiles(args.inputs, tmp, n_permutations=args.permutations, folds=args.folds,
-                              ablation=not args.no_feature_ablation, seed=args.seed, classifier=args.classifier)
+                              ablation=not args.no_feature_ablation, seed=args.seed, classifier=args.classifier,
+                              over_represented_only=args.over_represented_only)
     info(result.summary())
     info(f"wrote {args.out}/report.html")
     return 0

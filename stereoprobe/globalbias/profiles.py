@@ -243,7 +243,7 @@ def _values(series: pd.Series) -> list[list[str]]:
 
 
 def top_words(df: pd.DataFrame, features: Sequence[str] | None = None, per_group: int = 3, top: int = 10,
-              candidates: int = 25, score1_top: int = 200, over_represented_only: bool = True,
+              candidates: int = 25, score1_top: int = 200, over_represented_only: bool = False,
               group_col: str = "Group") -> pd.DataFrame:
     """Jensen-Shannon top words, per feature: for each group, whole lower-cased values / list items
     of the group (system 1) vs all other groups (system 2).
@@ -253,8 +253,9 @@ def top_words(df: pd.DataFrame, features: Sequence[str] | None = None, per_group
     normalisation; see :func:`jsd_contributions`). Reference selection: the ``candidates`` types with the
     highest score among the ``score1_top`` types with the highest ``type2score_1 = 0.5 log2(m / p_in)``
     (``0.5 log2 m`` when p_in = 0), ``per_group`` kept per group, the ``top`` overall. The reference does not
-    look at the direction (a type absent from the group can rank high); ``over_represented_only=True``
-    (default, stereoprobe) keeps only types more frequent in the group, which is what the paper's tables show.
+    look at the direction (a type absent from the group can rank high): that is the default here;
+    ``over_represented_only=True`` keeps only types more frequent in the group (column ``direction``: +1 more
+    frequent in the group, -1 less).
     """
     feats = features or [c for c in df.columns if c in FEATURES + ["special_move"] and c not in JSD_EXCLUDE]
     rows = []
@@ -283,9 +284,10 @@ def top_words(df: pd.DataFrame, features: Sequence[str] | None = None, per_group
             c = c.nlargest(candidates, "score", keep="first").head(per_group)
             for r in c.itertuples():
                 per.append({"feature": short(f), "group": g, "word": r.word, "score": r.score,
-                            "contribution": r.contribution, "in_count": r.in_count, "out_count": r.out_count})
+                            "contribution": r.contribution, "in_count": r.in_count, "out_count": r.out_count,
+                            "direction": int(r.direction)})
         per.sort(key=lambda r: -r["score"])
         for rank, r in enumerate(per[:top], 1):
             rows.append({**r, "rank": rank})
     return pd.DataFrame(rows, columns=["feature", "rank", "group", "word", "score", "contribution", "in_count",
-                                       "out_count"])
+                                       "out_count", "direction"])

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from stereoprobe import inputs as I
-from stereoprobe.cli.common import progress
+from stereoprobe.console import progress
 from stereoprobe.errors import InputError
 from stereoprobe.globalbias import profiles as P
 from stereoprobe.globalbias.contract import PROFILE_SCORER, PROFILES_TASK
@@ -87,7 +87,8 @@ def _inputs(inputs: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
 
 
 def run_profiles(inputs: Iterable[str | Path], out_dir: str | Path, n_permutations: int = 100, folds: int = 5,
-                 ablation: bool = True, seed: int = 42, classifier: str = "svc") -> ProfilesResult:
+                 ablation: bool = True, seed: int = 42, classifier: str = "svc",
+                 over_represented_only: bool = False) -> ProfilesResult:
     """Read profiles (logs of ``globalbias_profiles`` or profile tables), compute per model the SVM
     distinguishability, the leave-one-feature-out ablation and the Jensen-Shannon top words, and write the
     tables, ``run_info.json`` and ``report.html`` to ``out_dir``."""
@@ -116,7 +117,7 @@ def run_profiles(inputs: Iterable[str | Path], out_dir: str | Path, n_permutatio
     for model, sub in progress(list(df.groupby("model", sort=True)), description="profiles: analysing models"):
         sub = sub.dropna(subset=["Group"]).reset_index(drop=True)
         res = {"classification": P.classification(sub, n_permutations, folds, seed, classifier),
-               "top_words": P.top_words(sub)}
+               "top_words": P.top_words(sub, over_represented_only=over_represented_only)}
         if ablation:
             abl = []
             for name, col in P.TARGETS.items():
@@ -137,7 +138,8 @@ def run_profiles(inputs: Iterable[str | Path], out_dir: str | Path, n_permutatio
     result = ProfilesResult(tables=combined, profiles=df, log_stats=stats, files=files)
     write_run_info(out, probe="globalbias-profiles", models=sorted(map(str, df["model"].dropna().unique())),
                    settings={"permutations": n_permutations, "folds": folds, "ablation": ablation, "seed": seed,
-                             "classifier": classifier}, inputs=[str(i) for i in inputs])
+                             "classifier": classifier, "over_represented_only": over_represented_only},
+                   inputs=[str(i) for i in inputs])
     _report(out / "report.html", result)
     return result
 
@@ -172,8 +174,10 @@ def _report(path: Path, result: ProfilesResult) -> None:
         a.table(t["feature_ablation"])
         secs.append(a)
     w = Section("Top words by Jensen-Shannon divergence (paper Tables 12, 13)", anchor="words")
-    w.text("Per feature, the values most over-represented in one group relative to all others, by their "
-           "contribution to the Jensen-Shannon divergence (3 per group, top 10 per feature).")
+    w.text("Per feature, the values that set one group apart from all others, by their contribution to the "
+           "Jensen-Shannon divergence (3 per group, top 10 per feature). As in the reference code, a value can "
+           "rank high because the group uses it less than the others (direction -1); "
+           "--over-represented-only keeps the values used more by the group (direction +1).")
     if len(t["top_words"]):
         w.table(t["top_words"])
     else:

@@ -58,7 +58,7 @@ def test_planted_difference_is_found():
         assert res.loc[t, "cv_low"] > res.loc[t, "chance"]
     abl = P.feature_ablation(df, "Ethnicity").set_index("feature")
     assert abl["delta_pp"].idxmin() == "religion" and abl.loc["religion", "delta_pp"] < 0
-    words = P.top_words(df)
+    words = P.top_words(df, over_represented_only=True)
     rel = words[(words.feature == "religion") & (words["rank"] <= 2)]
     assert set(rel.word) == {"jedi", "pastafarian"}
     hob = words[(words.feature == "hobbies")].iloc[0]
@@ -162,3 +162,31 @@ def test_scores_equal_shifterator_shift_scores():
     for w, v in got.items():
         assert v == pytest.approx(ref[w])
     assert list(got.index) == sorted(got.index, key=lambda w: -ref[w])[: len(got)]
+
+
+def test_jsd_contributions_hand_worked_table():
+    """In-group {a: 2, b: 2}, out-group {a: 1, c: 3}: p = (.5, .5, 0), q = (.25, 0, .75), m = (.375, .25, .375);
+    c_t = -m log2 m + (p log2 p + q log2 q) / 2 gives a: .375 log2(1/.375) - .5 = 0.0306391,
+    b: .5 - .25 = 0.25, c: 0.5306391 - .375 * 0.4150375 = 0.3750000; total = JSD = 0.6556391 (checked against
+    scipy's Jensen-Shannon distance squared)."""
+    from scipy.spatial.distance import jensenshannon
+
+    c = P.jsd_contributions(Counter({"a": 2, "b": 2}), Counter({"a": 1, "c": 3})).set_index("word")
+    assert c.loc["a", "contribution"] == pytest.approx(0.0306391, abs=1e-7)
+    assert c.loc["b", "contribution"] == pytest.approx(0.25, abs=1e-12)
+    assert c.loc["c", "contribution"] == pytest.approx(0.375, abs=1e-7)
+    assert c["contribution"].sum() == pytest.approx(jensenshannon([.5, .5, 0], [.25, 0, .75], base=2) ** 2)
+    assert list(c["direction"]) == [1, 1, -1]
+
+
+def test_top_words_default_keeps_under_represented_words():
+    """The reference does not filter by direction: a word absent from the group can be one of its top words."""
+    import pandas as pd
+
+    rows = [{"Group": "G1", "religion": "none"}] * 4 + [{"Group": "G2", "religion": "jedi"}] * 4
+    df = pd.DataFrame(rows)
+    both = P.top_words(df, features=["religion"], per_group=2, top=10)
+    g1 = both[both.group == "G1"]
+    assert set(g1.word) == {"none", "jedi"} and set(g1.direction) == {1, -1}
+    only = P.top_words(df, features=["religion"], per_group=2, top=10, over_represented_only=True)
+    assert set(only[only.group == "G1"].word) == {"none"}
