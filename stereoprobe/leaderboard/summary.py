@@ -132,7 +132,9 @@ def hub_entries(model: str, metrics: pd.DataFrame, source_url: str | None = None
             lo, hi = _num(r["ci_low"]), _num(r["ci_high"])
             entry: dict[str, Any] = {"dataset": {"id": hub["dataset_id"], "task_id": t["task_id"]}, "value": value,
                                      "date": day}
-            entry["source"] = {"url": source_url or hub.get("source_url", ""), "name": "stereoprobe leaderboard"}
+            url = source_url or hub.get("source_url")
+            if url:  # the Hub requires a url whenever a source is given
+                entry["source"] = {"url": url, "name": "stereoprobe leaderboard"}
             notes = f"{t.get('description', t['metric'])}"
             if lo is not None and hi is not None:
                 notes += f"; 95% CI [{lo:.4g}, {hi:.4g}]"

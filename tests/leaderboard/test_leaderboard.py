@@ -93,7 +93,8 @@ def test_cli_writes_every_file(probe_root, tmp_path, capsys):
     assert "Model vs model" in html and "dbb.mean_s" in html
     entries = yaml.safe_load((hub / "m1" / ".eval_results" / "stereoprobe_dbb_mcq_count_s_ge_20.yaml").read_text())
     assert entries[0]["dataset"] == {"id": "stereoprobe/dbb", "task_id": "mcq_count_s_ge_20"}
-    assert isinstance(entries[0]["value"], float) and "source" in entries[0]
+    assert isinstance(entries[0]["value"], float) and "source" not in entries[0]  # no url given: no source
+    assert set(entries[0]) <= {"dataset", "value", "date", "source", "notes"} and "95% CI" in entries[0]["notes"]
     assert "leaderboard.html" in capsys.readouterr().out
 
 
@@ -215,3 +216,12 @@ def test_html_matrix_of_three_models(tmp_path):
     assert len(pw[pw["metric"] == "mean_s"]) == 3  # a-b, a-c, b-c
     html = (out / "leaderboard.html").read_text()
     assert "model (row − column)" in html and html.count("dbb.mean_s") >= 1
+
+
+def test_hub_source_url(probe_root, tmp_path):
+    hub = tmp_path / "hub"
+    assert main(["leaderboard", str(probe_root), "--out", str(tmp_path / "lb"), "--n-boot", "20", "--quiet",
+                 "--hub-eval-results", str(hub), "--hub-source-url", "https://example.org/logs"]) == 0
+    files = sorted(hub.glob("*/.eval_results/*.yaml"))
+    assert files and all(yaml.safe_load(f.read_text())[0]["source"]["url"] == "https://example.org/logs"
+                         for f in files)
