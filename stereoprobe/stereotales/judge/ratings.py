@@ -82,7 +82,7 @@ def read_judge_ratings(
 
     Raises :class:`~stereoprobe.errors.InputError` (or the input layer's ``LogReadError``) naming the file when
     a log cannot be read, and when no judge sample is found. ``progress`` wraps the sample iterator (a progress
-    bar, e.g. :func:`stereoprobe.cli.common.progress`).
+    bar, e.g. :func:`stereoprobe.console.progress`).
     """
     from stereoprobe.errors import InputError
     from stereoprobe.inputs import ReadStats, iter_samples

@@ -336,10 +336,11 @@ def build_judge_report(
     """Validate every input, compute every table and write them with the report into ``out``; return its path.
 
     Inputs are all read before anything is written, and the results are built in a temporary folder beside
-    ``out`` that replaces them at the end (:func:`stereoprobe.cli.common.atomic_output_dir`): a bad input or a
+    ``out`` that replaces them at the end (:func:`stereoprobe.outputs.atomic_output_dir`): a bad input or a
     failure leaves ``out`` as it was. Warnings are printed on stdout.
     """
-    from stereoprobe.cli.common import atomic_output_dir, info
+    from stereoprobe.console import info
+    from stereoprobe.outputs import atomic_output_dir
 
     options = JudgeReportOptions(threshold, confidence, spearman_method, n_resamples, dimension, **extra_options)
     inputs = load_judge_inputs(ratings, out, human_csv, associations, language_groups, upstream_dir, errors)
@@ -382,7 +383,7 @@ def judge_report(
     ``progress(iterable)`` wraps the log reading (progress hooks; both optional). Every input is read and
     validated before anything is written; the results replace those in ``out`` at the end, all at once.
     """
-    from stereoprobe.cli.common import atomic_output_dir
+    from stereoprobe.outputs import atomic_output_dir
 
     options = JudgeReportOptions(threshold, confidence, spearman_method, n_resamples, dimension,
                                  reliability_resamples, split_half_splits, seed)
