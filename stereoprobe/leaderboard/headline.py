@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stereoprobe.leaderboard.paired import cluster_bootstrap, wilson_interval
+from stereoprobe.leaderboard.paired import bh_count_bootstrap, cluster_bootstrap, wilson_interval
 from stereoprobe.leaderboard.sources import Sources
 from stereoprobe.stats.multiple_testing import bh_reject
 
@@ -174,7 +174,6 @@ def globalbias_metrics(src: Sources, alpha: float = 0.05, n_boot: int = 2000, se
         return []
     val, detail = src.get("globalbias", "validation"), src.get("globalbias", "validation_detail")
     rows: list[dict] = []
-    rng = np.random.default_rng(seed)
     for model, s in scores.groupby(scores["model"].astype(str), sort=True):
         s = s.assign(flagged=_bool(s["flagged"]))
         descs = sorted(s["descriptor"].astype(str).unique())
@@ -185,13 +184,8 @@ def globalbias_metrics(src: Sources, alpha: float = 0.05, n_boot: int = 2000, se
         if "p_value" in s.columns and s["p_value"].notna().any():
             t = s[s["p_value"].notna()]
             sig = _bool(t["significant"]) if "significant" in t.columns else pd.Series(bh_reject(t["p_value"], alpha), index=t.index)
-            groups = [g["p_value"].to_numpy(float) for _, g in t.groupby(t["descriptor"].astype(str))]
-            draws = []
-            for _ in range(n_boot):
-                pick = rng.integers(0, len(groups), len(groups))
-                draws.append(int(bh_reject(np.concatenate([groups[i] for i in pick]), alpha).sum()))
-            a = (1 - level) / 2
-            ci = tuple(np.quantile(draws, [a, 1 - a])) if draws else (NAN, NAN)
+            ci = bh_count_bootstrap(t["p_value"].to_numpy(float), t["descriptor"].astype(str).to_numpy(), alpha,
+                                    n_boot, level, seed)
             rows.append(_row(model, "globalbias", "significant", float(sig.sum()), ci, n=len(t),
                              method="stricter test, BH; cluster bootstrap over descriptors with BH re-applied"))
         if val is not None:

@@ -27,6 +27,10 @@ Two models on the same items:
   ``[d − sqrt((p1−l1)² + (u2−p2)²), d + sqrt((u1−p1)² + (p2−l2)²)]``.
 - :func:`two_proportion_z` — pooled two-sample z-test of ``p1 = p2``: ``z = (p1 − p2)/sqrt(p̄(1−p̄)(1/n1 + 1/n2))``.
 - :func:`jaccard` — ``|A ∩ B| / |A ∪ B|`` (NaN when both sets are empty).
+- :func:`bh_count_bootstrap` — cluster bootstrap of the number of Benjamini–Hochberg (1995) discoveries: in
+  each draw the p-values of the drawn clusters (with multiplicity) are tested again. BH rejects the ``R``
+  smallest of ``m`` p-values, ``R = max{k : p_(k) < k α / m}`` (strict, as ``stats.multiple_testing.bh_reject``);
+  with the p-values sorted once, a draw's ranks are the cumulative multiplicities, so each draw costs O(m).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ __all__ = [
     "newcombe_interval",
     "two_proportion_z",
     "jaccard",
+    "bh_count_bootstrap",
     "EXACT_MAX_N",
 ]
 
@@ -178,3 +183,33 @@ def jaccard(a: set, b: set) -> float:
     """``|a ∩ b| / |a ∪ b|``; NaN when both are empty."""
     union = a | b
     return len(a & b) / len(union) if union else NAN
+
+
+def bh_count_bootstrap(
+    p: Sequence[float] | np.ndarray,
+    clusters: Sequence[object] | np.ndarray,
+    alpha: float = 0.05,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile CI of the number of BH discoveries at ``alpha`` when whole clusters of p-values are resampled."""
+    pv = np.asarray(p, dtype=float)
+    if pv.size == 0 or n_boot < 1:
+        return NAN, NAN
+    _, cid = np.unique(np.asarray(clusters, dtype=object).astype(str), return_inverse=True)
+    k = int(cid.max()) + 1
+    order = np.argsort(pv, kind="mergesort")
+    ps, cs = pv[order], cid[order]
+    rng = np.random.default_rng(seed)
+    w = rng.multinomial(k, np.full(k, 1.0 / k), size=n_boot)
+    draws = np.empty(n_boot)
+    for b in range(n_boot):
+        mult = w[b][cs]
+        ranks = np.cumsum(mult)
+        m = ranks[-1]
+        ok = (mult > 0) & (ps * m < ranks * alpha)
+        draws[b] = ranks[ok].max() if ok.any() else 0.0
+    a = (1 - level) / 2
+    lo, hi = np.quantile(draws, [a, 1 - a])
+    return float(lo), float(hi)

@@ -105,3 +105,23 @@ def test_cluster_bootstrap_covers_the_mean():
         lo, hi = cluster_bootstrap(x, np.ones(40), n_boot=400, seed=i)
         hits += lo <= 1.0 <= hi
     assert 0.88 <= hits / 200 <= 0.99
+
+
+def test_bh_count_bootstrap_matches_a_naive_resampling():
+    # the same multinomial draws, then BH on the concatenated p-values of the drawn clusters
+    from stereoprobe.leaderboard.paired import bh_count_bootstrap
+    from stereoprobe.stats.multiple_testing import bh_reject
+
+    rng = np.random.default_rng(2)
+    clusters = np.repeat([f"d{i:02d}" for i in range(12)], 5)
+    p = np.where(rng.random(60) < 0.3, rng.uniform(0, 0.004, 60), rng.uniform(0, 1, 60))
+    lo, hi = bh_count_bootstrap(p, clusters, alpha=0.05, n_boot=300, seed=4)
+    names = sorted(set(clusters))
+    w = np.random.default_rng(4).multinomial(12, np.full(12, 1 / 12), size=300)
+    naive = []
+    for row in w:
+        drawn = np.concatenate([np.repeat(p[clusters == n], c) for n, c in zip(names, row) if c])
+        naive.append(int(bh_reject(drawn, 0.05).sum()))
+    elo, ehi = np.quantile(naive, [0.025, 0.975])
+    assert (lo, hi) == (float(elo), float(ehi))
+    assert lo <= int(bh_reject(p, 0.05).sum()) <= hi
