@@ -130,8 +130,12 @@ def globalbias_flag_share(sentences: Any) -> float:
     ``stereoprobe.globalbias.apx.score_table`` as ``stereoprobe globalbias`` does; NaN when none is tested."""
     from stereoprobe.globalbias import apx as A
 
-    if len(sentences) == 0:
+    d = sentences.drop(columns=["model"], errors="ignore")
+    if len(d) == 0 or d["group"].nunique() < 2:  # e.g. a small lm-eval --limit: one group, nothing to compare
         return float("nan")
-    scores = A.score_table(sentences.drop(columns=["model"], errors="ignore"), value="ppl")
+    try:
+        scores = A.score_table(d, value="ppl")
+    except (ValueError, KeyError, ZeroDivisionError):  # a partial selection the statistics cannot score
+        return float("nan")
     flagged = scores["flagged"].dropna().astype(float)
     return float(flagged.mean()) if len(flagged) else float("nan")

@@ -1,0 +1,47 @@
+"""Real lm-eval output (the ``lm-eval`` CLI on the bundled default model, ``--limit`` small,
+``--log_samples``) read back by stereoprobe: the records of the DBB statistics, and ``stereoprobe globalbias``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stereoprobe.lm_eval_tasks import include_path
+from stereoprobe.lm_eval_tasks.records import dbb_responses, read_samples_file, task_of_samples_file
+
+LM_EVAL = Path(sys.executable).parent / "lm-eval"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not LM_EVAL.exists(), reason="lm-eval CLI not installed")
+def test_lm_eval_cli_output_is_read_back(tmp_path):
+    from stereoprobe.providers.default_model import default_model_dir
+
+    model = str(default_model_dir())
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    out = tmp_path / "lm"
+    meta = {"source": "bundled", "faithful": False, "categories": "gender", "limit_templates": 1,
+            "groups": ["ARAB", "CHINESE"], "tokenizer": model}  # keys of both tasks (one --metadata)
+    r = subprocess.run([str(LM_EVAL), "run", "--model", "hf", "--model_args", f"pretrained={model},dtype=float32",
+                        "--device", "cpu", "--batch_size", "16", "--tasks", "dbb_sg", "globalbias",
+                        "--include_path", str(include_path()), "--limit", "8", "--log_samples",
+                        "--output_path", str(out), "--metadata", json.dumps(meta)],
+                       env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    files = {task_of_samples_file(p): p for p in out.rglob("samples_*.jsonl")}
+    assert set(files) == {"dbb_sg", "globalbias"}
+    # DBB: 8 docs = 8 questions (--limit counts docs), records with the DBB response columns
+    rows = read_samples_file(files["dbb_sg"])
+    resp = dbb_responses(rows, "dbb_sg", model="smollm2")
+    assert len(resp) == 8 and set(resp["variant"]) == {"sg"} and resp["a"].between(0, 1).all()
+    assert resp["question_id"].is_unique
+    # GlobalBias: 8 sentences read by `stereoprobe globalbias` (per-token perplexity with the tokenizer)
+    from stereoprobe.globalbias.inputs import load
+
+    df, rep = load([files["globalbias"].parent], measure="byte")
+    assert len(df) == 8 and rep.unscored == 0
