@@ -39,6 +39,7 @@ CONFIG_OPTIONS: dict[str, str] = {
     "ci_level": "lift_ci_level",
     "bootstrap": "bootstrap_reps",
     "jobs": "n_jobs",
+    "effect_all_pairs": "effect_all_pairs",
 }
 
 
@@ -96,6 +97,9 @@ def register(subparsers: Any) -> None:
     g.add_argument("--ci-level", type=probability, default=None, help="confidence level of the lift intervals [0.95]")
     g.add_argument("--bootstrap", type=nonnegative_int, default=None,
                    help="bootstrap resamples of the stories for each association's stability; 0 = off [0]")
+    g.add_argument("--effect-all-pairs", action="store_const", const=True, default=None,
+                   help="give every attribute pair its effect category; upstream writes N/A for pairs that are "
+                        "not significant [off]")
     g.add_argument("--jobs", type=positive_int, default=None, help="worker processes, one (model, slice) per task [1]")
     o = p.add_argument_group("output")
     o.add_argument("--examples", type=nonnegative_int, default=3, help="example stories kept per association")

@@ -1,4 +1,4 @@
-"""Association mining (spec §5): tables, decisions against the reference, simulations, aggregation."""
+"""Association mining (the paper's two steps, upstream step_02_compute_associations.py): tables, decisions against the reference, simulations, aggregation."""
 
 import json
 

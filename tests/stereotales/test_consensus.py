@@ -1,4 +1,4 @@
-"""Consensus rules (spec §4.2–4.3) on hand-written votes, compared with the upstream reference function."""
+"""Consensus rules (flare attribute_extraction/scorer.py) on hand-written votes, compared with the upstream reference function."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from stereoprobe.stereotales.extraction.consensus import UNKNOWN, consensus_prof
 
 
 def upstream_consensus(values: list[str]) -> str:
-    """Spec §4.3 reference implementation, copied as the behaviour to match."""
+    """Upstream get_consensus_value (flare attribute_extraction/scorer.py) restated, as the behaviour to match."""
     if not values:
         return "unknown"
     min_votes = len(values) // 2 + 1
@@ -26,7 +26,7 @@ def upstream_consensus(values: list[str]) -> str:
         (["man", "woman", "non-binary"], UNKNOWN, UNKNOWN),  # 1-1-1 split
         (["man", "man"], "man", "man"),  # 2 of 2 (one extractor failed)
         (["man", "woman"], UNKNOWN, UNKNOWN),  # 1-1 with one failed
-        (["woman"], "woman", "woman"),  # 1 of 1 (two failed): the survivor decides alone (B6)
+        (["woman"], "woman", "woman"),  # 1 of 1 (two failed): the survivor decides alone (as upstream)
         ([], UNKNOWN, UNKNOWN),  # all failed
         (["unknown", "unknown", "man"], UNKNOWN, UNKNOWN),  # "unknown" is an ordinary vote
         (["man", "unknown", "unknown"], UNKNOWN, UNKNOWN),

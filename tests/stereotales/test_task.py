@@ -234,7 +234,7 @@ def test_end_to_end_majority(tmp_path):
     scores = _scores(log)
     assert len(scores) == 12
 
-    # generation settings from the spec reach the subject; role calls are temperature 0 with a schema
+    # the published generation settings reach the subject; role calls are temperature 0 with a schema
     assert {c.temperature for c in mocks.configs["subject"]} == {1.0}
     assert {c.max_tokens for c in mocks.configs["subject"]} == {4096}
     for name in ("judge", "ext0"):
@@ -346,7 +346,7 @@ def test_unanimity_and_faithful_prompt(tmp_path):
     assert scores[MALFORMED].metadata["consensus_raw"]["age"] == "senior (65+)"  # 1 of 1
     m = _metrics(log)
     assert m["unknown_rate_religion"] == pytest.approx(9 / 9)
-    # the faithful prompt (the default) lists the obsolete ethnicity field (spec bug B1), the fixed one does not
+    # the faithful prompt (the default) lists the obsolete ethnicity field (published flare prompt), the fixed one does not
     sent = mocks.prompts["ext0"]
     assert sent and all("ethnicity" in t for t in sent)
     assert "ethnicity" in TAX.extraction_prompt("Story about x.", variant="faithful")

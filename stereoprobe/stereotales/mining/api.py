@@ -133,7 +133,13 @@ def mine_association_tables(
     tables = _tables(stories, pair_tests, value_tests, by_language)
     ex = T.pick_examples(frame, tables["associations"], per_association=examples)
     keys = {(r.model, r.sample_id, int(r.epoch)) for r in ex.itertuples(index=False)}
-    excerpts = read_story_excerpts(inputs, keys, max_chars=excerpt_chars) if keys else {}
+    if keys:
+        from stereoprobe.console import spinner
+
+        with spinner(f"reading {len(keys)} example stories"):
+            excerpts = read_story_excerpts(inputs, keys, max_chars=excerpt_chars)
+    else:
+        excerpts = {}
     ex["excerpt"] = [excerpts.get((r.model, r.sample_id, int(r.epoch)), "") for r in ex.itertuples(index=False)]
     tables["association_examples"] = ex
     timings["tables_s"] = time.perf_counter() - t
@@ -197,8 +203,11 @@ def write_association_outputs(run: AssociationTables, out_dir: str | Path, *, re
     info = run.info
     (out / RUN_INFO).write_text(json.dumps(info, indent=2, default=str), encoding="utf-8")
     if report:
+        from stereoprobe.console import spinner
+
         t = time.perf_counter()
-        write_associations_report(out)
+        with spinner("writing the association report"):
+            write_associations_report(out)
         info.setdefault("timings", {})["report_s"] = round(time.perf_counter() - t, 3)
         (out / RUN_INFO).write_text(json.dumps(info, indent=2, default=str), encoding="utf-8")
     return out

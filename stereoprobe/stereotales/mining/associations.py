@@ -69,9 +69,10 @@ PAIR_COLUMNS = [
 VALUE_COLUMNS = [
     "model", "slice", "base_attribute", "base_value", "compared_attribute", "compared_value", "n", "count",
     "base_total", "compared_total", "expected", "fraction", "lift", "lift_ci_low", "lift_ci_high", "p",
-    "p_by", "cramers_v", "effect", "passes", "stability",
+    "p_by", "cramers_v", "effect", "passes", "stability", "pair_p_method",
 ]
 _KEY = KEY_COLUMNS
+NOT_APPLICABLE = "N/A"  # effect category of a pair that is not significant (upstream's value)
 
 
 @dataclass
@@ -195,7 +196,10 @@ def _mine_group(inp: _SliceInput, a_idx: int, rows: np.ndarray, config: MiningCo
         pairs.append(pr)
         need = pr["significant"] or (config.fdr_family == "run" and pr["p"] < config.alpha)
         if need:
-            values.extend(_value_rows(inp.model, inp.slice, a, b, table, row_vals, col_vals, v, eff, config))
+            rows = _value_rows(inp.model, inp.slice, a, b, table, row_vals, col_vals, v, eff, config)
+            for row in rows:
+                row["pair_p_method"] = pr["p_method"]
+            values.extend(rows)
     return pairs, values
 
 
@@ -306,11 +310,15 @@ def mine_associations(
         slc = str(key[1]) if by_language else ALL_SLICE
         inp = _SliceInput(str(key[0]), slc, codes[idx], base_codes[idx], target[idx], attributes, labels)
         jobs.append((inp, config))
+    from stereoprobe.console import progress
+
+    label = "association tests" + (" and bootstrap" if config.bootstrap_reps else "") + " (model x slice)"
     if config.n_jobs > 1 and len(jobs) > 1:
         with ProcessPoolExecutor(max_workers=config.n_jobs) as ex:
-            results = list(ex.map(_run_slice, jobs, chunksize=max(1, len(jobs) // (4 * config.n_jobs))))
+            chunk = max(1, len(jobs) // (4 * config.n_jobs))
+            results = list(progress(ex.map(_run_slice, jobs, chunksize=chunk), total=len(jobs), description=label))
     else:
-        results = [_run_slice(j) for j in jobs]
+        results = [_run_slice(j) for j in progress(jobs, description=label)]
     pair_rows = [r for p, _ in results for r in p]
     value_rows = [r for _, v in results for r in v]
     pairs = pd.DataFrame(pair_rows, columns=[c for c in PAIR_COLUMNS if c != "p_bh_run"] + ["p_bh_run"])
@@ -324,6 +332,8 @@ def mine_associations(
     for c, t in (("passes", bool), ("n", "int64"), ("count", "int64")):
         values[c] = values[c].astype(t)
     pairs["significant"] = pairs["significant"].astype(bool)
+    if not config.effect_all_pairs:  # upstream writes "N/A" for the pairs that are not significant
+        pairs.loc[~pairs["significant"], "effect"] = NOT_APPLICABLE
     return MiningResult(pairs.reset_index(drop=True), values.reset_index(drop=True), config, models)
 
 

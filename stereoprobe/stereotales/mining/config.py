@@ -32,9 +32,12 @@ class MiningConfig:
 
     Fast-path tuning: ``seq_delta`` (error budget per test for certifying a decision; split over the looks),
     ``seq_first``/``seq_max`` (first and last sequential batch totals, doubling), ``exact_max_tables``
-    (0 = no enumeration), ``asymptotic_max_p`` (asymptotic p below which a Cochran table is taken as
-    decisively significant; 0 = off), ``asymptotic_margin`` (factor allowed for the χ² approximation's
-    error in that tail).
+    (0 = no enumeration), ``asymptotic_max_p`` (a Cochran table whose certified upper bound of the exact
+    p-value, :func:`~stereoprobe.stereotales.mining.pvalues.exact_pvalue_upper_bound`, is at most this is
+    decided without Monte Carlo and reported with its asymptotic p-value; 0 = off).
+
+    ``effect_all_pairs``: False (upstream) writes the effect category "N/A" for pairs that are not
+    significant; True gives every pair its category (Cramér's V is reported for every pair either way).
 
     Beyond the paper: ``lift_ci_level`` (Katz interval, 0.95), ``bootstrap_reps`` (stability, 0 = off),
     ``bootstrap_seed``, ``n_jobs`` (processes over (model, slice)).
@@ -51,6 +54,7 @@ class MiningConfig:
     filter_effects: tuple[str, ...] = ("medium", "large")
     filter_p_by: float = 0.05
     filter_min_lift: float = 2.0
+    effect_all_pairs: bool = False
     lift_ci_level: float = 0.95
     bootstrap_reps: int = 0
     bootstrap_seed: int = 12345
@@ -58,9 +62,8 @@ class MiningConfig:
     seq_delta: float = 1e-6
     seq_first: int = 128
     seq_max: int = 262_144
-    asymptotic_max_p: float = 1e-10
+    asymptotic_max_p: float = 1e-7
     exact_max_tables: int = 20_000
-    asymptotic_margin: float = 1e3
 
     def __post_init__(self) -> None:
         if self.p_method not in ("auto", "reference-mc", "sequential-mc", "asymptotic"):
@@ -77,6 +80,8 @@ class MiningConfig:
                 raise ValueError(f"MiningConfig.{name} must lie in (0, 1), got {v}")
         if not 0 < self.lift_ci_level < 1:
             raise ValueError("MiningConfig.lift_ci_level must lie in (0, 1)")
+        if not 0 <= self.asymptotic_max_p < 1:
+            raise ValueError("MiningConfig.asymptotic_max_p must lie in [0, 1)")
         if self.bootstrap_reps < 0 or self.n_jobs < 1:
             raise ValueError("MiningConfig: bootstrap_reps >= 0 and n_jobs >= 1 required")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from stereoprobe.report.html import Section, write_report
+from stereoprobe.report.html import Section, plot_is_empty, write_report
 from stereoprobe.stereotales.contract import ALL_SLICE, KEY_COLUMNS
 REPORT_NAME = "report.html"
 HARM_LABELS = "harm_labels.csv"
@@ -31,7 +31,7 @@ TABLES: dict[str, str] = {
     "associations_by_language": "per association: languages count in the per-language run",
     "language_jaccard": "language × language Jaccard similarity of the association sets",
     "language_specific": "associations found in exactly one language",
-    "pair_tests": "step 1: every attribute-pair test (p-value method, BH, Cramér's V)",
+    "pair_tests": "step 1: every attribute-pair test (p-value and the method that produced it, BH, Cramér's V)",
     "value_tests": "step 2: every value-pair test of the significant pairs (BY, fraction, lift, CI)",
     "attribute_distributions": "extracted attribute values per model and language",
     "attribute_distributions_by_scenario": "extracted attribute values per model and scenario (languages pooled)",
@@ -41,6 +41,16 @@ TABLES: dict[str, str] = {
     "input_issues": "samples that are not stories of the analysis (errored, no profile, extra set)",
     "input_sources": "input files read",
 }
+
+P_METHOD_NOTE = (
+    "Step-1 p-values: each attribute-pair test records how its p-value was computed (pair_tests.p_method; "
+    "value tables carry it as pair_p_method). reference-mc is upstream's Monte Carlo estimate itself (500,000 "
+    "resamples, seed 42); exact is the exact Fisher-Freeman-Halton p-value the Monte Carlo estimates; asymptotic "
+    "is the chi-square approximation, used only where a certified upper bound of the exact p-value already "
+    "decides the test; sequential-mc is a prefix of upstream's own random stream, stopped once the decision is "
+    "certain. BH decisions equal upstream's, but the p-values differ from upstream's estimates except in "
+    "reference-mc rows; --p-method reference-mc reproduces upstream's p-values everywhere."
+)
 
 EXAMPLES_IN_REPORT = 2000  # associations whose example stories are embedded (the CSV has all)
 
@@ -261,6 +271,7 @@ def _summary_section(out_dir: Path, info: dict, refusals: pd.DataFrame | None, i
         if cfg:
             s.table(pd.DataFrame({"setting": list(cfg), "value": [str(v) for v in cfg.values()]}), caption="mining settings")
         if info.get("p_methods"):
+            s.text(P_METHOD_NOTE)
             s.table(pd.DataFrame({"p-value method": list(info["p_methods"]), "tests": list(info["p_methods"].values())}),
                     caption="how the step-1 p-values were computed")
     if refusals is not None and len(refusals):
@@ -291,6 +302,7 @@ class _Outputs:
     unknown: pd.DataFrame | None
     examples: pd.DataFrame | None
     issues: pd.DataFrame | None
+    by_scenario: pd.DataFrame | None = None
 
 
 def _read_outputs(d: Path) -> _Outputs:
@@ -304,6 +316,7 @@ def _read_outputs(d: Path) -> _Outputs:
             "language_specific", "pair_tests", "attribute_distributions", "refusal_rates", "unknown_rates",
             "association_examples", "input_issues"))
     )
+    o.by_scenario = read_output_table(d, "attribute_distributions_by_scenario")
     if o.labels is not None:
         o.assoc = o.assoc.assign(harm=_harm_label(o.assoc, o.labels).to_numpy())
         if o.across is not None and set(KEY_COLUMNS) <= set(o.across.columns):
@@ -377,13 +390,22 @@ def _language_section(o: _Outputs, linked: set[str]) -> Section | None:
 
 def _distribution_section(o: _Outputs) -> Section | None:
     dist = o.dist
-    if dist is None or not len(dist):
+    if (dist is None or not len(dist)) and o.by_scenario is None:
         return None
     s = Section("Attribute distributions", anchor="distributions")
-    s.figure(_plot_distributions(dist), caption="extracted values per model (languages pooled; stories prompted "
-                                               "with the attribute excluded; grey = other/unknown)")
-    s.table(dist[dist["language"] == ALL_SLICE], caption="attribute_distributions.csv (languages pooled; the CSV has each language)",
-            files=_files("attribute_distributions"))
+    if dist is None or not len(dist):
+        s.empty("No extracted story outside its prompted attribute: no distribution to show.")
+    else:
+        s.figure(_plot_distributions(dist), caption="extracted values per model (languages pooled; stories prompted "
+                                                   "with the attribute excluded; grey = other/unknown)")
+        s.table(dist[dist["language"] == ALL_SLICE],
+                caption="attribute_distributions.csv (languages pooled; the CSV has each language)",
+                files=_files("attribute_distributions"))
+    if o.by_scenario is not None:
+        s.text("By scenario (the paper's attribute distributions per scenario): the extracted values of each "
+               "attribute in the stories of each scenario, per model, languages pooled.")
+        s.table(o.by_scenario, caption="attribute_distributions_by_scenario.csv",
+                files=_files("attribute_distributions_by_scenario"))
     return s
 
 
@@ -396,12 +418,18 @@ def _rates_section(o: _Outputs) -> Section | None:
     s = Section("Refusals and unknown answers", anchor="rates")
     if has_ref:
         r = refusals[(refusals["target_attribute"] == ALL_SLICE) & (refusals["language"] != ALL_SLICE)]
-        if len(r):
+        if plot_is_empty(r["refusal_rate"] if len(r) else []):
+            s.empty("No story was refused in these runs: no refusal plot.")
+        else:
             s.figure(_plot_rates(r, "language", "refusal_rate", "refusal rate"),
                      caption="share of refused stories per model and prompt language")
     if has_unk:
-        s.figure(_plot_rates(unknown[unknown["language"] == ALL_SLICE], "attribute", "unknown_rate", "unknown rate"),
-                 caption="share of 'unknown' per model and attribute (extracted stories, languages pooled)")
+        u = unknown[unknown["language"] == ALL_SLICE]
+        if plot_is_empty(u["unknown_rate"] if len(u) else []):
+            s.empty("No extracted attribute was 'unknown' in these runs: no unknown-rate plot.")
+        else:
+            s.figure(_plot_rates(u, "attribute", "unknown_rate", "unknown rate"),
+                     caption="share of 'unknown' per model and attribute (extracted stories, languages pooled)")
         s.table(unknown[unknown["language"] == ALL_SLICE], caption="unknown_rates.csv (languages pooled)",
                 files=_files("unknown_rates"))
     if has_ref:

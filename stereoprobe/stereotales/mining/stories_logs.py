@@ -216,7 +216,7 @@ def read_stories_from_logs(inputs: Sequence[str | Path], task: str = TASK_NAME) 
     fingerprint (sample metadata ``taxonomy_fingerprint``), else :class:`MixedInputsError` names two files
     that disagree.
     """
-    from stereoprobe.cli.common import progress
+    from stereoprobe.console import progress
     from stereoprobe.inputs import ReadStats, iter_samples
 
     stats = ReadStats()

@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from stereoprobe.console import progress
+
 from stereoprobe.stereotales.contract import EXTRA_COLUMNS, ID_COLUMNS, ISSUE_COLUMNS, UNKNOWN
 from stereoprobe.stereotales.mining.stories import (
     RELEASE_SUFFIXES,
@@ -206,7 +208,7 @@ def read_stories_from_release(paths: Sequence[str | Path]) -> Stories:
             sources.append({"path": str(path), "kind": "release", "used": False, "note": f"not a stories table: {exc}"})
             continue
         n_read = n_used = 0
-        for df in _chain(first, chunks):
+        for df in progress(_chain(first, chunks), description=f"reading {path.name} (chunks of {RELEASE_CHUNK_ROWS:,} rows)"):
             st, attrs, iss = _release_file_stories(path, df)
             st["_source"] = str(path)
             frames.append(compact_frame(st, attrs))
