@@ -21,6 +21,7 @@ from stereoprobe.dbb import contract as C
 from stereoprobe.dbb import scoring as SC
 from stereoprobe.dbb import stats as ST
 from stereoprobe.dbb.descriptors import group_order
+from stereoprobe.dbb.questions import parse_question_id
 
 
 @score_reducer(name=C.REDUCER)
@@ -34,7 +35,9 @@ def dbb_epochs() -> ScoreReducer:
             return Score(value={C.KEY_A: float("nan"), C.KEY_VALID: float("nan"), C.KEY_EPOCHS: 0.0})
         a = sum(float(v.get(C.KEY_A, 0.0)) for v in vals) / n
         valid = sum(float(v.get(C.KEY_VALID, 0.0)) for v in vals) / n
-        return Score(value={C.KEY_A: a, C.KEY_VALID: valid, C.KEY_EPOCHS: float(n)})
+        # a grouped sample (one epoch) keeps its per-question results for the metrics
+        meta = scores[0].metadata if n == 1 and scores[0].metadata and C.GROUP_IDS in scores[0].metadata else None
+        return Score(value={C.KEY_A: a, C.KEY_VALID: valid, C.KEY_EPOCHS: float(n)}, metadata=meta)
 
     return reduce
 
@@ -44,6 +47,15 @@ def _complete_rows(scores: list[SampleScore], epochs: int) -> tuple[list[dict[st
     rows, incomplete = [], 0
     for s in scores:
         md = s.sample_metadata or {}
+        group = (s.score.metadata or {}) if C.GROUP_IDS in (s.score.metadata or {}) else None
+        if group is not None:  # a grouped DBB-SG sample: one row per question that was fully scored
+            for qid, a, err in zip(group[C.GROUP_IDS], group[C.GROUP_A], group[C.GROUP_ERRORS]):
+                if err is not None:
+                    incomplete += 1
+                    continue
+                rows.append({"model": "", "question_id": qid, **parse_question_id(qid), C.KEY_A: float(a),
+                             C.KEY_VALID: 1.0})
+            continue
         v = s.score.value if isinstance(s.score.value, dict) else {}
         a, valid = v.get(C.KEY_A), v.get(C.KEY_VALID)
         n = v.get(C.KEY_EPOCHS, epochs)  # a value without the count (mean reducer) is taken as complete
@@ -196,6 +208,8 @@ def dbb_sg_scorer(normalisation: str = "per_variation") -> Any:
     """``a`` = Eq. 2 share of option A in [0, 1] (so P(A) = 100·a), ``valid`` = 1."""
 
     async def score(state: TaskState, target: Target) -> Score:
+        if "sg_results" in state.metadata:
+            return _group_score(state.metadata["sg_results"], normalisation)
         nll = state.metadata.get("sg_nll")
         if not nll:
             return Score(value={C.KEY_A: 0.0, C.KEY_VALID: 0.0}, explanation="no perplexities computed")
@@ -205,3 +219,22 @@ def dbb_sg_scorer(normalisation: str = "per_variation") -> Any:
                      metadata={"sg_nll": nll, "sg_tokens": state.metadata.get("sg_tokens")})
 
     return score
+
+
+def _group_score(results: dict[str, dict[str, Any]], normalisation: str) -> Score:
+    """Score of a grouped DBB-SG sample: per question the Eq. 2 share (``None`` for a failed question) in
+    compact aligned lists; value = mean share over the scored questions and the share of scored questions."""
+    ids, shares, errors = [], [], []
+    for qid, r in results.items():
+        ids.append(qid)
+        if r.get("error") is not None:
+            shares.append(None)
+            errors.append(str(r["error"]))
+            continue
+        nll = r["nll"]
+        shares.append(SC.sg_share([x[0] for x in nll], [x[1] for x in nll], normalisation))
+        errors.append(None)
+    ok = [x for x in shares if x is not None]
+    value = {C.KEY_A: sum(ok) / len(ok) if ok else 0.0, C.KEY_VALID: len(ok) / len(ids) if ids else 0.0}
+    return Score(value=value, explanation=f"{len(ok)} of {len(ids)} questions scored",
+                 metadata={C.GROUP_IDS: ids, C.GROUP_A: shares, C.GROUP_ERRORS: errors})

@@ -169,3 +169,56 @@ def dbb_sg_solver(separator: str = " ", scoring: str = "chat", system: str | Non
         return state
 
     return solve
+
+
+def chat_prefix_text(tok: Any, system: str | None, user: str) -> str:
+    """The chat-template text of ``[system, user]`` with the assistant header, without a leading BOS string
+    when the tokenizer adds BOS itself (so tokenizing the text gives the template's own ids once)."""
+    messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
+    text = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    bos = getattr(tok, "bos_token", None)
+    if bos and text.startswith(bos) and (tok("x")["input_ids"][:1] == [tok.bos_token_id]):
+        text = text[len(bos):]
+    return text
+
+
+@solver
+def dbb_sg_group_solver(separator: str = " ", scoring: str = "chat", system: str | None = None,
+                        tokenizer: str | None = None, bos_in_continuation: bool = False) -> Solver:
+    """DBB-SG for a group of questions (one sample per template): every option sentence of every question
+    goes to the model as one batch of text items (``stereoprobe.solvers.likelihood.score_items``: one request
+    for providers that score batches, else one per text), each scored exactly as :func:`dbb_sg_solver` scores
+    it. Per question the results land in ``state.metadata["sg_results"][question_id]`` = ``{"nll": [[A, B],
+    ...], "tokens": [[A, B], ...], "error": None | reason}``; a text that fails makes its question failed
+    (counted, never scored), the others stand."""
+    from stereoprobe.solvers.likelihood import score_items
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        md = state.metadata
+        tok = chat_tokenizer(get_model(), tokenizer) if scoring == "chat" else None
+        bos = (tok.bos_token or "") if (tok is not None and bos_in_continuation) else ""
+        items = []
+        for q in md["sg_questions"]:
+            ctx = chat_prefix_text(tok, system, q["prompt"]) if tok is not None else q["prompt"] + separator
+            for j, pair in enumerate(q["options"]):
+                for side, opt in zip("AB", pair):
+                    items.append({"id": f"{q['id']}|{j}|{side}", "text": ctx + bos + opt, "context": ctx})
+        results = await score_items(items)
+        out: dict[str, dict[str, Any]] = {}
+        for r in results:
+            qid, j, side = r.id.rsplit("|", 2)
+            res = out.setdefault(qid, {"nll": [], "tokens": [], "error": None})
+            k, s = int(j), "AB".index(side)
+            while len(res["nll"]) <= k:
+                res["nll"].append([None, None])
+                res["tokens"].append([None, None])
+            if r.error is not None or not r.n_tokens or r.sum_logprob is None:
+                res["error"] = res["error"] or f"variation {k} option {side}: {r.error or 'not scored'}"
+                continue
+            res["nll"][k][s] = -r.sum_logprob / r.n_tokens
+            res["tokens"][k][s] = r.n_tokens
+        md["sg_results"] = out
+        state.completed = True
+        return state
+
+    return solve

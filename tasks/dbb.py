@@ -24,7 +24,7 @@ from stereoprobe.dbb import questions as Q
 from stereoprobe.dbb import scoring as SC
 from stereoprobe.dbb import stats as ST
 from stereoprobe.scorers.dbb import dbb_epochs, dbb_mcq_scorer, dbb_metrics, dbb_sg_scorer
-from stereoprobe.solvers.dbb import DBBLogprobsUnavailable, dbb_mcq_solver, dbb_sg_solver
+from stereoprobe.solvers.dbb import DBBLogprobsUnavailable, dbb_mcq_solver, dbb_sg_group_solver, dbb_sg_solver
 
 __all__ = ["DBBLogprobsUnavailable", "dbb", "dbb_sg"]
 
@@ -129,6 +129,7 @@ def dbb_sg(
     scoring: str = "chat",
     tokenizer: str | None = None,
     bos_in_continuation: bool = False,
+    unit: str = "template",
     seed: int = 0,
     categories: list[str] | str | None = None,
     limit_templates: int | None = None,
@@ -153,31 +154,51 @@ def dbb_sg(
             the model name).
         bos_in_continuation: chat scoring only: score a BOS token before the option, as upstream's
             ``tokenizer.encode(answer)`` does for Llama tokenizers (off by default).
+        unit: "template" (default: one sample per template, its questions' option sentences scored as one
+            batch of texts; the harness cost is per template) or "question" (one sample per question).
+            Identical numbers; a failed text marks its question failed (counted), never scored.
         seed, categories, limit_templates, templates: as for ``dbb``.
         threshold: S threshold of a biased test instance in the live metrics (paper: 20).
     """
     normalisation = Q.check_choice(normalisation, "normalisation", C.SG_NORMALISATIONS)
     scoring = Q.check_choice(scoring, "scoring", C.SG_SCORING)
+    unit = Q.check_choice(unit, "unit", C.UNITS)
     bos = Q.check_bool(bos_in_continuation, "bos_in_continuation")
     threshold = Q.check_float(threshold, "threshold", 0.0, 100.0)
     faithful = Q.check_bool(faithful, "faithful")
     tmpl, qs = Q.select_questions(source, faithful, seed, categories, limit_templates, templates)
     var, provenance = Q.sg_variations(source, tmpl, variations)
     p = SC.prompts()["sg"]
-    samples = [Sample(id=it.question.id, input=it.prompt,
-                      metadata={**it.question.metadata(), "context": it.question.context, "sg_prompt": it.prompt,
-                                "sg_options": it.options})
-               for it in Q.sg_items(qs, var, faithful, p)]
+    items = Q.sg_items(qs, var, faithful, p)
+    solver_args = {"separator": p["separator"], "scoring": scoring, "system": p.get("system"),
+                   "tokenizer": tokenizer, "bos_in_continuation": bos}
+    if unit == "question":
+        samples = [Sample(id=it.question.id, input=it.prompt,
+                          metadata={**it.question.metadata(), "context": it.question.context, "sg_prompt": it.prompt,
+                                    "sg_options": it.options})
+                   for it in items]
+        solver = dbb_sg_solver(**solver_args)
+    else:
+        by_t: dict[str, list[Q.SGItem]] = {}
+        for it in items:
+            by_t.setdefault(it.question.template_id, []).append(it)
+        samples = [Sample(id=tid, input=f"DBB-SG template {tid}: {len(group)} questions",
+                          metadata={"template_id": tid, "concept_a": group[0].question.concept_a,
+                                    "concept_b": group[0].question.concept_b,
+                                    "n_texts": sum(2 * len(it.options) for it in group),
+                                    "sg_questions": [{"id": it.question.id, "prompt": it.prompt,
+                                                      "options": it.options} for it in group]})
+                   for tid, group in by_t.items()]
+        solver = dbb_sg_group_solver(**solver_args)
     return Task(
         dataset=MemoryDataset(samples, name=Q.dataset_name(source) + "-sg"),
-        solver=dbb_sg_solver(separator=p["separator"], scoring=scoring, system=p.get("system"),
-                             tokenizer=tokenizer, bos_in_continuation=bos),
+        solver=solver,
         scorer=dbb_sg_scorer(normalisation=normalisation),
         metrics=dbb_metrics(threshold, 1),
         epochs=Epochs(1, dbb_epochs()),
         config=GenerateConfig(max_tokens=1, prompt_logprobs=1, temperature=0.0),
         version=TASK_VERSION,
         metadata={"probe": "dbb", "variant": "sg", "source": str(source), "faithful": faithful, "seed": seed,
-                  "normalisation": normalisation, "scoring": scoring, "variations": provenance,
+                  "normalisation": normalisation, "scoring": scoring, "variations": provenance, "unit": unit,
                   "threshold": threshold},
     )

@@ -28,6 +28,11 @@ SG_SCORING = ("chat", "raw")  # DBB-SG: option as the assistant reply under the 
 KEY_A = "a"
 KEY_VALID = "valid"
 KEY_EPOCHS = "epochs"
+# a grouped DBB-SG sample (unit=template): per-question results in the score metadata, aligned lists
+UNITS = ("template", "question")
+GROUP_IDS = "question_ids"
+GROUP_A = "a"
+GROUP_ERRORS = "errors"
 
 # ---- sample metadata keys written by the task, read back by the post-processing
 META_KEYS = ("template_id", "category", "descriptor_type", "group", "concept_a", "concept_b")

@@ -112,6 +112,16 @@ def select_questions(source: str = DEFAULT_SOURCE, faithful: bool = DEFAULT_FAIT
     return [t for t in tmpl if t.template_id in ks], qs
 
 
+def parse_question_id(qid: str) -> dict[str, str]:
+    """Template, category, descriptor type label and group of a question id ``{template}:{category}:{type}:{group}``
+    (:func:`stereoprobe.dbb.data.question_id`)."""
+    try:
+        tid, cat, typ, group = str(qid).rsplit(":", 3)
+    except ValueError:
+        raise D.DBBDataError(f"not a DBB question id: {qid!r} (expected template:category:type:group)") from None
+    return {"template_id": tid, "category": cat, "descriptor_type": f"{D.CATEGORY_LABELS.get(cat, cat)} {typ}",
+            "group": group}
+
 def dataset_name(source: str) -> str:
     return f"dbb-{source if source in ('bundled', 'upstream') else 'local'}"
 
@@ -175,4 +185,5 @@ def sg_selection(source: str = DEFAULT_SOURCE, faithful: bool = DEFAULT_FAITHFUL
     return sg_items(qs, var, faithful, prompts()["sg"]), provenance
 
 __all__ = ["DEFAULT_FAITHFUL", "DEFAULT_SOURCE", "SGItem", "as_list", "check_bool", "check_choice",
-           "check_float", "check_int", "dataset_name", "select_questions", "sg_items", "sg_selection", "sg_variations"]
+           "check_float", "check_int", "dataset_name", "parse_question_id", "select_questions", "sg_items",
+           "sg_selection", "sg_variations"]

@@ -24,7 +24,7 @@ import pandas as pd
 
 from stereoprobe.dbb import contract as C
 from stereoprobe.dbb import stats as ST
-from stereoprobe.dbb.descriptors import CATEGORY_LABELS
+from stereoprobe.dbb.questions import parse_question_id
 
 
 #: wraps an iterable with a progress display: ``progress(iterable, description)``
@@ -76,8 +76,13 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
                                                       "ids": set()})
         run["logs"].add(info.path.name)
         run["epochs"] = max(run["epochs"], epochs)
-        run["ids"].update(str(i) for i in ((spec.get("dataset") or {}).get("sample_ids") or ()))
         meta = spec.get("metadata") or {}
+        grouped = meta.get("unit") == "template" and info.task == C.TASK_SG
+        sample_ids = [str(i) for i in ((spec.get("dataset") or {}).get("sample_ids") or ())]
+        if grouped:  # sample ids are templates: a template never scored is counted, its questions unknown
+            run.setdefault("groups", set()).update(sample_ids)
+        else:
+            run["ids"].update(sample_ids)
         run["settings"] = "; ".join(f"{k}={meta[k]}" for k in ("source", "faithful", "mode", "option_order",
                                                               "scoring", "variations") if k in meta)
         md = s.get("metadata") or {}
@@ -91,6 +96,10 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
 
             raise InputError(f"{info.path}: sample {s['id']} epoch {s['epoch']}: unexpected score value {v!r} "
                              f"(not a {info.task} log of this stereoprobe version?)")
+        if C.GROUP_IDS in (score.get("metadata") or {}):
+            run.setdefault("groups_seen", set()).add(str(s["id"]))
+            rows += _group_rows(score["metadata"], info.model, variant, md, epochs, run)
+            continue
         run["responses"] += 1
         run["ids"].add(str(s["id"]))
         rows.append({
@@ -104,16 +113,27 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
     runs_df = pd.DataFrame([{
         "model": r["model"], "variant": r["variant"], "task": r["task"], "logs": ", ".join(sorted(r["logs"])),
         "responses": r["responses"], "errors": int(by_run.get((r["task"], r["model"]), {}).get("errors", 0)),
-        "epochs": r["epochs"], "settings": r.get("settings", ""), "expected_ids": ";".join(sorted(r["ids"])),
+        "epochs": r["epochs"], "settings": r.get("settings", ""),
+        "templates_not_scored": len(r.get("groups", set()) - r.get("groups_seen", set())),
+        "expected_ids": ";".join(sorted(r["ids"])),
     } for r in runs.values()])
     return resp, runs_df
 
 
-def _parse_question_id(qid: str) -> dict[str, str]:
-    """Template, category, descriptor type and group of a question id ``{template}:{category}:{type}:{group}``."""
-    tid, cat, typ, group = qid.rsplit(":", 3)
-    return {"template_id": tid, "category": cat, "descriptor_type": f"{CATEGORY_LABELS.get(cat, cat)} {typ}",
-            "group": group}
+def _group_rows(meta: dict[str, Any], model: str, variant: str, md: dict[str, Any], epochs: int,
+                run: dict[str, Any]) -> list[dict[str, Any]]:
+    """Response rows of a grouped DBB-SG sample (one per question scored; failed questions only listed)."""
+    rows = []
+    for qid, a, err in zip(meta[C.GROUP_IDS], meta[C.GROUP_A], meta[C.GROUP_ERRORS]):
+        run["ids"].add(str(qid))
+        if err is not None or a is None:
+            continue
+        run["responses"] += 1
+        rows.append({"model": model, "variant": variant, "question_id": str(qid), "epoch": 1,
+                     **parse_question_id(qid), "concept_a": md.get("concept_a", ""),
+                     "concept_b": md.get("concept_b", ""), C.KEY_A: float(a), C.KEY_VALID: 1.0, "refusal": False,
+                     "expected_epochs": epochs})
+    return rows
 
 
 def question_completeness(resp: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -156,7 +176,7 @@ def compute_tables(resp: pd.DataFrame, threshold: float = ST.THRESHOLD, n_boot: 
         q = ST.question_table(r) if not r.empty else pd.DataFrame(columns=C.QUESTION_COLUMNS)
         missing = sorted(set(c["question_id"]) - set(q["question_id"]))
         if missing:
-            q = pd.concat([q, pd.DataFrame([{"model": model, "question_id": m, **_parse_question_id(m),
+            q = pd.concat([q, pd.DataFrame([{"model": model, "question_id": m, **parse_question_id(m),
                                              "concept_a": "", "concept_b": "", "n_responses": 0, "n_valid": 0.0,
                                              "p_a": float("nan")} for m in missing])], ignore_index=True)
         done = set(c.loc[c["complete"], "question_id"])
@@ -202,6 +222,9 @@ def summary_lines(tables: dict[str, pd.DataFrame], runs: pd.DataFrame, threshold
                      f"responses, {100 * r.question_refusal_rate:.2f}% of questions; {r.n_incomplete} incomplete "
                      "instances left out")
     for r in runs.itertuples(index=False):
+        if getattr(r, "templates_not_scored", 0):
+            lines.append(f"{r.model} [{r.variant}]: {r.templates_not_scored} templates not scored (error samples "
+                         "or an interrupted run); run `inspect eval-retry` on the log")
         if r.questions_incomplete or r.errors:
             lines.append(f"{r.model} [{r.variant}]: {r.questions_incomplete} incomplete questions "
                          f"({r.errors} error samples); run `inspect eval-retry` on the log to complete them")

@@ -134,7 +134,7 @@ def test_sampled_mode_needs_ten_epochs():
 
 
 def test_sg_eq2_against_hand_computation(tmp_path):
-    log = _run(dbb_sg(**BUNDLED, scoring="raw", categories="ses", templates="sp01"), fake_model(),
+    log = _run(dbb_sg(**BUNDLED, scoring="raw", unit="question", categories="ses", templates="sp01"), fake_model(),
                log_dir=str(tmp_path))
     assert len(log.samples) == 4
     for s in log.samples:
@@ -168,7 +168,8 @@ def test_defaults_run_the_upstream_benchmark(refdata, monkeypatch):
     assert len(task.dataset) == 77_350
     assert task.metadata["source"] == "upstream" and task.metadata["faithful"] is True
     sg = dbb_sg(limit_templates=2)
-    assert len(sg.dataset) == 100 and sg.metadata["scoring"] == "chat"
+    assert len(sg.dataset) == 2 and sg.metadata["scoring"] == "chat"  # one sample per template (unit=template)
+    assert sum(len(s.metadata["sg_questions"]) for s in sg.dataset) == 100
 
 
 def test_upstream_offline_error_names_the_ways_out(tmp_path, monkeypatch):
