@@ -137,6 +137,26 @@ def svm_accuracy(df: pd.DataFrame, target: str, features: Sequence[str] = FEATUR
     return float(np.mean(model.predict(Xte) == np.asarray(yte)))
 
 
+def split_predictions(df: pd.DataFrame, seed: int = 42, classifier: str = "svc") -> pd.DataFrame:
+    """Per target that can be split, the reference classifier's prediction for every test profile of the 70/30
+    split (the one :func:`svm_accuracy` scores): ``target, item_id, y_true, y_pred, correct``. ``item_id`` =
+    ``name|run_id`` (``name|<occurrence>`` without run ids) is the same for two models' profiles of one name and
+    run, so two models can be compared on the profiles both have in their test split (paired McNemar test)."""
+    rows = []
+    names = df["name"].astype(str) if "name" in df.columns else pd.Series(df.index.astype(str), index=df.index)
+    runs = (df["run_id"].astype(str) if "run_id" in df.columns
+            else names.groupby(names).cumcount().astype(str))
+    ids = names + "|" + runs
+    for name, col in TARGETS.items():
+        if too_small(df, col) is not None:
+            continue
+        Xtr, Xte, ytr, yte = _split(df, col, seed)
+        pred = build_pipeline(FEATURES, classifier).fit(Xtr, ytr).predict(Xte)
+        for i, yt, yp in zip(Xte.index, np.asarray(yte), pred):
+            rows.append({"target": name, "item_id": ids.loc[i], "y_true": yt, "y_pred": yp, "correct": bool(yt == yp)})
+    return pd.DataFrame(rows, columns=["target", "item_id", "y_true", "y_pred", "correct"])
+
+
 def feature_ablation(df: pd.DataFrame, target: str, seed: int = 42, classifier: str = "svc") -> pd.DataFrame:
     """Leave-one-feature-group-out: ``delta_pp = 100 x (accuracy without the feature - accuracy)``."""
     base = svm_accuracy(df, target, FEATURES, seed, classifier)

@@ -117,7 +117,8 @@ def run_profiles(inputs: Iterable[str | Path], out_dir: str | Path, n_permutatio
     for model, sub in progress(list(df.groupby("model", sort=True)), description="profiles: analysing models"):
         sub = sub.dropna(subset=["Group"]).reset_index(drop=True)
         res = {"classification": P.classification(sub, n_permutations, folds, seed, classifier),
-               "top_words": P.top_words(sub, over_represented_only=over_represented_only)}
+               "top_words": P.top_words(sub, over_represented_only=over_represented_only),
+               "predictions": P.split_predictions(sub, seed, classifier)}
         if ablation:
             abl = []
             for name, col in P.TARGETS.items():
