@@ -23,6 +23,7 @@ from inspect_ai.model import ChatMessageUser, GenerateConfig, Model, ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from stereoprobe.likelihood import (
+    REQUEST_KEYS,
     RESULTS_KEY,
     STATE_KEY,
     TEXTS_KEY,
@@ -37,7 +38,7 @@ SCORING_CONFIG = GenerateConfig(max_tokens=1, prompt_logprobs=1, temperature=0.0
 
 
 def _request_item(item: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: item[k] for k in ("text", "context", "encoder_text") if item.get(k) is not None}
+    return {k: item[k] for k in REQUEST_KEYS if item.get(k) is not None}
 
 
 def _n_bytes(item: Mapping[str, Any]) -> int:
@@ -83,7 +84,7 @@ async def _score_one(model: Model, item: Mapping[str, Any], config: GenerateConf
             n_cont = len(ids_full) - len(ids_ctx)
             if n_cont <= 0 or list(ids_full[: len(ids_ctx)]) != list(ids_ctx):
                 return fail("the context's tokens are not a prefix of the text's tokens")
-        meta = {"encoder_text": item["encoder_text"]} if item.get("encoder_text") is not None else None
+        meta = {k: item[k] for k in ("encoder_text", "mlm_max_length") if item.get(k) is not None} or None
         out: ModelOutput = await model.generate([ChatMessageUser(content=text, metadata=meta)], config=config)
     except (ValueError, TypeError) as ex:  # deterministic: this text cannot be scored by this model
         return fail(f"{type(ex).__name__}: {ex}")

@@ -8,7 +8,8 @@ A **text item** (a dict, kept in the sample metadata) is::
 
     {"id": "ARAB_F:0:12:t1", "text": "My name is Amira, I am smart.",
      "context": None,          # optional prefix of text whose tokens are conditioned on but not summed
-     "encoder_text": None}     # optional encoder input of encoder-decoder models
+     "encoder_text": None,     # optional encoder input of encoder-decoder models
+     "mlm_max_length": None}   # optional truncation of masked-LM inputs (lmppl's max_length)
 
 **Provider protocol.** A provider whose API class has ``scores_text_batches = True`` (stereoprobe's
 ``transformers`` provider) accepts a ``generate()`` call with ``config.prompt_logprobs`` set and a user
@@ -31,6 +32,7 @@ from typing import Any
 
 TEXTS_KEY = "stereoprobe_texts"
 RESULTS_KEY = "stereoprobe_text_scores"
+REQUEST_KEYS = ("text", "context", "encoder_text", "mlm_max_length")  # item fields sent to the provider
 STATE_KEY = "stereoprobe_text_results"  # ModelOutput.metadata key the solver hands to the scorer
 SCORER = "text_logprobs"
 TEXTS_METADATA = "texts"  # sample metadata key of the text items (default of the solver)

@@ -42,6 +42,7 @@ def globalbias(
     subset: str | None = None,
     encoder_decoder: bool = False,
     unit: str = "group",
+    mlm_max_length: int | None = 22,
 ) -> Task:
     """GlobalBias sentence likelihoods.
 
@@ -62,9 +63,13 @@ def globalbias(
             causal, whole-sentence perplexity.
         unit: "group" (default: one sample per descriptor x template, its sentences scored in one request) or
             "sentence" (one sample per sentence; slower, larger logs, same numbers).
+        mlm_max_length: masked LMs (BERT, RoBERTa) score at most this many input tokens, special tokens
+            included (default 22, as lmppl's ``MaskedLM(max_length=22)`` that the paper used); none = the whole
+            sentence. Causal and encoder-decoder models ignore it; ``-M mlm_max_length`` overrides it (and is
+            the only way with ``unit=sentence``, whose samples are plain text).
     """
     check_task_args(source=source, faithful=faithful, encoder_decoder=encoder_decoder, unit=unit,
-                    templates=templates)
+                    templates=templates, mlm_max_length=mlm_max_length)
     if isinstance(templates, int):
         templates = [templates]
     sentences = build_sentences(source, faithful, groups, descriptors, templates, subset)
@@ -72,7 +77,7 @@ def globalbias(
         samples = sentence_samples(sentences, encoder_decoder)
         solver, scorer = generate(), sentence_logprob()
     else:
-        samples = group_samples(sentences, encoder_decoder)
+        samples = group_samples(sentences, encoder_decoder, mlm_max_length)
         solver, scorer = score_texts(), text_logprobs()
     if not samples:
         raise ValueError("the selection (groups/descriptors/templates/subset) is empty")
@@ -83,5 +88,5 @@ def globalbias(
         config=GenerateConfig(max_tokens=1, prompt_logprobs=1, temperature=0.0),
         version=TASK_VERSION,
         metadata={"probe": "globalbias", "source": str(source), "faithful": faithful,
-                  "encoder_decoder": encoder_decoder, "unit": unit},
+                  "encoder_decoder": encoder_decoder, "unit": unit, "mlm_max_length": mlm_max_length},
     )

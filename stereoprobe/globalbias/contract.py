@@ -37,7 +37,7 @@ PROFILE_TABLES = ("classification", "feature_ablation", "top_words", "parse_summ
 
 
 def check_task_args(source: object = "upstream", faithful: object = True, encoder_decoder: object = False,
-                    unit: object = "group", templates: object = None) -> None:
+                    unit: object = "group", templates: object = None, mlm_max_length: object = None) -> None:
     """``ValueError`` naming the task parameter (``-T``) whose value is invalid."""
     if not isinstance(source, str) or not source.strip():
         raise ValueError(f"source must be 'upstream', 'bundled' or the path of a local copy, got {source!r}")
@@ -50,3 +50,6 @@ def check_task_args(source: object = "upstream", faithful: object = True, encode
         items = templates if isinstance(templates, (list, tuple)) else [templates]
         if not items or any(isinstance(t, bool) or not isinstance(t, int) or t not in (1, 2, 3) for t in items):
             raise ValueError(f"templates must be template numbers among 1, 2, 3, got {templates!r}")
+    if mlm_max_length is not None and (isinstance(mlm_max_length, bool) or not isinstance(mlm_max_length, int)
+                                       or mlm_max_length < 3):
+        raise ValueError(f"mlm_max_length must be an integer >= 3 or none, got {mlm_max_length!r}")

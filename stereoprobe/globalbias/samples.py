@@ -20,7 +20,8 @@ def _decoder_text(s: Sentence) -> str:
 
 def sentence_samples(sentences: Iterable[Sentence], encoder_decoder: bool = False) -> list[Sample]:
     """One sample per sentence (id ``{GROUP}:{name index}:{descriptor index}:t{template}``); with
-    ``encoder_decoder`` the user message holds the decoder text and ``metadata["encoder_text"]``."""
+    ``encoder_decoder`` the user message holds the decoder text and ``metadata["encoder_text"]``. (Masked
+    LMs: the input is the plain text, so their truncation comes from ``-M mlm_max_length``.)"""
     out = []
     for s in sentences:
         inp: str | list[ChatMessageUser] = s.text
@@ -35,9 +36,10 @@ def group_id(descriptor_index: int, template: int) -> str:
     return f"d{descriptor_index}:t{template}"
 
 
-def group_samples(sentences: Iterable[Sentence], encoder_decoder: bool = False) -> list[Sample]:
+def group_samples(sentences: Iterable[Sentence], encoder_decoder: bool = False,
+                  mlm_max_length: int | None = None) -> list[Sample]:
     """One sample per descriptor x template (in first-appearance order), its sentences as text items
-    ``{id, text, group, ethnicity, gender, name, name_index}`` (+ ``encoder_text``)."""
+    ``{id, text, group, ethnicity, gender, name, name_index}`` (+ ``encoder_text``, ``mlm_max_length``)."""
     groups: dict[tuple[int, int], list[Sentence]] = {}
     for s in sentences:
         groups.setdefault((s.descriptor.index, s.template), []).append(s)
@@ -51,6 +53,8 @@ def group_samples(sentences: Iterable[Sentence], encoder_decoder: bool = False) 
             if encoder_decoder:
                 item["text"] = _decoder_text(s)
                 item["encoder_text"] = s.encoder_input
+            if mlm_max_length is not None and not encoder_decoder:
+                item["mlm_max_length"] = mlm_max_length
             items.append(item)
         meta = {"descriptor": d.descriptor, "descriptor_index": d.index, "dataset": d.dataset, "axis": d.axis,
                 "target": d.target, "template": template, N_TEXTS_METADATA: len(items), TEXTS_METADATA: items}

@@ -199,7 +199,7 @@ class TransformersAPI(ModelAPI):
         pending: list[tuple[int, _Request, int | None]] = []
         for k, it in enumerate(items):
             text = str(it.get("text") or "")
-            meta = {"encoder_text": it["encoder_text"]} if it.get("encoder_text") is not None else None
+            meta = {k: it[k] for k in ("encoder_text", "mlm_max_length") if it.get(k) is not None} or None
             try:
                 request = self._score_request([ChatMessageUser(content=text, metadata=meta)], config)
                 n_cont = None
@@ -262,8 +262,10 @@ class TransformersAPI(ModelAPI):
             enc = tok(text, add_special_tokens=True, return_special_tokens_mask=True)
             ids = list(enc.input_ids)
             scored = [not s for s in enc.special_tokens_mask]
-            if self.mlm_max_length is not None and len(ids) > self.mlm_max_length:
-                ids, scored = ids[: self.mlm_max_length], scored[: self.mlm_max_length]
+            # -M mlm_max_length wins over a request's metadata["mlm_max_length"] (a task's default)
+            limit = self.mlm_max_length if self.mlm_max_length is not None else meta.get("mlm_max_length")
+            if limit is not None and len(ids) > int(limit):
+                ids, scored = ids[: int(limit)], scored[: int(limit)]
             self._check_length(len(ids), text)
             payload = {"ids": ids, "scored": scored}
         else:

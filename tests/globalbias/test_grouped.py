@@ -138,3 +138,37 @@ def test_eval_set_folder(tmp_path):
                            display="none")
     assert main(["globalbias", str(tmp_path / "plain"), "--out", str(tmp_path / "p")]) == 0
     _same_tables(tmp_path / "o", tmp_path / "p")
+
+
+def test_masked_lm_truncation_default(tmp_path):
+    """Masked LMs score at most ``mlm_max_length`` input tokens (default 22, lmppl's ``max_length``); the
+    grouped samples carry it to the provider, causal models ignore it."""
+    import asyncio
+
+    import torch
+    from inspect_ai.model import get_model
+    from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
+
+    from stereoprobe.solvers.likelihood import score_items
+
+    t = globalbias(**SELECTION)
+    assert all(it["mlm_max_length"] == 22 for s in t.dataset for it in s.metadata["texts"])
+    assert all("mlm_max_length" not in it for s in globalbias(**SELECTION, mlm_max_length=None).dataset
+               for it in s.metadata["texts"])
+    with pytest.raises(ValueError, match="mlm_max_length"):
+        globalbias(**SELECTION, mlm_max_length=0)
+
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "my", "name", "is", "olga", ",", "i", "was", "a",
+             "doctor", "."]
+    (tmp_path / "vocab.txt").write_text("\n".join(words) + "\n")
+    tok = BertTokenizerFast(vocab={w: i for i, w in enumerate(words)}, do_lower_case=True)
+    torch.manual_seed(0)
+    bert = BertForMaskedLM(BertConfig(vocab_size=len(words), hidden_size=32, num_hidden_layers=1,
+                                      num_attention_heads=2, intermediate_size=64, max_position_embeddings=64))
+    bert.save_pretrained(tmp_path / "bert")
+    tok.save_pretrained(tmp_path / "bert")
+    model = get_model(f"transformers/{tmp_path / 'bert'}", device="cpu", memoize=False)
+    text = "my name is olga, i was a doctor."  # 10 word pieces + [CLS] + [SEP]
+    full, cut = asyncio.run(score_items([{"id": "a", "text": text}, {"id": "b", "text": text, "mlm_max_length": 5}],
+                                        model))
+    assert full.n_tokens == 10 and cut.n_tokens == 4  # [CLS] + 4 scored pieces
