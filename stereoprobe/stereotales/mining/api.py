@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -156,6 +157,7 @@ def _manifest(inputs: Sequence[str | Path], stories: Stories, tables: dict[str, 
     argv = sys.argv[1:]
     return {
         "probe": "stereotales",
+        "created": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
         "command": "stereoprobe " + " ".join(argv) if argv[:1] == ["associations"] else None,
         "stereoprobe_version": __version__,
         "inputs": [str(i) for i in inputs],

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,9 +83,14 @@ class TaxonomyView:
         """One JSON line per sample (``id, input, metadata``), in the order the task runs them."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", encoding="utf-8") as f:
-            for s in self.samples:
-                f.write(json.dumps({"id": s.id, "input": s.input, "metadata": s.metadata}, ensure_ascii=False) + "\n")
+        tmp = path.with_name(f".{path.name}.tmp")
+        try:  # written beside the target, then moved into place: a failed run leaves an earlier file intact
+            with tmp.open("w", encoding="utf-8") as f:
+                for s in self.samples:
+                    f.write(json.dumps({"id": s.id, "input": s.input, "metadata": s.metadata}, ensure_ascii=False) + "\n")
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
         return path
 
 
