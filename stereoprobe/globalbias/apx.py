@@ -331,8 +331,9 @@ def validation(
     - MRR: mean per (ethnicity group, target, descriptor), genders pooled; rank the groups ascending;
       reciprocal rank of the target (0 if the target group has no names); mean over descriptors.
 
-    Returns (summary: ``measure, accuracy, mrr, n_descriptors, n_groups, chance_accuracy, chance_mrr``,
-    per-descriptor detail).
+    Returns (summary: ``measure, accuracy`` with its 95% Wilson interval ``accuracy_ci_low/high``, ``mrr``
+    with a 95% percentile bootstrap interval over descriptors ``mrr_ci_low/high`` (2,000 resamples, seed 0),
+    ``n_descriptors, n_groups, chance_accuracy, chance_mrr``; per-descriptor detail).
     """
     _need(sentences, ["group", "descriptor", "template", "ethnicity", "gender", "target", value])
     tset = [template] if isinstance(template, int) else list(template)
@@ -364,16 +365,46 @@ def validation(
         for row in detail[-len(rr):]:
             row["predicted"] = b.loc[row["descriptor"], "eth_group"]
             row["correct"] = bool(row["predicted"] == row["target"])
+        acc_lo, acc_hi = wilson_interval(int(correct.sum()), len(correct))
+        mrr_lo, mrr_hi = bootstrap_mean_interval(rr)
         summary.append({
             "measure": "apx" if measure == "apx" else "ppl",
             "accuracy": float(correct.mean()),
+            "accuracy_ci_low": acc_lo,
+            "accuracy_ci_high": acc_hi,
             "mrr": float(np.mean(rr)),
+            "mrr_ci_low": mrr_lo,
+            "mrr_ci_high": mrr_hi,
             "n_descriptors": int(len(correct)),
             "n_groups": k,
             "chance_accuracy": 1.0 / k,
             "chance_mrr": float(np.mean([1.0 / r for r in range(1, k + 1)])),
         })
     return pd.DataFrame(summary), pd.DataFrame(detail)
+
+
+def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a proportion (statsmodels ``proportion_confint(method="wilson")``)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    if n == 0:
+        return float("nan"), float("nan")
+    lo, hi = proportion_confint(successes, n, alpha=1 - level, method="wilson")
+    return float(lo), float(hi)
+
+
+def bootstrap_mean_interval(values: Sequence[float], level: float = 0.95, n_resamples: int = 2000,
+                            seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of a mean over its units (here: descriptors), seeded."""
+    x = np.asarray(values, dtype=float)
+    if len(x) == 0:
+        return float("nan"), float("nan")
+    if np.all(x == x[0]):
+        return float(x[0]), float(x[0])
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, len(x), size=(n_resamples, len(x)))].mean(axis=1)
+    lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
 
 
 def _template_average(d: pd.DataFrame, keys: list[str], measure: str, round2: bool) -> pd.DataFrame:

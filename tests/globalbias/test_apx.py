@@ -214,3 +214,27 @@ def test_validation_three_template_variant():
     assert avg[["accuracy", "mrr"]].to_numpy() == pytest.approx(one[["accuracy", "mrr"]].to_numpy())
     with pytest.raises(ValueError, match="inputs have"):
         A.validation(t1, mapping, template=(1, 3))
+
+
+def test_validation_intervals():
+    """Accuracy: the Wilson score interval by hand, (p + z²/2n ± z sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n);
+    MRR: a percentile bootstrap over descriptors, degenerate when every descriptor has the same reciprocal
+    rank, and containing the estimate otherwise."""
+    import math
+
+    z = 1.959963984540054
+    k, n = 7, 10
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    lo, hi = A.wilson_interval(k, n)
+    assert lo == pytest.approx(centre - half, abs=1e-12) and hi == pytest.approx(centre + half, abs=1e-12)
+    assert A.bootstrap_mean_interval([0.5, 0.5, 0.5]) == (0.5, 0.5)
+    rr = [1, 0.5, 1 / 3, 1, 0.25, 1, 0.5]
+    lo, hi = A.bootstrap_mean_interval(rr)
+    assert min(rr) <= lo < sum(rr) / len(rr) < hi <= max(rr)
+    assert A.bootstrap_mean_interval(rr) == (lo, hi)  # seeded
+    mapping = {"ENGLISH": "white", "CHINESE": "asian", "ARAB": "arab", "HISPANIC": "hispanic"}
+    s = A.validation(validation_table(), mapping)[0].set_index("measure")
+    assert s.loc["ppl", "accuracy_ci_low"] == 0.0 and s.loc["ppl", "mrr_ci_low"] == s.loc["ppl", "mrr_ci_high"] == 0.5
+    assert s.loc["apx", "accuracy_ci_low"] == pytest.approx(A.wilson_interval(2, 2)[0])
