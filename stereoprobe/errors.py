@@ -34,5 +34,5 @@ def where(path: str | Path, *, row: int | None = None, field: str | None = None,
 
 def one_line(message: object) -> str:
     """``message`` as one line (inner newlines folded), for the CLI's error line."""
-    text = " ".join(str(message).split("\n"))
-    return " ".join(text.split()) if "\n" in str(message) else text.strip()
+    text = str(message)
+    return " ".join(text.split()) if "\n" in text else text.strip()

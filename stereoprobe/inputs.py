@@ -453,10 +453,3 @@ def require_finite(df: Any, columns: Iterable[str], source: str | Path, *, minim
             need = "a finite number" + (f" >= {minimum:g}" if minimum is not None else "")
             raise InputError(f"{source}: column {col!r} is not {need} in row{'s' if len(rows) > 1 else ''} "
                              f"{', '.join(map(str, rows))}")
-
-
-def check_log_readable(path: str | Path) -> None:
-    """Read every sample of one log (raises :class:`LogReadError` naming file and member on corruption)."""
-    for _ in iter_raw_samples(path):
-        pass
-
