@@ -65,6 +65,7 @@ def test_registry_names_are_namespaced_and_bare_scorers_resolve():
     assert reg.register_bare_scorer_names() == []  # idempotent
 
 
+@pytest.mark.slow  # an inspect eval plus an `inspect score` subprocess (~15 s)
 def test_bare_inspect_score_rescoring_a_mockllm_log(tmp_path):
     from inspect_ai import eval as inspect_eval
     from inspect_ai.log import read_eval_log
