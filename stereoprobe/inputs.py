@@ -404,7 +404,7 @@ def read_table(path: str | Path, required: Iterable[str] = (), *, allow_empty: b
         raise InputError(f"{p}: empty file (expected a {what})")
     try:
         if p.suffix == ".parquet":
-            df = pd.read_parquet(p, **read_kwargs)
+            df = _read_parquet(p, read_kwargs)
         elif p.suffix in (".csv", ".tsv", ".txt"):
             kw = {"sep": "\t"} if p.suffix == ".tsv" else {}
             df = pd.read_csv(p, encoding="utf-8", **{**kw, **read_kwargs})
@@ -425,6 +425,20 @@ def read_table(path: str | Path, required: Iterable[str] = (), *, allow_empty: b
     require_columns(df, required, p)
     if df.empty and not allow_empty:
         raise InputError(f"{p}: the {what} has no rows")
+    return df
+
+
+def _read_parquet(path: Path, read_kwargs: dict[str, Any]) -> Any:
+    """``pd.read_parquet`` taking the CSV reader's options that make sense for a typed file: ``columns``,
+    ``filters``; ``dtype`` is applied after reading, and with ``keep_default_na=False`` (as for a CSV read
+    with ``dtype=str``) missing values become empty strings."""
+    import pandas as pd
+
+    df = pd.read_parquet(path, **{k: v for k, v in read_kwargs.items() if k in ("columns", "filters")})
+    if read_kwargs.get("keep_default_na") is False:
+        df = df.astype(object).where(df.notna(), "")
+    if "dtype" in read_kwargs:
+        df = df.astype(read_kwargs["dtype"])
     return df
 
 

@@ -322,6 +322,10 @@ def test_read_table_errors(tmp_path):
     pq = tmp_path / "t.parquet"
     pd.DataFrame({"a": [1, 2]}).to_parquet(pq)
     assert read_table(pq, required=["a"])["a"].tolist() == [1, 2]
+    # the CSV options of a text read (dtype=str, keep_default_na=False) work on Parquet too
+    pd.DataFrame({"a": [1, None], "b": ["x", None]}).to_parquet(pq)
+    as_text = read_table(pq, required=["a", "b"], dtype=str, keep_default_na=False)
+    assert as_text.to_dict("list") == {"a": ["1.0", ""], "b": ["x", ""]}
     broken = tmp_path / "broken.parquet"
     broken.write_bytes(b"PAR1 not really")
     with pytest.raises(InputError, match=r"broken\.parquet: not a readable Parquet"):

@@ -87,7 +87,6 @@ def _table_cases(cmd: str, *extra: str, before: tuple[str, ...] = (), xfail: dic
 
 
 OUT = ("--out", "{OUT}")
-XF_PROFILES = "GB: a corrupt Parquet profile table gives an error that does not name the file"
 GOODLOG = "{D}/wrong_task.eval"  # a readable log: numeric options must fail before it is read
 JUDGELOG = "{D}/judge_logs"  # real stereotales_judge logs (on the bundled demo associations)
 
@@ -193,7 +192,7 @@ CASES: list[Case] = [
 
     # --- profiles (GlobalBias character profiles)
     *_log_cases("profiles", *OUT),
-    *_table_cases("profiles", *OUT, xfail={"broken.parquet": XF_PROFILES}),
+    *_table_cases("profiles", *OUT),
     C("profiles", GOODLOG, *OUT, "--folds", "0", expect="--folds"),
     C("profiles", GOODLOG, *OUT, "--folds", "1", expect="--folds"),
     C("profiles", GOODLOG, *OUT, "--folds", "-2", expect="--folds"),

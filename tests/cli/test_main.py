@@ -41,7 +41,7 @@ import pytest
 from stereoprobe.errors import InputError
 
 # Commands whose help still shows raw ``...`` markup (issue: plain-text help); remove once fixed.
-RAW_MARKUP_XFAIL = {"leaderboard": "LB: the leaderboard description shows raw ``...`` markup"}
+RAW_MARKUP_XFAIL: dict[str, str] = {}
 
 
 def _subparsers():
