@@ -49,12 +49,15 @@ def _complete_rows(scores: list[SampleScore], epochs: int) -> tuple[list[dict[st
         md = s.sample_metadata or {}
         group = (s.score.metadata or {}) if C.GROUP_IDS in (s.score.metadata or {}) else None
         if group is not None:  # a grouped DBB-SG sample: one row per question that was fully scored
-            for qid, a, err in zip(group[C.GROUP_IDS], group[C.GROUP_A], group[C.GROUP_ERRORS]):
+            valids = group.get(C.GROUP_VALID) or [None] * len(group[C.GROUP_IDS])
+            for qid, a, valid, err in zip(group[C.GROUP_IDS], group[C.GROUP_A], valids, group[C.GROUP_ERRORS]):
                 if err is not None:
                     incomplete += 1
                     continue
+                if isinstance(a, list):  # MCQ: one value per option order -> the epoch means
+                    a, valid = sum(a) / len(a), sum(valid) / len(valid)
                 rows.append({"model": "", "question_id": qid, **parse_question_id(qid), C.KEY_A: float(a),
-                             C.KEY_VALID: 1.0})
+                             C.KEY_VALID: 1.0 if valid is None else float(valid)})
             continue
         v = s.score.value if isinstance(s.score.value, dict) else {}
         a, valid = v.get(C.KEY_A), v.get(C.KEY_VALID)
@@ -175,20 +178,20 @@ def dbb_mcq_scorer(mode: str = "sampled") -> Any:
 
     async def score(state: TaskState, target: Target) -> Score:
         md = state.metadata
+        if "mcq_results" in md:
+            return _group_mcq_score(md["mcq_results"])
         a_first = bool(md.get("a_first", True))
         if mode == "logprob":
             choice = state.output.choices[0]
             lp = choice.logprobs.content[0] if choice.logprobs and choice.logprobs.content else None
             pairs = [(lp.token, lp.logprob)] + [(t.token, t.logprob) for t in (lp.top_logprobs or [])] if lp else []
-            p1, p2 = SC.letter_probabilities(pairs)
-            total = p1 + p2
-            if total <= 0:
+            pa, valid, p1, p2 = SC.logprob_answer(pairs, a_first)
+            if not valid:
                 return Score(value={C.KEY_A: 0.0, C.KEY_VALID: 0.0}, answer=lp.token if lp else "",
                              explanation="neither option letter among the top log-probabilities",
                              metadata={"a_first": a_first, "p_first": p1, "p_second": p2})
-            pa = (p1 if a_first else p2) / total
             return Score(value={C.KEY_A: pa, C.KEY_VALID: 1.0}, answer=lp.token if lp else "",
-                         metadata={"a_first": a_first, "p_first": p1, "p_second": p2, "letter_mass": total})
+                         metadata={"a_first": a_first, "p_first": p1, "p_second": p2, "letter_mass": p1 + p2})
         completion = state.output.completion
         first, second = (md["option_a"], md["option_b"]) if a_first else (md["option_b"], md["option_a"])
         pos = SC.parse_choice(completion, first, second)
@@ -238,3 +241,19 @@ def _group_score(results: dict[str, dict[str, Any]], normalisation: str) -> Scor
     value = {C.KEY_A: sum(ok) / len(ok) if ok else 0.0, C.KEY_VALID: len(ok) / len(ids) if ids else 0.0}
     return Score(value=value, explanation=f"{len(ok)} of {len(ids)} questions scored",
                  metadata={C.GROUP_IDS: ids, C.GROUP_A: shares, C.GROUP_ERRORS: errors})
+
+
+def _group_mcq_score(results: dict[str, dict[str, Any]]) -> Score:
+    """Score of a grouped logprob-mode sample: per question the per-order ``a`` and ``valid`` lists (``None``
+    and a reason for a failed question) in compact aligned lists; value = the means over scored answers."""
+    ids = list(results)
+    a = [None if results[q]["error"] else results[q]["a"] for q in ids]
+    valid = [None if results[q]["error"] else results[q]["valid"] for q in ids]
+    errors = [results[q]["error"] for q in ids]
+    flat_a = [x for xs in a if xs for x in xs]
+    flat_v = [x for xs in valid if xs for x in xs]
+    value = {C.KEY_A: sum(flat_a) / len(flat_a) if flat_a else 0.0,
+             C.KEY_VALID: sum(flat_v) / len(flat_v) if flat_v else 0.0}
+    return Score(value=value, explanation=f"{sum(e is None for e in errors)} of {len(ids)} questions answered",
+                 metadata={C.GROUP_IDS: ids, C.GROUP_A: a, C.GROUP_VALID: valid, C.GROUP_ERRORS: errors,
+                           "a_first": [results[q].get("a_first") for q in ids]})

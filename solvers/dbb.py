@@ -222,3 +222,54 @@ def dbb_sg_group_solver(separator: str = " ", scoring: str = "chat", system: str
         return state
 
     return solve
+
+
+@solver
+def dbb_mcq_group_solver(option_order: str = "balanced", seed: int = 0, epochs: int = 2) -> Solver:
+    """Logprob mode for a group of questions (one sample per template): every question in ``epochs`` option
+    orders (the order of epoch e is the per-question path's, :func:`stereoprobe.dbb.scoring.a_is_first`),
+    all requests sent at once (the provider batches them). Results per question in
+    ``state.metadata["mcq_results"][question_id]`` = ``{"a": [...], "valid": [...], "a_first": [...], "error"}``;
+    a request that fails marks its question failed (counted, never scored); a model that returns no token
+    log-probabilities at all stops the sample with :class:`DBBLogprobsUnavailable`."""
+    tmpl = SC.prompts()["mcq"]
+    config = GenerateConfig(logprobs=True, top_logprobs=20, max_tokens=1, temperature=0.0)
+
+    async def ask(model: Model, q: dict[str, Any], e: int) -> tuple[str, bool, Any]:
+        a_first = SC.a_is_first(seed, q["id"], e, option_order)
+        first, second = (q["option_a"], q["option_b"]) if a_first else (q["option_b"], q["option_a"])
+        try:
+            out = await model.generate([ChatMessageUser(content=SC.mcq_prompt(q["context"], first, second, tmpl))],
+                                       config=config)
+        except Exception as exc:  # noqa: BLE001 (recorded per question, counted)
+            return q["id"], a_first, exc
+        return q["id"], a_first, out
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        model = get_model()
+        qs = state.metadata["mcq_questions"]
+        answers = await asyncio.gather(*(ask(model, q, e) for q in qs for e in range(1, epochs + 1)))
+        results: dict[str, dict[str, Any]] = {q["id"]: {"a": [], "valid": [], "a_first": [], "error": None}
+                                              for q in qs}
+        for qid, a_first, out in answers:
+            r = results[qid]
+            if isinstance(out, BaseException):
+                r["error"] = r["error"] or f"{type(out).__name__}: {out}"[:300]
+                continue
+            choice = out.choices[0] if out.choices else None
+            if choice is None or choice.logprobs is None or not choice.logprobs.content:
+                raise DBBLogprobsUnavailable(
+                    f"model {model} returned no token log-probabilities for question {qid}; DBB logprob mode "
+                    "needs a provider that honours logprobs/top_logprobs (transformers/..., vllm/..., "
+                    "openai/...); use -T mode=sampled otherwise")
+            lp = choice.logprobs.content[0]
+            pairs = [(lp.token, lp.logprob)] + [(t.token, t.logprob) for t in (lp.top_logprobs or [])]
+            a, valid, _, _ = SC.logprob_answer(pairs, a_first)
+            r["a"].append(a)
+            r["valid"].append(valid)
+            r["a_first"].append(a_first)
+        state.metadata["mcq_results"] = results
+        state.completed = True
+        return state
+
+    return solve

@@ -15,6 +15,8 @@ metrics in ``scorers/dbb.py``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
@@ -24,7 +26,8 @@ from stereoprobe.dbb import questions as Q
 from stereoprobe.dbb import scoring as SC
 from stereoprobe.dbb import stats as ST
 from stereoprobe.scorers.dbb import dbb_epochs, dbb_mcq_scorer, dbb_metrics, dbb_sg_scorer
-from stereoprobe.solvers.dbb import DBBLogprobsUnavailable, dbb_mcq_solver, dbb_sg_group_solver, dbb_sg_solver
+from stereoprobe.solvers.dbb import (DBBLogprobsUnavailable, dbb_mcq_group_solver, dbb_mcq_solver,
+                                     dbb_sg_group_solver, dbb_sg_solver)
 
 __all__ = ["DBBLogprobsUnavailable", "dbb", "dbb_sg"]
 
@@ -51,6 +54,7 @@ def dbb(
     frequency_penalty: float = 0.6,
     max_tokens: int = 2048,
     threshold: float = ST.THRESHOLD,
+    unit: str | None = None,
 ) -> Task:
     """DBB multiple choice: does the choice between a stereotypical and a contrasting continuation depend on
     the described identity?
@@ -77,8 +81,14 @@ def dbb(
         temperature, top_p, frequency_penalty: sampled-mode generation (paper Appendix A: 0.8, 1, 0.6).
         max_tokens: sampled-mode answer length (paper: 2048).
         threshold: S threshold of a biased test instance in the live metrics (paper: 20).
+        unit: logprob mode: "template" (default: one sample per template, every question and option order
+            sent at once; the harness cost is per template; a failed request marks its question failed,
+            counted) or "question" (one sample per question, one epoch per option order). Sampled mode:
+            "question" only.
     """
     mode = Q.check_choice(mode, "mode", C.MODES)
+    unit = Q.check_choice(unit or ("template" if mode == "logprob" else "question"), "unit",
+                          C.UNITS if mode == "logprob" else ("question",))
     option_order = Q.check_choice(option_order or ("balanced" if mode == "logprob" else "random"),
                                   "option_order", C.OPTION_ORDERS)
     n_epochs = Q.check_int(epochs, "epochs", 1) or C.DEFAULT_EPOCHS[mode]
@@ -102,17 +112,31 @@ def dbb(
     else:
         config = GenerateConfig(temperature=temperature, top_p=top_p, frequency_penalty=frequency_penalty,
                                 max_tokens=max_tokens)
+    solver = dbb_mcq_solver(mode=mode, option_order=option_order, seed=int(seed))
+    task_epochs = n_epochs
+    if unit == "template":
+        by_t: dict[str, list[Any]] = {}
+        for q in qs:
+            by_t.setdefault(q.template_id, []).append(q)
+        samples = [Sample(id=tid, input=f"DBB template {tid}: {len(group)} questions x {n_epochs} option orders",
+                          metadata={"template_id": tid, "concept_a": group[0].concept_a,
+                                    "concept_b": group[0].concept_b, "n_texts": len(group) * n_epochs,
+                                    "mcq_questions": [{"id": q.id, "context": q.context, "option_a": q.option_a,
+                                                       "option_b": q.option_b} for q in group]})
+                   for tid, group in by_t.items()]
+        solver = dbb_mcq_group_solver(option_order=option_order, seed=int(seed), epochs=n_epochs)
+        task_epochs = 1
     return Task(
         dataset=MemoryDataset(samples, name=Q.dataset_name(source)),
-        solver=dbb_mcq_solver(mode=mode, option_order=option_order, seed=int(seed)),
+        solver=solver,
         scorer=dbb_mcq_scorer(mode=mode),
-        metrics=dbb_metrics(threshold, n_epochs),
-        epochs=Epochs(n_epochs, dbb_epochs()),
+        metrics=dbb_metrics(threshold, task_epochs),
+        epochs=Epochs(task_epochs, dbb_epochs()),
         config=config,
         version=TASK_VERSION,
         metadata={"probe": "dbb", "variant": "mcq", "mode": mode, "source": str(source),
                   "faithful": bool(faithful), "seed": seed, "option_order": option_order, "epochs": n_epochs,
-                  "threshold": threshold},
+                  "threshold": threshold, "unit": unit},
     )
 
 

@@ -28,10 +28,12 @@ SG_SCORING = ("chat", "raw")  # DBB-SG: option as the assistant reply under the 
 KEY_A = "a"
 KEY_VALID = "valid"
 KEY_EPOCHS = "epochs"
-# a grouped DBB-SG sample (unit=template): per-question results in the score metadata, aligned lists
+# a grouped sample (unit=template: DBB-SG, MCQ logprob mode): per-question results in the score metadata,
+# aligned lists
 UNITS = ("template", "question")
 GROUP_IDS = "question_ids"
-GROUP_A = "a"
+GROUP_A = "a"  # DBB-SG: the Eq. 2 share per question; MCQ logprob: the list of a per option order
+GROUP_VALID = "valid"  # MCQ logprob: the list of valid per option order (absent for DBB-SG: all valid)
 GROUP_ERRORS = "errors"
 
 # ---- sample metadata keys written by the task, read back by the post-processing

@@ -77,7 +77,7 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
         run["logs"].add(info.path.name)
         run["epochs"] = max(run["epochs"], epochs)
         meta = spec.get("metadata") or {}
-        grouped = meta.get("unit") == "template" and info.task == C.TASK_SG
+        grouped = meta.get("unit") == "template"
         sample_ids = [str(i) for i in ((spec.get("dataset") or {}).get("sample_ids") or ())]
         if grouped:  # sample ids are templates: a template never scored is counted, its questions unknown
             run.setdefault("groups", set()).update(sample_ids)
@@ -124,15 +124,19 @@ def _group_rows(meta: dict[str, Any], model: str, variant: str, md: dict[str, An
                 run: dict[str, Any]) -> list[dict[str, Any]]:
     """Response rows of a grouped DBB-SG sample (one per question scored; failed questions only listed)."""
     rows = []
-    for qid, a, err in zip(meta[C.GROUP_IDS], meta[C.GROUP_A], meta[C.GROUP_ERRORS]):
+    valids = meta.get(C.GROUP_VALID) or [None] * len(meta[C.GROUP_IDS])
+    for qid, a, valid, err in zip(meta[C.GROUP_IDS], meta[C.GROUP_A], valids, meta[C.GROUP_ERRORS]):
         run["ids"].add(str(qid))
         if err is not None or a is None:
             continue
-        run["responses"] += 1
-        rows.append({"model": model, "variant": variant, "question_id": str(qid), "epoch": 1,
-                     **parse_question_id(qid), "concept_a": md.get("concept_a", ""),
-                     "concept_b": md.get("concept_b", ""), C.KEY_A: float(a), C.KEY_VALID: 1.0, "refusal": False,
-                     "expected_epochs": epochs})
+        # DBB-SG: one share per question; MCQ logprob: one value per option order (epoch 1, 2, ...)
+        answers = list(zip(a, valid)) if isinstance(a, list) else [(a, 1.0)]
+        for e, (a_e, v_e) in enumerate(answers, start=1):
+            run["responses"] += 1
+            rows.append({"model": model, "variant": variant, "question_id": str(qid), "epoch": e,
+                         **parse_question_id(qid), "concept_a": md.get("concept_a", ""),
+                         "concept_b": md.get("concept_b", ""), C.KEY_A: float(a_e), C.KEY_VALID: float(v_e),
+                         "refusal": float(v_e) < 0.5, "expected_epochs": len(answers)})
     return rows
 
 

@@ -117,3 +117,14 @@ def sg_share(nll_a: Sequence[float], nll_b: Sequence[float], normalisation: str 
         rb = sum(math.exp(-b) for b in nll_b) / len(nll_b)
         return ra / (ra + rb) if (ra + rb) > 0 else float("nan")
     raise ValueError(f"normalisation must be 'per_variation' or 'after_mean', got {normalisation!r}")
+
+
+def logprob_answer(pairs: Iterable[tuple[str, float]], a_first: bool) -> tuple[float, float, float, float]:
+    """``(a, valid, p_first, p_second)`` of a logprob-mode answer from the first token's ``(token, logprob)``
+    pairs: ``a`` = p(letter of A) / (p(a) + p(b)), ``valid`` = 0 (and ``a`` = 0) when neither letter is
+    among them."""
+    p1, p2 = letter_probabilities(pairs)
+    total = p1 + p2
+    if total <= 0:
+        return 0.0, 0.0, p1, p2
+    return (p1 if a_first else p2) / total, 1.0, p1, p2

@@ -20,7 +20,7 @@ from stereoprobe.dbb.results import compute_tables, read_responses
 from stereoprobe.tasks.dbb import dbb
 
 BUNDLED = {"source": "bundled", "faithful": False}
-SEL = {**BUNDLED, "categories": "ses", "limit_templates": 3, "mode": "logprob"}
+SEL = {**BUNDLED, "categories": "ses", "limit_templates": 3, "mode": "logprob", "unit": "question"}
 P = {"poor": 0.9, "rich": 0.2}
 _QS = D.expand(D.bundled_templates(), categories=["ses"])
 _CTX_P = {q.context: P[q.group] for q in _QS}
@@ -167,3 +167,21 @@ def test_bad_cli_inputs_one_line(tmp_path, capsys):
         assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, (args, err)
         assert not (tmp_path / "o").exists()
     shutil.rmtree(tmp_path)
+
+
+def test_grouped_logprob_equals_per_question_and_counts_failed_requests(tmp_path):
+    """unit=template (the logprob default): the same P(A), S and tables as one sample per question; a request
+    that fails marks its question failed, counted like an interrupted question."""
+    FAIL.clear()
+    model = lambda: get_model("dbb-interrupted/model", memoize=False)  # noqa: E731
+    inspect_eval(dbb(**SEL), model=model(), display="none", log_dir=str(tmp_path / "q"))
+    [g] = inspect_eval(dbb(**{**SEL, "unit": "template"}), model=model(), display="none", log_dir=str(tmp_path / "t"))
+    assert g.status == "success" and len(g.samples) == 3
+    assert g.results.scores[0].metrics["count_s_ge_20"].value == 6
+    _same(_tables(tmp_path / "q", tmp_path / "oq"), _tables(tmp_path / "t", tmp_path / "ot"))
+    FAIL.update(q.context for q in _QS if q.template_id in ("sp01", "sp02") and q.type == 1)
+    [g] = inspect_eval(dbb(**{**SEL, "unit": "template"}), model=model(), display="none", log_dir=str(tmp_path / "f"))
+    m = g.results.scores[0].metrics
+    assert m["count_s_ge_20"].value == 4 and m["n_incomplete_questions"].value == 4
+    s = _tables(tmp_path / "f", tmp_path / "of")["summary"].query("category == 'ALL'").iloc[0]
+    assert s["count_s_ge_20"] == 4 and s["n_incomplete"] == 2

@@ -46,7 +46,8 @@ def _per_question(log):
 def test_logprob_mode_exact_and_sampled_agree(tmp_path):
     ctx_p, a_texts = _gender_maps()
     m = lambda: fake_model(p_a=lambda c: ctx_p[c], is_a=lambda o: o in a_texts, seed=1)  # noqa: E731
-    lp = _run(dbb(**BUNDLED, categories="gender", mode="logprob", epochs=1, option_order="random"), m(),
+    lp = _run(dbb(**BUNDLED, categories="gender", mode="logprob", epochs=1, option_order="random", unit="question"),
+              m(),
               log_dir=str(tmp_path / "lp"))
     p_lp = _per_question(lp)
     assert len(p_lp) == 8 * 8
@@ -98,7 +99,8 @@ def test_option_order_randomisation_removes_position_bias(tmp_path):
     # 32 questions x 10 epochs of fair coins: overall share of A = 50 +- 2.8 (1 sd)
     assert np.mean(vals) == pytest.approx(50.0, abs=10.0)
     # counterbalanced order in logprob mode: exactly one half per question, so S = 0 everywhere
-    bal = _run(dbb(**BUNDLED, categories="gender", mode="logprob", limit_templates=4), always_a(),  # default: balanced
+    bal = _run(dbb(**BUNDLED, categories="gender", mode="logprob", limit_templates=4, unit="question"),  # balanced
+               always_a(),
                log_dir=str(tmp_path / "b"))
     assert all(v == pytest.approx(50.0) for v in _per_question(bal).values())
     assert bal.results.scores[0].metrics["count_s_ge_20"].value == 0
