@@ -26,11 +26,12 @@ MAIN_METRICS = {
 
 
 def ranking(metrics: pd.DataFrame, probe: str, metric: str) -> pd.DataFrame:
-    """Models ordered by the estimate (the least biased first where lower is better), with the interval."""
+    """Models ordered by the estimate (the least biased first where lower is better), with the interval; tied
+    estimates share the best rank."""
     g = metrics[(metrics["probe"] == probe) & (metrics["metric"] == metric)].copy()
     asc = (g["better"].iloc[0] != "higher") if len(g) else True
     g = g.sort_values("estimate", ascending=asc, na_position="last")
-    g.insert(0, "rank", np.arange(1, len(g) + 1))
+    g.insert(0, "rank", g["estimate"].rank(method="min", ascending=asc))  # ties share a rank; undefined: empty
     return g[["rank", "model", "estimate", "ci_low", "ci_high", "n", "method"]]
 
 
@@ -72,6 +73,7 @@ def matrix(pairwise: pd.DataFrame, probe: str, metric: str, models: list[str], q
 
 def write_leaderboard_report(path: Path, wide: pd.DataFrame, metrics: pd.DataFrame, pairwise: pd.DataFrame,
                              sources: list[tuple[str, str]], level: float, files: list[Path]) -> Path:
+    """Write ``leaderboard.html`` (inputs, per-probe forest plots and rankings, pairwise matrices, files)."""
     out = Path(path).parent
     secs: list[Section] = []
     s = Section("Models and inputs", anchor="inputs")

@@ -225,3 +225,13 @@ def test_hub_source_url(probe_root, tmp_path):
     files = sorted(hub.glob("*/.eval_results/*.yaml"))
     assert files and all(yaml.safe_load(f.read_text())[0]["source"]["url"] == "https://example.org/logs"
                          for f in files)
+
+
+def test_ranking_ties_share_a_rank(probe_root):
+    from stereoprobe.leaderboard.report import ranking
+
+    lb = build_leaderboard([probe_root], n_boot=10)
+    r = ranking(lb.metrics, "profiles", "svm_accuracy_gender")  # both models 0.6 in the fixture
+    assert list(r["rank"]) == [1, 1]
+    r = ranking(lb.metrics, "stereotales", "associations")  # m2 has none (0), m1 one: lower is better
+    assert list(r["model"]) == ["m2", "m1"] and list(r["rank"]) == [1, 2]
