@@ -86,18 +86,19 @@ def atomic_output_dir(out: str | Path) -> Iterator[Path]:
 
     Raises :class:`InputError` if ``out`` (or one of its parents) exists and is not a folder.
     """
-    out = Path(out)
+    shown = Path(out)  # as the user wrote it, for messages
+    out = Path(os.path.abspath(out))  # "." or "results/.." name a real folder with a parent
     if out.exists() and not out.is_dir():
-        raise InputError(f"{out}: exists and is not a folder (--out must be a folder)")
+        raise InputError(f"{shown}: exists and is not a folder (--out must be a folder)")
     created: list[Path] = []
-    for parent in reversed(out.absolute().parents):
+    for parent in reversed(out.parents):
         if parent.exists():
             if not parent.is_dir():
-                raise InputError(f"{out}: {parent} is a file, not a folder")
+                raise InputError(f"{shown}: {parent} is a file, not a folder")
             continue
         parent.mkdir()
         created.append(parent)
-    lock = _Lock(out.parent / f".{out.name}.lock", out)
+    lock = _Lock(out.parent / f".{out.name}.lock", shown)
     try:
         lock.acquire()
     except BaseException:

@@ -101,6 +101,18 @@ def test_atomic_output_dir_creates_and_replaces(tmp_path):
     assert sorted(p.name for p in out.parent.iterdir()) == ["out"]  # no temporary folder or lock left
 
 
+def test_atomic_output_dir_current_folder(tmp_path, monkeypatch):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "old.csv").write_text("kept")
+    monkeypatch.chdir(work)
+    with atomic_output_dir(".") as tmp:
+        assert tmp.parent == tmp_path  # beside the folder, not inside it
+        (tmp / "a.csv").write_text("a")
+    assert sorted(p.name for p in work.iterdir()) == ["a.csv", "old.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["work"]
+
+
 def test_atomic_output_dir_keeps_earlier_results_on_failure(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
