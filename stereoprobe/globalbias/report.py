@@ -11,10 +11,11 @@ import pandas as pd
 
 from stereoprobe.globalbias import apx as A
 from stereoprobe.globalbias.data import validation_groups
-from stereoprobe.cli.common import progress
+from stereoprobe.console import progress
 from stereoprobe.errors import InputError
 from stereoprobe.globalbias.completeness import split_complete
 from stereoprobe.globalbias.inputs import LoadReport, load
+from stereoprobe.globalbias.plots import figure1, figure1_descriptors
 from stereoprobe.report.html import Section, plot_is_empty, write_report
 from stereoprobe.report.run_info import write_run_info
 from stereoprobe.tables import write_table
@@ -242,6 +243,19 @@ def _report(path: Path, result: GlobalBiasResult, sentences: pd.DataFrame, measu
         f.figure(fig, caption=f"{model}: bias score per group and descriptor, relative to the descriptor's mean "
                               "over groups (red: the model finds the descriptor more likely for this group)")
     secs.append(f)
+
+    fig1 = Section("Per-descriptor bias scores with the 1% line (paper Figure 1)", anchor="figure1")
+    fig1.text("For the descriptors with the most extreme flagged groups: every group's bias score, lowest first; "
+              "groups below the orange line (mean - 2.326 sd over the groups) are flagged by the reference rule.")
+    shown = False
+    for model, sub in scores.groupby("model"):
+        for desc in figure1_descriptors(sub):
+            if not plot_is_empty(sub.loc[sub["descriptor"] == desc, "score"]):
+                fig1.figure(figure1(sub, desc), caption=f"{model}: {desc}")
+                shown = True
+    if not shown:
+        fig1.empty("No descriptor has bias scores to plot.")
+    secs.append(fig1)
 
     t = Section("Bias scores (lowest first)", anchor="scores")
     cols = ["model", "group", "descriptor", "axis", "score", "flagged", "p_value", "q_value", "significant"]

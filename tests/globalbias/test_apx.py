@@ -238,3 +238,24 @@ def test_validation_intervals():
     s = A.validation(validation_table(), mapping)[0].set_index("measure")
     assert s.loc["ppl", "accuracy_ci_low"] == 0.0 and s.loc["ppl", "mrr_ci_low"] == s.loc["ppl", "mrr_ci_high"] == 0.5
     assert s.loc["apx", "accuracy_ci_low"] == pytest.approx(A.wilson_interval(2, 2)[0])
+
+
+def test_figure1_descriptors_and_plot():
+    """Descriptors with a flagged group come first, the most extreme outlier first; the plot's line sits at
+    mean - 2.326 sd (computed here with numpy)."""
+    from stereoprobe.globalbias.plots import figure1, figure1_descriptors
+
+    rows = []
+    for d, low in (("calm", 0.0), ("tall", 0.3), ("kind", None)):
+        for g in range(12):
+            score = 0.5 + 0.01 * g
+            if low is not None and g == 0:
+                score = low
+            rows.append({"descriptor": d, "group": f"G{g}", "score": score})
+    s = pd.DataFrame(rows)
+    s["flagged"] = A.reference_flags(s)
+    assert figure1_descriptors(s, n=2) == ["calm", "tall"]
+    fig = figure1(s, "calm")
+    sub = s[s.descriptor == "calm"]["score"].to_numpy()
+    line = fig.axes[0].lines[0].get_ydata()[0]
+    assert line == pytest.approx(sub.mean() - 2.3263478740408408 * sub.std(ddof=1))
