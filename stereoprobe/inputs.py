@@ -14,11 +14,15 @@ record per *run* x sample id x epoch, where a run is (model, task, task argument
 - logs of other tasks are skipped when the caller names its task(s); if none matches, :class:`InputError`
   says which tasks were found instead.
 
-Task arguments are part of the run because inspect copies them into a retry unchanged, while two runs with
-different arguments (e.g. DBB's ``mode=logprob`` and ``mode=sampled``) are different experiments.
+Task arguments are part of the run because inspect copies them into a retry unchanged (``eval_retry`` in
+``src/inspect_ai/_eval/eval.py`` of github.com/UKGovernmentBEIS/inspect_ai), while two runs with different
+arguments (e.g. DBB's ``mode=logprob`` and ``mode=sampled``) are different experiments. Several logs of one
+task and model (an ``eval-set`` whose tasks ran one per process, shards) are merged by sample id, not by
+inspect's task id.
 
 **lm-eval** ``--log_samples`` output (:func:`iter_lm_eval_samples`): ``<out>/<model>/results_<time>.json`` and
-``samples_<task>_<time>.jsonl``; one :class:`LmEvalRecord` per model x task x doc id x filter (newest file
+``samples_<task>_<time>.jsonl`` (file names from ``lm_eval/loggers/evaluation_tracker.py``, record fields from
+``lm_eval/evaluator.py`` of github.com/EleutherAI/lm-evaluation-harness, v0.4.x); one :class:`LmEvalRecord` per model x task x doc id x filter (newest file
 wins), with the stringified numbers of ``resps`` cast back to floats and booleans.
 
 **Tables** (:func:`read_table`, :func:`require_columns`, :func:`require_finite`): CSV or Parquet with errors

@@ -5,7 +5,8 @@ pydantic ``EvalSample`` for every sample (~20-40 ms a sample: hours for the 876,
 or 650,000 StereoTales stories). Here an ``.eval`` log is opened once and each sample member is parsed with
 plain ``json`` (~100x faster); samples are handed out as dicts, one at a time, so any corpus fits in memory.
 
-Format assumption: inspect's ``.eval`` zip layout of ``LOG_SCHEMA_VERSION`` 2 (inspect-ai 0.3.x):
+Format assumption: inspect's ``.eval`` zip layout of ``LOG_SCHEMA_VERSION`` 2 (inspect-ai 0.3.x; written by
+``src/inspect_ai/log/_recorders/eval.py`` of github.com/UKGovernmentBEIS/inspect_ai):
 ``header.json`` (an ``EvalLog`` without samples; absent while a run is still writing or was interrupted, the
 eval spec is then in ``_journal/start.json``) and one ``samples/<id>_epoch_<epoch>.json`` member per sample
 (the JSON of an ``EvalSample``; a re-logged sample appends a second member of the same name and the LAST
