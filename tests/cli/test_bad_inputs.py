@@ -53,6 +53,8 @@ BAD_LOGS = [
     ("{D}/cut.eval", "cut.eval"),                  # a truncated zip
     ("{D}/eval-set/eval-set.json", "eval-set.json"),  # an eval-set index file named as a log
     ("{D}/not_a_log.json", "not_a_log.json"),      # JSON that is not an inspect log
+    ("{D}/latin1_log.json", "latin1_log.json"),    # a .json log that is not UTF-8
+    ("{D}/bad_header.eval", "bad_header.eval"),    # an .eval archive whose header.json is not JSON
 ]
 
 BAD_TABLES = [
@@ -305,6 +307,10 @@ def bad_inputs(tmp_path_factory) -> Path:
     (d / "eval-set").mkdir()
     (d / "eval-set" / "eval-set.json").write_text(json.dumps({"eval_set_id": "x", "tasks": []}))
     (d / "not_a_log.json").write_text(json.dumps({"hello": "world"}))
+    (d / "latin1_log.json").write_bytes('{"version": 2, "status": "success", "eval": {"task": "caf\xe9"}}'
+                                        .encode("latin-1"))
+    with zipfile.ZipFile(d / "bad_header.eval", "w") as z:
+        z.writestr("header.json", "{not json")
     (d / "empty_dir").mkdir()
     (d / "notes.txt").write_text("some notes\n")
     (d / "empty.csv").write_text("")
