@@ -45,9 +45,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="probe output folders (or folders above them); LABEL=PATH renames the folder's model "
                         "to LABEL, e.g. to compare two runs of one model")
     p.add_argument("--out", required=True, type=out_dir, metavar="DIR", help="output folder")
-    p.add_argument("--threshold", type=nonnegative_float, default=20.0, help="DBB: S threshold of a biased instance")
-    p.add_argument("--alpha", type=probability, default=0.05,
-                   help="GlobalBias: FDR level of the stricter test, re-applied in its bootstrap")
+    p.add_argument("--threshold", type=nonnegative_float, default=None,
+                   help="DBB: S threshold of a biased instance (default: the one the dbb folders were made with, "
+                        "else 20)")
+    p.add_argument("--alpha", type=probability, default=None,
+                   help="GlobalBias: FDR level of the stricter test, re-applied in its bootstrap (default: the one "
+                        "the globalbias folders were made with, else 0.05)")
     p.add_argument("--n-boot", type=positive_int, default=2000, help="bootstrap draws of the intervals")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     p.add_argument("--level", type=probability, default=0.95, help="confidence level of the intervals")

@@ -42,13 +42,28 @@ class Leaderboard:
     level: float = 0.95
 
 
-def build_leaderboard(inputs: Iterable[str | Path], threshold: float = 20.0, alpha: float = 0.05,
+def _setting(src, probe: str, key: str, given: float | None, default: float) -> float:
+    """``given``, else the one value of ``key`` in the probe folders' run_info settings, else ``default``."""
+    if given is not None:
+        return given
+    values = {float(s[key]) for s in src.settings.get(probe, []) if isinstance(s.get(key), (int, float))}
+    if len(values) > 1:
+        raise InputError(f"the {probe} folders were made with different {key} values ({', '.join(map(str, sorted(values)))}); "
+                         f"choose one with --{key}")
+    return values.pop() if values else default
+
+
+def build_leaderboard(inputs: Iterable[str | Path], threshold: float | None = None, alpha: float | None = None,
                       n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> Leaderboard:
     """Read the probe output folders under ``inputs`` (``LABEL=PATH`` renames a folder's model) and compute
     the headline figures and the paired comparisons. ``threshold``: DBB's S threshold; ``alpha``: the FDR
-    level of GlobalBias' stricter test (re-applied in its bootstrap); ``n_boot`` / ``seed``: bootstrap draws."""
+    level of GlobalBias' stricter test (re-applied in its bootstrap); None: the value the probe's folders were
+    made with (their ``run_info.json``), else 20 and 0.05. ``n_boot`` / ``seed``: bootstrap draws."""
     inputs = list(inputs)
-    src = load_sources(inputs, {"threshold": threshold, "n_boot": n_boot, "seed": seed, "alpha": alpha})
+    src = load_sources(inputs, {"threshold": 20.0 if threshold is None else threshold, "n_boot": n_boot,
+                                "seed": seed, "alpha": 0.05 if alpha is None else alpha})
+    threshold = _setting(src, "dbb", "threshold", threshold, 20.0)
+    alpha = _setting(src, "globalbias", "alpha", alpha, 0.05)
     metrics = headline_table(src, threshold, alpha, n_boot, seed, level)
     if metrics.empty:
         raise InputError("no headline figure could be computed from " + ", ".join(map(str, inputs)))

@@ -23,6 +23,7 @@ become two leaderboard rows.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -70,6 +71,8 @@ class Sources:
 
     tables: dict[str, dict[str, pd.DataFrame]] = field(default_factory=dict)
     folders: list[tuple[str, str]] = field(default_factory=list)
+    #: probe -> the ``settings`` of each folder's ``run_info.json`` (e.g. DBB's threshold, GlobalBias' alpha)
+    settings: dict[str, list[dict]] = field(default_factory=dict)
 
     def get(self, probe: str, table: str) -> pd.DataFrame | None:
         return self.tables.get(probe, {}).get(table)
@@ -181,4 +184,11 @@ def load_sources(inputs: Iterable[str | Path], lm_eval_options: dict | None = No
                 df = _relabel(df, label, models).assign(source=folder)
                 dest[name] = df if name not in dest else pd.concat([dest[name], df], ignore_index=True)
             src.folders.append((probe, folder))
+            info = Path(folder) / "run_info.json"
+            if info.is_file():
+                try:
+                    settings = json.loads(info.read_text(encoding="utf-8")).get("settings") or {}
+                except (OSError, ValueError, AttributeError):
+                    settings = {}
+                src.settings.setdefault(probe, []).append(settings if isinstance(settings, dict) else {})
     return src

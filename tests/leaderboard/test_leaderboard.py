@@ -235,3 +235,22 @@ def test_ranking_ties_share_a_rank(probe_root):
     assert list(r["rank"]) == [1, 1]
     r = ranking(lb.metrics, "stereotales", "associations")  # m2 has none (0), m1 one: lower is better
     assert list(r["model"]) == ["m2", "m1"] and list(r["rank"]) == [1, 2]
+
+
+def test_threshold_from_run_info_and_conflicts(tmp_path):
+    from stereoprobe.report.run_info import write_run_info
+
+    s = np.array([10.0, 25.0, 35.0, 5.0])
+    a = dbb_folder(tmp_path / "a", {"m1": s}, templates=2)
+    write_run_info(a, probe="dbb", models=["m1"], settings={"threshold": 30.0})
+    lb = build_leaderboard([a], n_boot=10)
+    m = lb.metrics.set_index(["probe", "metric"])
+    assert m.loc[("dbb", "count_s_ge_20_age"), "estimate"] + m.loc[("dbb", "count_s_ge_20_gender"), "estimate"] == 1
+    lb = build_leaderboard([a], threshold=20.0, n_boot=10)
+    m = lb.metrics.set_index(["probe", "metric"])
+    assert m.loc[("dbb", "count_s_ge_20_age"), "estimate"] + m.loc[("dbb", "count_s_ge_20_gender"), "estimate"] == 2
+    b = dbb_folder(tmp_path / "b", {"m2": s}, templates=2)
+    write_run_info(b, probe="dbb", models=["m2"], settings={"threshold": 20.0})
+    with pytest.raises(InputError, match="--threshold"):
+        build_leaderboard([a, b], n_boot=10)
+    assert len(build_leaderboard([a, b], threshold=25.0, n_boot=10).pairwise) > 0
