@@ -105,6 +105,21 @@ def test_eval_set_folder_with_retry(tmp_path):
     assert len(stats.files) == 2 and "2 logs, 4 samples" in stats.summary()
 
 
+def test_eval_set_folder_with_several_models_and_tasks(tmp_path):
+    from inspect_ai import eval_set
+
+    folder = tmp_path / "es"
+    ok, logs = eval_set([_task(name="task_a", n=3), _task(name="task_b", n=2)], log_dir=str(folder),
+                        model=[_model("mockllm/a"), _model("mockllm/b")], display="none")
+    assert ok and len(logs) == 4
+    got, stats = _collect([folder], task="task_a")
+    assert sorted(got) == [(m, f"s{i}", 1) for m in ("mockllm/a", "mockllm/b") for i in range(3)]
+    assert set(stats.by_run) == {("task_a", "mockllm/a"), ("task_a", "mockllm/b")}
+    assert sorted(stats.other_tasks) == ["task_b"] and len(stats.other_tasks["task_b"]) == 2
+    _, stats = _collect([folder])
+    assert stats.samples == 2 * (3 + 2) and stats.duplicates == 0 and len(stats.files) == 4
+
+
 def test_eval_set_index_file_named_explicitly_is_an_error(tmp_path):
     (tmp_path / "eval-set.json").write_text("{}")
     with pytest.raises(InputError, match=r"eval-set.json: an 'inspect eval-set' index file, not a log"):
