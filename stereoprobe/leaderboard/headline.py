@@ -35,11 +35,12 @@ import pandas as pd
 from stereoprobe.leaderboard.paired import bh_count_bootstrap, cluster_bootstrap, wilson_interval
 from stereoprobe.leaderboard.sources import Sources
 from stereoprobe.stats.multiple_testing import bh_reject
+from stereoprobe.stereotales.contract import ALL_SLICE, KEY_COLUMNS, association_id
 
 METRIC_COLUMNS = ["model", "probe", "metric", "estimate", "ci_low", "ci_high", "n", "better", "method"]
 NAN = float("nan")
-ALL = "all"  # StereoTales' pooled slice / language (stereoprobe.stereotales.contract.ALL_SLICE)
-KEY = ["base_attribute", "base_value", "compared_attribute", "compared_value"]
+ALL = ALL_SLICE  # StereoTales' slice / language pooling every language
+KEY = list(KEY_COLUMNS)  # the four fields of an association (A, a, B, b)
 
 
 def _row(model: str, probe: str, metric: str, est: float, ci: tuple[float, float] = (NAN, NAN), n: float = NAN,
@@ -57,8 +58,6 @@ def _bool(s: pd.Series) -> pd.Series:
 def _association_ids(df: pd.DataFrame) -> pd.Series:
     if "association_id" in df.columns:
         return df["association_id"].astype(str)
-    from stereoprobe.stereotales.contract import association_id
-
     return pd.Series([association_id(*map(str, k)) for k in df[KEY].itertuples(index=False)], index=df.index)
 
 
