@@ -5,10 +5,12 @@ questions, same model, same process. Prints questions/s and test instances/s of 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/dbb.py                      # default model, CPU
     HF_HUB_OFFLINE=1 .venv/bin/python bench/dbb.py --model transformers/meta-llama/Llama-3.1-8B-Instruct \
         --templates 20                                                  # a GPU machine
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/dbb.py --harness --templates 8 --categories age,gender,race,ses,religion
 
 The paper needed ~18 h per 7B model for 77,350 questions x >= 10 samples on an A100 (paper §5 and
-Appendix A); the
-script extrapolates logprob mode's time for the full 77,350 questions on the machine it runs on.
+Appendix A); the script extrapolates logprob mode's time for the full 77,350 questions on the machine it runs
+on. ``--harness`` compares one inspect sample per question with one per template (``-T unit``) for the
+logprob MCQ and DBB-SG, printing texts/s of each and the ratio.
 """
 
 from __future__ import annotations
@@ -46,13 +48,46 @@ def run(model: str, mode: str, templates: int, categories: str, max_tokens: int
     return dt, n_q, n_inst, float(log.results.scores[0].metrics["dbb_refusal_rate"].value)
 
 
+def harness(model: str, templates: int, categories: str) -> None:
+    """Wall time per scored text through inspect: one sample per question vs one per template (``-T unit``),
+    for logprob-mode MCQ (questions x 2 orders) and DBB-SG (questions x variations x 2 options)."""
+    from inspect_ai import eval as inspect_eval
+
+    from stereoprobe.tasks.dbb import dbb, dbb_sg
+
+    sel = {"source": "bundled", "faithful": False, "limit_templates": templates, "categories": categories}
+    for name, make in (("dbb logprob", lambda u: dbb(**sel, mode="logprob", unit=u)),
+                       ("dbb_sg", lambda u: dbb_sg(**sel, unit=u))):
+        times = {}
+        for unit in ("question", "template"):
+            task = make(unit)
+            texts = sum(int((s.metadata or {}).get("n_texts") or 0) for s in task.dataset) or None
+            t0 = time.perf_counter()
+            [log] = inspect_eval(task, model=model, display="none", log_dir="/tmp/stereoprobe-bench-dbb",
+                                 log_realtime=False)
+            times[unit] = time.perf_counter() - t0
+            if log.status != "success":
+                raise SystemExit(f"{name} unit={unit} failed: {log.error}")
+            if texts:
+                print(f"  {name:12s} unit={unit:8s}: {times[unit]:7.1f} s, {texts / times[unit]:8.1f} texts/s")
+            else:
+                print(f"  {name:12s} unit={unit:8s}: {times[unit]:7.1f} s")
+        print(f"  {name:12s} ratio question/template wall time: {times['question'] / times['template']:.1f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="transformers/default")
     ap.add_argument("--templates", type=int, default=1)
     ap.add_argument("--categories", default="gender,ses")
     ap.add_argument("--max-tokens", type=int, default=256, help="sampled-mode answer length (task default)")
+    ap.add_argument("--harness", action="store_true",
+                    help="compare one sample per question with one per template (logprob MCQ and DBB-SG)")
     a = ap.parse_args()
+    if a.harness:
+        print(f"model {a.model}, {a.templates} bundled template(s), {a.categories}:")
+        harness(a.model, a.templates, a.categories)
+        return
     # warm-up: loads the model once (memoized by inspect for the later runs)
     run(a.model, "logprob", 1, "ses", a.max_tokens)
     t_lp, n_q, n_i, r_lp = run(a.model, "logprob", a.templates, a.categories, a.max_tokens)

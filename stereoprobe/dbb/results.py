@@ -66,10 +66,11 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
     specs: dict[Path, dict[str, Any]] = {}
     samples = iter_samples([str(x) for x in inputs], task=tuple(C.TASKS), stats=stats)
     for info, s in (progress(samples, "DBB: reading logs") if progress else samples):
-        variant = C.variant_name(info.task, info.task_args.get("mode"))
         if info.path not in specs:
             specs[info.path] = _eval_spec(info.path)
         spec = specs[info.path]
+        # the mode the task recorded (its default when -T mode was not given), else the task argument
+        variant = C.variant_name(info.task, (spec.get("metadata") or {}).get("mode") or info.task_args.get("mode"))
         epochs = int((spec.get("config") or {}).get("epochs") or 1)
         run = runs.setdefault((info.model, variant), {"model": info.model, "variant": variant, "task": info.task,
                                                       "logs": set(), "responses": 0, "epochs": epochs,
@@ -221,8 +222,9 @@ def summary_lines(tables: dict[str, pd.DataFrame], runs: pd.DataFrame, threshold
     lines = []
     tot = summ[summ["category"] == "ALL"] if len(summ) else summ
     for r in tot.itertuples(index=False):
+        mean_s = "–" if pd.isna(r.mean_s_biased) else f"{r.mean_s_biased:.2f}"
         lines.append(f"{r.model} [{r.variant}]: {r.count_s_ge_20} of {r.n} complete instances with S >= "
-                     f"{threshold:g} (mean S {r.mean_s_biased:.2f}); refusal rate {100 * r.refusal_rate:.2f}% of "
+                     f"{threshold:g} (mean S {mean_s}); refusal rate {100 * r.refusal_rate:.2f}% of "
                      f"responses, {100 * r.question_refusal_rate:.2f}% of questions; {r.n_incomplete} incomplete "
                      "instances left out")
     for r in runs.itertuples(index=False):

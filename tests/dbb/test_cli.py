@@ -49,3 +49,13 @@ def test_cli_no_dbb_logs(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "no" in err and "Traceback" not in err
     assert not (tmp_path / "o").exists()
+
+
+def test_default_mode_is_reported_as_sampled(tmp_path):
+    """A run without -T mode is the sampled protocol and its tables say so (no fallback to logprob)."""
+    logs = tmp_path / "logs"
+    inspect_eval(dbb(**BUNDLED, categories="ses", limit_templates=1), model=fake_model(always_first=True),
+                 display="none", log_dir=str(logs), log_realtime=False)
+    out = tmp_path / "out"
+    assert main(["dbb", str(logs), "--out", str(out), "--n-boot", "50", "-q"]) == 0
+    assert set(pd.read_csv(out / "summary.csv")["variant"]) == {"mcq-sampled"}
