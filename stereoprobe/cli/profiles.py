@@ -38,6 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--over-represented-only", action="store_true",
                    help="top words: keep only values more frequent in the group (the reference code keeps both "
                    "directions)")
+    q.add_argument("--apx", type=existing_path, default=None, metavar="BIAS_SCORES",
+                   help="bias_scores.csv (or the output folder) of stereoprobe globalbias: adds the religion "
+                   "consistency table between generation and APX (paper Table 8)")
     q.add_argument("--seed", type=nonnegative_int, default=42, help="seed of the split and the permutations")
     q.set_defaults(func=_run)
 
@@ -48,7 +51,7 @@ def _run(args: argparse.Namespace) -> int:
     with atomic_output_dir(args.out) as tmp:
         result = run_profiles(args.inputs, tmp, n_permutations=args.permutations, folds=args.folds,
                               ablation=not args.no_feature_ablation, seed=args.seed, classifier=args.classifier,
-                              over_represented_only=args.over_represented_only)
+                              over_represented_only=args.over_represented_only, apx_scores=args.apx)
     info(result.summary())
     info(f"wrote {args.out}/report.html")
     return 0

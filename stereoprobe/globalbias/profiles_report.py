@@ -12,6 +12,7 @@ from stereoprobe import inputs as I
 from stereoprobe.console import progress
 from stereoprobe.errors import InputError
 from stereoprobe.globalbias import profiles as P
+from stereoprobe.globalbias.consistency import religion_consistency
 from stereoprobe.globalbias.contract import PROFILE_SCORER, PROFILES_TASK
 from stereoprobe.report.html import Section, write_report
 from stereoprobe.report.run_info import write_run_info
@@ -86,17 +87,26 @@ def _inputs(inputs: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
     return tables, logs
 
 
+def _read_apx(path: str | Path) -> pd.DataFrame:
+    p = Path(path)
+    if p.is_dir():
+        p = p / "bias_scores.csv"
+    return I.read_table(p, ["group", "descriptor", "score", "flagged"], what="GlobalBias bias_scores table")
+
+
 def run_profiles(inputs: Iterable[str | Path], out_dir: str | Path, n_permutations: int = 100, folds: int = 5,
                  ablation: bool = True, seed: int = 42, classifier: str = "svc",
-                 over_represented_only: bool = False) -> ProfilesResult:
+                 over_represented_only: bool = False, apx_scores: str | Path | None = None) -> ProfilesResult:
     """Read profiles (logs of ``globalbias_profiles`` or profile tables), compute per model the SVM
     distinguishability, the leave-one-feature-out ablation and the Jensen-Shannon top words, and write the
-    tables, ``run_info.json`` and ``report.html`` to ``out_dir``."""
+    tables, ``run_info.json`` and ``report.html`` to ``out_dir``. ``apx_scores``: the ``bias_scores`` table (or
+    the output folder) of ``stereoprobe globalbias`` for the religion consistency table (paper Table 8)."""
     if n_permutations < 1:
         raise InputError(f"the number of permutations must be at least 1, got {n_permutations}")
     if folds < 2:
         raise InputError(f"cross-validation needs at least 2 folds, got {folds}")
     inputs = list(inputs)
+    apx = _read_apx(apx_scores) if apx_scores is not None else None
     csvs, logs = _inputs(inputs)
     frames = [P.read_profiles_csv(c) for c in csvs]
     outcomes = pd.DataFrame()
@@ -130,6 +140,11 @@ def run_profiles(inputs: Iterable[str | Path], out_dir: str | Path, n_permutatio
     combined = {k: pd.concat(v, ignore_index=True) for k, v in tables.items()}
     if len(outcomes):
         combined["parse_outcomes"] = outcomes
+    if apx is not None:
+        top = combined.get("top_words", pd.DataFrame(columns=["model", "feature", "word", "group", "direction"]))
+        parts = [religion_consistency(sub, apx).assign(model=m) for m, sub in top.groupby("model", sort=True)]
+        combined["religion_consistency"] = (pd.concat(parts, ignore_index=True) if parts
+                                            else religion_consistency(top, apx).assign(model=None))
     out = Path(out_dir)
     files: list[Path] = []
     for k, v in combined.items():
@@ -185,6 +200,17 @@ def _report(path: Path, result: ProfilesResult) -> None:
         w.empty("No top words: the profiles hold too few values per group and feature (or every response "
                 "failed to parse) for a Jensen-Shannon comparison.")
     secs.append(w)
+    if "religion_consistency" in t:
+        r = Section("Religion: generation vs APX (paper Table 8)", anchor="religion")
+        rc = t["religion_consistency"]
+        if len(rc):
+            r.text(f"{int(rc['agrees'].sum())} of {len(rc)} (word, group) pairs of the generated profiles' top "
+                   "religion words agree with APX: the group is flagged for the matching religion descriptors, or "
+                   "is their lowest-scoring group.")
+            r.table(rc)
+        else:
+            r.empty("No religion word is among the profiles' top words, so there is nothing to compare.")
+        secs.append(r)
     f = Section("Files", anchor="files")
     f.files(result.files, base=path.parent)
     secs.append(f)

@@ -190,3 +190,29 @@ def test_top_words_default_keeps_under_represented_words():
     assert set(g1.word) == {"none", "jedi"} and set(g1.direction) == {1, -1}
     only = P.top_words(df, features=["religion"], per_group=2, top=10, over_represented_only=True)
     assert set(only[only.group == "G1"].word) == {"none"}
+
+
+def test_religion_consistency_table():
+    """Paper Table 8 layout on a hand-made case: "jewish" generated for ISRAELI_M, and APX flags ISRAELI_M for
+    "a Jew" (agrees); "hindu" generated for INDIAN_F, APX's lowest group for "a Hindu" is INDIAN_M (disagrees,
+    nothing flagged)."""
+    import pandas as pd
+
+    from stereoprobe.globalbias.consistency import religion_consistency
+
+    top = pd.DataFrame([{"feature": "religion", "word": "jewish", "group": "ISRAELI_M", "direction": 1},
+                        {"feature": "religion", "word": "hindu", "group": "INDIAN_F", "direction": 1},
+                        {"feature": "religion", "word": "none", "group": "ENGLISH_F", "direction": -1},
+                        {"feature": "hobbies", "word": "yoga", "group": "INDIAN_F", "direction": 1}])
+    scores = pd.DataFrame([
+        {"model": "m", "group": "ISRAELI_M", "descriptor": "a Jew", "axis": "religion", "score": 0.0, "flagged": True},
+        {"model": "m", "group": "INDIAN_M", "descriptor": "a Jew", "axis": "religion", "score": 0.9, "flagged": False},
+        {"model": "m", "group": "INDIAN_M", "descriptor": "a Hindu", "axis": "religion", "score": 0.1, "flagged": False},
+        {"model": "m", "group": "INDIAN_F", "descriptor": "a Hindu", "axis": "religion", "score": 0.2, "flagged": False},
+        {"model": "m", "group": "INDIAN_F", "descriptor": "jewelry lover", "axis": "characteristics", "score": 0.0,
+         "flagged": True},
+    ])
+    t = religion_consistency(top, scores).set_index("word")
+    assert list(t.index) == ["hindu", "jewish"]
+    assert t.loc["jewish", "apx_descriptors"] == "a Jew" and bool(t.loc["jewish", "agrees"])
+    assert t.loc["hindu", "apx_lowest_group"] == "INDIAN_M" and not bool(t.loc["hindu", "agrees"])

@@ -117,3 +117,14 @@ def test_missing_empty_and_foreign_inputs(tmp_path, capsys, command):
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and "Traceback" not in err, err
     assert not (tmp_path / "o").exists()
+
+
+def test_profiles_with_apx_scores_writes_religion_table(tmp_path):
+    inspect_eval(globalbias_profiles(**ARGS), model="gb-profiles/m", log_dir=str(tmp_path / "logs"), display="none")
+    apx = tmp_path / "bias_scores.csv"
+    pd.DataFrame([{"model": "m", "group": "ARAB_F", "descriptor": "a Muslim", "axis": "religion", "score": 0.1,
+                   "flagged": True}]).to_csv(apx, index=False)
+    assert main(["profiles", str(tmp_path / "logs"), "--out", str(tmp_path / "o"), "--apx", str(apx), *OPTS]) == 0
+    rc = pd.read_csv(tmp_path / "o" / "religion_consistency.csv")
+    assert list(rc.columns)[:3] == ["model", "apx_model", "word"]
+    assert "Table 8" in (tmp_path / "o" / "report.html").read_text()
