@@ -56,6 +56,8 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
         data = yaml.safe_load(p.read_text(encoding="utf-8"))
     except yaml.YAMLError as e:
         raise InputError(f"{p}: not YAML ({' '.join(str(e).split())})") from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"{p}: not UTF-8 text (byte {e.object[e.start:e.start + 1]!r} at position {e.start})") from None
     if not isinstance(data, dict) or not isinstance(data.get("models"), list):
         raise InputError(f"{p}: expected a mapping with a 'models' list (see the bundled datasets/prices.yaml)")
     if not data.get("as_of"):
