@@ -12,8 +12,10 @@ Per task family:
   extractor count is an upper bound (refused stories skip extraction).
 - StereoTales judge (``stereotales_judge``): the model under evaluation is the judge; one call per sample
   and epoch.
-- Likelihood tasks (``globalbias``, ``dbb_sg``, ``dbb`` in logprob mode): one request per sample and epoch;
-  items = scored texts (GlobalBias sentences, from the samples' ``n_texts``) or questions; no output tokens.
+- Likelihood tasks (``globalbias``, ``dbb_sg``, ``dbb`` in logprob mode): the texts of a sample (GlobalBias
+  sentences, DBB-SG prompt + option sentences, DBB MCQ prompts in both option orders) are scored in one
+  request per sample and epoch by providers that batch them; items = sentences (GlobalBias) or questions
+  (DBB); no output tokens, one answer token per prompt in DBB's logprob mode.
 - Everything else (``dbb`` sampled, ``globalbias_profiles``, builders): one generation per sample and epoch.
 """
 
@@ -86,9 +88,26 @@ def _scored_texts(sample: Any) -> list[str] | None:
     md = sample.metadata or {}
     if isinstance(md.get("texts"), list):
         return [str(t.get("text", "")) if isinstance(t, Mapping) else str(t) for t in md["texts"]]
+    if isinstance(md.get("mcq_questions"), list):  # DBB logprob mode grouped: both option orders per question
+        from stereoprobe.dbb import scoring as SC
+
+        tmpl = SC.prompts()["mcq"]
+        return [SC.mcq_prompt(q["context"], first, second, tmpl) for q in md["mcq_questions"]
+                for first, second in ((q["option_a"], q["option_b"]), (q["option_b"], q["option_a"]))]
+    if isinstance(md.get("sg_questions"), list):  # DBB-SG grouped: one sample per template
+        return [f"{q['prompt']} {o}" for q in md["sg_questions"] for pair in q.get("options", []) for o in pair]
     if "sg_prompt" in md and "sg_options" in md:
         return [f"{md['sg_prompt']} {o}" for pair in md["sg_options"] for o in pair]
     return None
+
+
+def _questions(sample: Any) -> int:
+    """DBB questions in a sample (grouped DBB-SG samples hold a template's questions)."""
+    md = sample.metadata or {}
+    for key in ("sg_questions", "mcq_questions"):
+        if isinstance(md.get(key), list):
+            return len(md[key])
+    return 1
 
 
 def _short_name(task: Any) -> str:
@@ -139,13 +158,13 @@ def plan_task(task: Any, model: str | None = None, roles: Mapping[str, Sequence[
     calls: dict[str, int] = {}
     tok_in: dict[str, int] = {}
     tok_out: dict[str, int] = {}
-    if likelihood and any(t is not None for t in texts):
+    if any(t is not None for t in texts):  # likelihood requests over given texts (one per text, or grouped)
         flat = [x for t in texts for x in (t or [])]
-        grouped = any("texts" in (s.metadata or {}) for s in samples)
-        items = len(flat) if name == "globalbias" else n
+        grouped = any("n_texts" in (s.metadata or {}) for s in samples)
+        items = len(flat) if name == "globalbias" else sum(_questions(s) for s in samples)
         calls[main_role] = (n if grouped else len(flat)) * n_epochs
         tok_in[main_role] = count_texts(flat, count, sample_cap) * n_epochs
-        tok_out[main_role] = 0
+        tok_out[main_role] = 0 if likelihood else len(flat) * n_epochs  # logprob MCQ: one answer token per text
         notes.append(f"{len(flat):,} texts scored per epoch "
                      + ("in one request per sample (providers that batch texts)" if grouped else "one request each"))
     else:
@@ -155,7 +174,8 @@ def plan_task(task: Any, model: str | None = None, roles: Mapping[str, Sequence[
             per_out = min(per_out, int(max_tokens))
         items = n * n_epochs if name in ("stereotales", "globalbias_profiles") else n
         calls[main_role] = n * n_epochs
-        tok_in[main_role] = count_texts(inputs, count, sample_cap) * n_epochs
+        tok_in[main_role] = (count_texts(inputs, count, sample_cap) * n_epochs
+                             + int(role_prompt.get(main_role, 0)) * calls[main_role])
         tok_out[main_role] = per_out * n * n_epochs
         if not likelihood:
             notes.append(f"output: {per_out} tokens per {main_role} call assumed (datasets/plan.yaml)")

@@ -109,3 +109,42 @@ def test_calibration_gives_seconds_on_the_default_model(tmp_path):
                  "--model", "transformers/default", "--calibrate", "2", "--json", str(out)]) == 0
     d = json.loads(out.read_text())
     assert d["seconds"] is not None and d["seconds"] > 0
+
+
+@pytest.mark.parametrize("argv, calls", [
+    (["stereotales", "-T", "languages=en", "-T", "attributes=gender"], {"generator", "refusal", "extractor"}),
+    (["dbb", "-T", "source=bundled"], {"generator"}),
+    (["dbb", "-T", "source=bundled", "-T", "mode=logprob"], {"generator"}),
+    (["dbb_sg", "-T", "source=bundled"], {"generator"}),
+    (["globalbias", "-T", "source=bundled"], {"generator"}),
+    (["globalbias_profiles", "-T", "source=bundled"], {"generator"}),
+    (["dbb_build_variations", "-T", "source=bundled"], {"generator"}),
+])
+def test_every_offline_task_plans(argv, calls, tmp_path):
+    out = tmp_path / "p.json"
+    assert _run([*argv, "--model", "openai/gpt-4o-mini", "--json", str(out)]) == 0
+    d = json.loads(out.read_text())
+    assert set(d["model_calls"]) == calls and d["items"] >= 1 and d["samples"] >= 1 and d["usd"] is not None
+
+
+def test_dbb_counts_questions_not_samples():
+    from stereoprobe.dbb.questions import select_questions, sg_selection
+    from stereoprobe.tasks.dbb import dbb, dbb_sg
+
+    _, qs = select_questions("bundled", True)
+    sg = plan_task(dbb_sg(source="bundled"), model="transformers/default", count=lambda t: 1)
+    assert sg.items == len(qs) and sg.output_tokens == 0
+    items, _ = sg_selection("bundled", True)
+    assert sg.input_tokens == sum(2 * len(it.options) for it in items)  # one token per scored option sentence
+    lp = plan_task(dbb(source="bundled", mode="logprob"), model="openai/gpt-4o", count=lambda t: 1)
+    # logprob mode: both option orders of every question, one answer token each
+    assert lp.items == len(qs) and lp.input_tokens == 2 * len(qs) and lp.output_tokens == 2 * len(qs)
+    assert lp.model_calls["generator"] == lp.samples * lp.epochs
+
+
+def test_stereotales_judge_main_model_is_the_judge(upstream):
+    from stereoprobe.tasks.stereotales_judge import stereotales_judge
+
+    p = plan_task(stereotales_judge(), model="openai/gpt-4o-mini")
+    assert set(p.model_calls) == {"judge"} and p.epochs == 3
+    assert p.model_calls["judge"] == 3 * p.samples and p.items == p.samples
