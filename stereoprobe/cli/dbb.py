@@ -33,6 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="bootstrap draws for the CIs (cluster bootstrap over templates)")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="bootstrap seed")
     p.add_argument("--top", type=nonnegative_int, default=5, help="top biased associations per category")
+    p.add_argument("--term-based", nargs="+", default=None, metavar="PATH",
+                   help="lm-eval results files (results_*.json) or inspect logs of BBQ, CrowS-Pairs or StereoSet "
+                        "runs (files or folders), shown next to DBB as in the paper's Tables 1 and 6")
     p.set_defaults(func=run)
 
 
@@ -53,9 +56,14 @@ def run(args: argparse.Namespace) -> int:
     from stereoprobe.inputs import read_headers
 
     read_headers(args.inputs, task=tuple(C.TASKS))  # no dbb/dbb_sg log -> one line, before anything is written
+    if args.term_based:
+        from stereoprobe.dbb.term_based import read_term_based
+
+        read_term_based(args.term_based)  # checked before anything is written
     with atomic_output_dir(args.out) as tmp:
         result = analyze(args.inputs, tmp, threshold=args.threshold, n_boot=args.n_boot, seed=args.seed,
-                         top=args.top, progress=lambda it, what: progress(it, description=what))
+                         top=args.top, progress=lambda it, what: progress(it, description=what),
+                         term_based=args.term_based)
     for line in result.lines:
         info(line)
     info(f"wrote {args.out}/summary.csv, instances.csv, report.html")

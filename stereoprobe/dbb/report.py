@@ -116,6 +116,25 @@ def _counts_section(summ: pd.DataFrame, cells: pd.DataFrame, threshold: float) -
     return sec.figure(_plot_counts(summ))
 
 
+def _term_section(term: pd.DataFrame | None, tot: pd.DataFrame) -> list[Section]:
+    """DBB next to the term-based benchmarks read from their implementations' outputs (paper Tables 1, 6)."""
+    if term is None:
+        return []
+    from stereoprobe.dbb.term_based import paper_table
+
+    dbb = tot[tot["variant"].str.startswith("mcq")][["model", "variant", "count_s_ge_20", "mean_s_biased",
+                                                      "question_refusal_rate"]]
+    side = dbb.merge(paper_table(term), on="model", how="outer")
+    return [Section("Term-based benchmarks (paper Tables 1 and 6)").text(
+        "The paper contrasts DBB with term-based benchmarks. stereoprobe reads their maintained implementations' "
+        "outputs (lm-eval results files, inspect logs) instead of re-implementing them. Mapped columns: "
+        "BBQ-ambig = lm-eval bbq amb_bias_score (0 = no bias); BBQ-disambig = accuracy_disamb × 100 (100 = no "
+        "bias); CS = crows_pairs_english pct_stereotype × 100 (50 = no bias). Every metric read is listed below; "
+        "inspect logs' metrics are shown as written (their implementations define them).").table(
+        _fmt(side), caption="DBB (count and mean S of instances with S ≥ threshold) next to the term-based "
+        "columns, per model").table(_fmt(term.drop(columns=["path"])), files=["term_based.csv"])]
+
+
 def write_dbb_report(path: str | Path, runs: pd.DataFrame, tables: dict[str, pd.DataFrame],
                      threshold: float = 20.0, read_summary: str | None = None) -> Path:
     """Write the report: runs (with read statistics and incomplete units), overall and per-cell counts and
@@ -175,6 +194,7 @@ def write_dbb_report(path: str | Path, runs: pd.DataFrame, tables: dict[str, pd.
             "Association 1: the group with the higher P(A) ↔ concept A (stereotypical); association 2: the "
             "other group ↔ concept B."),
         incomplete_sec,
+        *_term_section(tables.get("term_based"), tot),
         Section("Files").files([base / f"{n}.{ext}" for n in FILES for ext in ("csv", "parquet")], base=base,
                                descriptions=FILES),
     ]

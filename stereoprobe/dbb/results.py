@@ -238,15 +238,23 @@ def summary_lines(tables: dict[str, pd.DataFrame], runs: pd.DataFrame, threshold
 
 
 def analyze(inputs: Sequence[str | Path], out: str | Path, threshold: float = ST.THRESHOLD, n_boot: int = 2000,
-            seed: int = 0, top: int = 5, progress: Progress | None = None) -> DBBResult:
+            seed: int = 0, top: int = 5, progress: Progress | None = None,
+            term_based: Sequence[str | Path] | None = None) -> DBBResult:
     """Read dbb/dbb_sg logs, compute every table, write them (CSV + Parquet) and ``report.html`` into
-    ``out`` (an existing folder written as a whole, e.g. the temporary folder of ``atomic_output_dir``)."""
+    ``out`` (an existing folder written as a whole, e.g. the temporary folder of ``atomic_output_dir``).
+    ``term_based``: lm-eval results files or inspect logs of BBQ / CrowS-Pairs / StereoSet runs, shown next to
+    DBB's figures (paper Tables 1 and 6; :mod:`stereoprobe.dbb.term_based`)."""
     from stereoprobe.dbb.report import write_dbb_report
     from stereoprobe.errors import InputError
     from stereoprobe.inputs import ReadStats
     from stereoprobe.tables import write_table
 
     stats = ReadStats()
+    term = None
+    if term_based:
+        from stereoprobe.dbb.term_based import read_term_based
+
+        term = read_term_based(term_based)
     resp, runs = read_responses(inputs, stats, progress)
     if resp.empty and runs.empty:
         raise InputError(f"no scored dbb/dbb_sg samples in {', '.join(map(str, inputs))}")
@@ -256,6 +264,8 @@ def analyze(inputs: Sequence[str | Path], out: str | Path, threshold: float = ST
     out.mkdir(parents=True, exist_ok=True)
     write_table(resp.drop(columns=["expected_epochs"]), out, "responses")
     write_table(runs_t, out, "runs")
+    if term is not None:
+        tables["term_based"] = term
     for name, df in tables.items():
         write_table(df, out, name)
     lines = summary_lines(tables, runs_t, threshold)

@@ -1,0 +1,127 @@
+"""The term-based comparison of the DBB paper (Pan et al., Findings of EMNLP 2025, Tables 1 and 6): BBQ,
+CrowS-Pairs and StereoSet figures read from the outputs of their maintained implementations, next to DBB's.
+
+stereoprobe does not re-implement those benchmarks. It reads what their implementations wrote:
+
+- lm-evaluation-harness results files (``results_*.json``; ``lm-eval run --output_path``): every metric of a
+  task whose name starts with ``bbq``, ``crows_pairs`` or ``stereoset``. The paper's columns are mapped where
+  lm-eval has the same measure: BBQ-ambig = ``amb_bias_score`` (0 = no bias), BBQ-disambig =
+  ``accuracy_disamb`` × 100 (100 = no bias), CS = ``pct_stereotype`` × 100 of ``crows_pairs_english`` (50 = no
+  bias).
+- inspect logs (``.eval`` / ``.json``, e.g. inspect_evals' ``bbq`` and ``stereoset``): every metric of the
+  log's results, listed as written (no column mapping: the implementations define their own scores).
+
+Rows: ``model, benchmark, task, metric, value, paper_column, source, path``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from stereoprobe.errors import InputError
+
+BENCHMARKS = {"bbq": "BBQ", "crows_pairs": "CrowS-Pairs", "stereoset": "StereoSet"}
+# (task prefix, lm-eval metric) -> (paper column, factor)
+PAPER_COLUMNS = {("bbq", "amb_bias_score"): ("BBQ-ambig (0)", 1.0),
+                 ("bbq", "accuracy_disamb"): ("BBQ-disambig (↑)", 100.0),
+                 ("crows_pairs_english", "pct_stereotype"): ("CS (50)", 100.0)}
+COLUMNS = ["model", "benchmark", "task", "metric", "value", "paper_column", "source", "path"]
+
+
+def _benchmark(task: str) -> str | None:
+    low = task.lower().split("/")[-1]
+    for prefix, name in BENCHMARKS.items():
+        if low.startswith(prefix):
+            return name
+    return None
+
+
+def _files(inputs: Iterable[str | Path]) -> list[Path]:
+    out: list[Path] = []
+    for item in inputs:
+        p = Path(item)
+        if p.is_dir():
+            out += sorted(q for q in p.rglob("*") if q.is_file() and q.suffix in (".json", ".eval")
+                          and not q.name.startswith("."))
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise InputError(f"{p}: no such file or folder (term-based benchmark outputs)")
+    return out
+
+
+def _lm_eval_rows(path: Path, data: dict[str, Any]) -> list[dict[str, Any]]:
+    model = str(data.get("model_name") or (data.get("config") or {}).get("model_args") or path.parent.name)
+    rows = []
+    for task, metrics in (data.get("results") or {}).items():
+        bench = _benchmark(task)
+        if bench is None or not isinstance(metrics, dict):
+            continue
+        for key, value in metrics.items():
+            name = key.split(",")[0]
+            if name == "alias" or name.endswith("_stderr") or not isinstance(value, (int, float)):
+                continue
+            col = PAPER_COLUMNS.get((task, name))
+            rows.append({"model": model, "benchmark": bench, "task": task, "metric": name, "value": float(value),
+                         "paper_column": col[0] if col else "",
+                         "paper_value": float(value) * col[1] if col else math.nan,
+                         "source": "lm-eval", "path": str(path)})
+    return rows
+
+
+def _inspect_rows(path: Path) -> list[dict[str, Any]]:
+    """Metrics of an inspect log of a term-based benchmark; a ``.json`` file that is no inspect log is skipped."""
+    from inspect_ai.log import read_eval_log
+
+    try:
+        log = read_eval_log(str(path), header_only=True)
+    except Exception as e:  # noqa: BLE001 (any unreadable file is one line for the user)
+        if path.suffix == ".json":
+            return []
+        raise InputError(f"{path}: not a readable inspect log ({type(e).__name__}: {e})") from None
+    bench = _benchmark(log.eval.task)
+    if bench is None or log.results is None:
+        return []
+    rows = []
+    for sc in log.results.scores:
+        for name, m in sc.metrics.items():
+            rows.append({"model": log.eval.model, "benchmark": bench, "task": log.eval.task.split("/")[-1],
+                         "metric": f"{sc.name}/{name}", "value": float(m.value), "paper_column": "",
+                         "paper_value": math.nan, "source": "inspect", "path": str(path)})
+    return rows
+
+
+def read_term_based(inputs: Sequence[str | Path]) -> pd.DataFrame:
+    """Metrics of BBQ / CrowS-Pairs / StereoSet runs found under ``inputs`` (lm-eval results files and inspect
+    logs); other files are skipped. An input with none of them is an :class:`InputError`."""
+    rows: list[dict[str, Any]] = []
+    for path in _files(inputs):
+        if path.suffix == ".json" and path.name.startswith("results"):
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, ValueError) as e:
+                raise InputError(f"{path}: not a readable lm-eval results file ({e})") from None
+            if isinstance(data, dict) and "results" in data:
+                rows += _lm_eval_rows(path, data)
+                continue
+        if path.name not in ("eval-set.json", "logs.json"):
+            rows += _inspect_rows(path)
+    if not rows:
+        raise InputError(f"no BBQ, CrowS-Pairs or StereoSet results (lm-eval results_*.json or inspect logs) in "
+                         f"{', '.join(map(str, inputs))}")
+    return pd.DataFrame(rows, columns=COLUMNS[:6] + ["paper_value"] + COLUMNS[6:])
+
+
+def paper_table(term: pd.DataFrame) -> pd.DataFrame:
+    """One row per model with the paper's Table 1 term-based columns that the inputs provide."""
+    mapped = term[term["paper_column"] != ""]
+    if mapped.empty:
+        return pd.DataFrame(columns=["model"])
+    return mapped.pivot_table(index="model", columns="paper_column", values="paper_value", aggfunc="first"
+                              ).reset_index()
