@@ -13,8 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, score_reducer, scorer
-from inspect_ai.scorer._reducer.types import ScoreReducer
+from inspect_ai.scorer import Metric, SampleScore, Score, ScoreReducer, Target, metric, score_reducer, scorer
 from inspect_ai.solver import TaskState
 
 from stereoprobe.dbb import contract as C
