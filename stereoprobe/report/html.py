@@ -185,13 +185,13 @@ def _next_table_id() -> str:
     return f"tbl{_TABLE_IDS[0]}"
 
 
-def files_html(paths: Iterable[str | Path], base: str | Path | None = None) -> str:
-    """Links to table files, relative to ``base`` (the report's folder) when given."""
+def files_html(paths: Iterable[str | Path], base: str | Path | None = None, label: str = "files: ") -> str:
+    """Links to table files, relative to ``base`` (the report's folder) when given, after ``label``."""
     links = []
     for p in paths:
         rel = _relative(p, base)
         links.append(_link(Path(rel).name if base is None else rel, rel))
-    return f'<p class="meta">files: {", ".join(links)}</p>' if links else ""
+    return f'<p class="meta">{html.escape(label)}{", ".join(links)}</p>' if links else ""
 
 
 def _relative(path: str | Path, base: str | Path | None) -> str:
