@@ -26,6 +26,7 @@ _QS = D.expand(D.bundled_templates(), categories=["ses"])
 _CTX_P = {q.context: P[q.group] for q in _QS}
 _A_TEXTS = {q.option_a for q in _QS}
 FAIL: set[str] = set()  # contexts whose "option B shown first" request fails (one option order lost)
+NO_LOGPROBS: set[str] = set()  # contexts answered without token log-probabilities
 
 
 class InterruptedModel(FakeModel):
@@ -41,7 +42,10 @@ class InterruptedModel(FakeModel):
         first = text.split("\na) ", 1)[1].split("\n", 1)[0]
         if ctx in FAIL and first not in _A_TEXTS:
             raise RuntimeError("simulated interruption")
-        return await super().generate(input, tools, tool_choice, config)
+        out = await super().generate(input, tools, tool_choice, config)
+        if ctx in NO_LOGPROBS:  # a provider hiccup: no logprobs -> the whole grouped sample fails
+            out.choices[0].logprobs = None
+        return out
 
 
 @modelapi(name="dbb-interrupted")
@@ -185,3 +189,25 @@ def test_grouped_logprob_equals_per_question_and_counts_failed_requests(tmp_path
     assert m["count_s_ge_20"].value == 4 and m["n_incomplete_questions"].value == 4
     s = _tables(tmp_path / "f", tmp_path / "of")["summary"].query("category == 'ALL'").iloc[0]
     assert s["count_s_ge_20"] == 4 and s["n_incomplete"] == 2
+
+
+def test_grouped_sample_error_and_eval_retry(tmp_path):
+    """unit=template: a template whose sample fails is retried by eval-retry, the finished templates are
+    reused, and the folder gives the uninterrupted tables."""
+    FAIL.clear()
+    NO_LOGPROBS.clear()
+    model = lambda: get_model("dbb-interrupted/model", memoize=False)  # noqa: E731
+    grouped = {**SEL, "unit": "template"}
+    inspect_eval(dbb(**grouped), model=model(), display="none", log_dir=str(tmp_path / "full"))
+    ref = _tables(tmp_path / "full", tmp_path / "of")
+    NO_LOGPROBS.update(q.context for q in _QS if q.template_id == "sp02")
+    [part] = inspect_eval(dbb(**grouped), model=model(), display="none", log_dir=str(tmp_path / "run"),
+                          fail_on_error=False)
+    assert [s.id for s in part.samples if s.error is not None] == ["sp02"]
+    got = _tables(tmp_path / "run", tmp_path / "op")
+    assert got["runs"].iloc[0]["templates_not_scored"] == 1
+    assert got["summary"].query("category == 'ALL'").iloc[0]["count_s_ge_20"] == 4
+    NO_LOGPROBS.clear()
+    [retry] = eval_retry(part, log_dir=str(tmp_path / "run"), display="none")
+    assert retry.status == "success"
+    _same(_tables(tmp_path / "run", tmp_path / "or"), ref)
