@@ -91,7 +91,7 @@ def build_index(root: Path) -> Path:
             f"<td>{html.escape(', '.join(models)) if models else MISSING}</td>"
             f"<td>{html.escape(str(info['created']))}</td>"
             f"<td>{_settings_html(settings)}</td>"
-            f"<td>{files_html([t.relative_to(root).as_posix() for t in tables], label="") or MISSING}</td>"
+            f"<td>{files_html([t.relative_to(root).as_posix() for t in tables], label='') or MISSING}</td>"
             "</tr>"
         )
     head = "".join(f'<th class="sortkey">{h}</th>' for h in ("report", "probe", "models", "date (UTC)", "settings", "tables"))
