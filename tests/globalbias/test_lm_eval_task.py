@@ -23,10 +23,10 @@ def test_lm_eval_dataset_matches_inspect_ids():
     spec = importlib.util.spec_from_file_location("gb_lm_eval_utils", include_path() / "globalbias" / "utils.py")
     utils = importlib.util.module_from_spec(spec)  # loaded by path, as lm-eval does
     spec.loader.exec_module(utils)
-    ds = utils.load_dataset(groups=["ARAB_F"], templates=2, version=1.0)["test"]
+    ds = utils.load_dataset(source="bundled", groups=["ARAB_F"], templates=2, version=1.0)["test"]
     from stereoprobe.tasks.globalbias import globalbias
 
-    t = globalbias(groups=["ARAB_F"], templates=2, unit="sentence")  # lm-eval: one doc per sentence
+    t = globalbias(source="bundled", groups=["ARAB_F"], templates=2, unit="sentence")  # lm-eval: one doc per sentence
     assert ds["id"] == [s.id for s in t.dataset] and ds["text"] == [s.input for s in t.dataset]
     r = utils.process_results(ds[0], [-10.0])
     assert r["bits_per_byte"] == pytest.approx(10 / (len(ds[0]["text"].encode()) * math.log(2)))
@@ -35,7 +35,7 @@ def test_lm_eval_dataset_matches_inspect_ids():
 @pytest.mark.skipif(not LM_EVAL.exists(), reason="lm-eval CLI not installed")
 def test_lm_eval_samples_are_accepted(tmp_path):
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
-    meta = json.dumps({"groups": ["ARAB", "CHINESE"], "templates": [1]})
+    meta = json.dumps({"source": "bundled", "groups": ["ARAB", "CHINESE"], "templates": [1]})
     subprocess.run([str(LM_EVAL), "run", "--model", "dummy", "--tasks", "globalbias", "--include_path",
                     str(include_path()), "--log_samples", "--output_path", str(tmp_path / "lm"), "--metadata", meta],
                    check=True, env=env, capture_output=True)

@@ -15,7 +15,7 @@ import yaml
 from stereoprobe.lm_eval_tasks import include_path
 
 DBB_SEL = {"source": "bundled", "faithful": False, "categories": "gender", "templates": "sp01"}
-GB_SEL = {"templates": [1]}  # every bundled group: 384 sentences
+GB_SEL = {"source": "bundled", "templates": [1]}  # every bundled group: 384 sentences
 
 
 class _Loader(yaml.SafeLoader):

@@ -13,7 +13,7 @@ DOC_KEYS = ("text", "group", "ethnicity", "gender", "name", "name_index", "descr
             "template", "tokenizer")
 
 
-def load_dataset(source: str = "bundled", faithful: bool = True, groups: Any = None, descriptors: Any = None,
+def load_dataset(source: str = "upstream", faithful: bool = True, groups: Any = None, descriptors: Any = None,
                  templates: Any = None, subset: str | None = None, tokenizer: str | None = None,
                  **_ignored: Any) -> Any:
     """DatasetDict with a ``test`` split: one doc per sentence (``id``, ``text`` and the sample metadata).
