@@ -72,15 +72,18 @@ def load_task(name: str, args: dict[str, Any]) -> Any:
     from inspect_ai._eval.registry import task_create
     from inspect_ai._util.registry import registry_lookup
 
-    full = name if "/" in name else f"stereoprobe/{name}"
-    if registry_lookup("task", full) is None:
+    # inspect names a package's tasks "stereoprobe/<task>" when it maps the module to the installed
+    # distribution; the bare name is the fallback it uses otherwise
+    candidates = [name] if "/" in name else [f"stereoprobe/{name}", name]
+    full = next((c for c in candidates if registry_lookup("task", c) is not None), None)
+    if full is None:
         raise InputError(f"unknown task {name!r} (stereoprobe tasks: see `inspect list tasks` or the README)")
     try:
         return task_create(full, **args)
     except InputError:
         raise
     except (ValueError, TypeError, FileNotFoundError) as e:
-        raise InputError(f"task {full}: {' '.join(str(e).split())}") from None
+        raise InputError(f"task {name}: {' '.join(str(e).split())}") from None
 
 
 def _fmt(x: Any) -> str:

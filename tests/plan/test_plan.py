@@ -94,7 +94,7 @@ def test_user_price_file(tmp_path):
     (["nosuchtask"], "unknown task"),
     (["globalbias", "-T", "source"], "expected KEY=VALUE"),
     (["globalbias", "--model-role", "judge"], "expected ROLE=MODEL"),
-    (["globalbias", "-T", "source=bundled", "-T", "groups=NOPE"], "task stereoprobe/globalbias"),
+    (["globalbias", "-T", "source=bundled", "-T", "groups=NOPE"], "task globalbias"),
     (["globalbias", "-T", "source=bundled", "--calibrate", "2", "--model", "openai/gpt-4o"], "local --model"),
 ])
 def test_bad_inputs_are_input_errors(argv, match):
