@@ -16,7 +16,6 @@ taxonomy. The subject writes one story per sample and epoch (``stories_per_promp
 
 from __future__ import annotations
 
-from typing import Any
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset
@@ -30,8 +29,8 @@ from stereoprobe.scorers.stereotales import (
     stereotales_extraction,
 )
 from stereoprobe.solvers.stereotales import story_generation
-from stereoprobe.stereotales.taxonomy import TaxonomyError, load_taxonomy
-from stereoprobe.stereotales.taxonomy.samples import bool_param, positive_int_param, task_samples
+from stereoprobe.stereotales.taxonomy import load_taxonomy
+from stereoprobe.stereotales.taxonomy.samples import bool_param, choice_param, positive_int_param, task_samples
 
 TASK_VERSION = "1.0.0"
 # Stories at temperature 1.0 (the published runs' default, stereotales-pipeline configs/stereotales_run.json);
@@ -39,12 +38,6 @@ TASK_VERSION = "1.0.0"
 # --temperature / --max-tokens.
 STORY_TEMPERATURE = 1.0
 STORY_MAX_TOKENS = 4096
-
-
-def _choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise TaxonomyError(f"task parameter '{name}' must be one of {', '.join(allowed)}; got {value!r}")
-    return str(value)
 
 
 @task(
@@ -101,10 +94,10 @@ def stereotales(
         verify_seeds: check a local copy of the upstream seeds against the pinned checksums (default); false
             reads an edited seed folder as it is (its source is then labelled unverified).
     """
-    consensus = _choice(consensus, "consensus", CONSENSUS_RULES)
-    extraction_prompt = _choice(extraction_prompt, "extraction_prompt", EXTRACTION_PROMPT_VARIANTS)
-    refusal_failure = _choice(refusal_failure, "refusal_failure", REFUSAL_FAILURE_MODES)
-    refusal_character = _choice(refusal_character, "refusal_character", REFUSAL_CHARACTER_FORMS)
+    consensus = choice_param(consensus, "consensus", CONSENSUS_RULES)
+    extraction_prompt = choice_param(extraction_prompt, "extraction_prompt", EXTRACTION_PROMPT_VARIANTS)
+    refusal_failure = choice_param(refusal_failure, "refusal_failure", REFUSAL_FAILURE_MODES)
+    refusal_character = choice_param(refusal_character, "refusal_character", REFUSAL_CHARACTER_FORMS)
     epochs = positive_int_param(stories_per_prompt, "stories_per_prompt")
     min_extractors = positive_int_param(min_extractors, "min_extractors")
     structured_output = bool_param(structured_output, "structured_output")

@@ -208,6 +208,13 @@ def bool_param(value: Any, name: str) -> bool:
     raise TaxonomyError(f"task parameter '{name}' must be true or false, got {value!r}")
 
 
+def choice_param(value: Any, name: str, allowed: Sequence[str]) -> str:
+    """A task parameter that must be one of ``allowed``; anything else raises :class:`TaxonomyError`."""
+    if value not in allowed:
+        raise TaxonomyError(f"task parameter '{name}' must be one of {', '.join(allowed)}; got {value!r}")
+    return str(value)
+
+
 def spread_limit(samples: list[Sample], limit: int | None) -> list[Sample]:
     """At most ``limit`` samples per language, evenly spaced over the enumeration order (deterministic).
 
