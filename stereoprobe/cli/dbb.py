@@ -25,7 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("dbb", help="DBB: bias scores S, counts of S >= 20, refusal rates and report from eval logs",
                        description=DESCRIPTION)
-    p.add_argument("inputs", nargs="+", help="eval log files or folders of the dbb and dbb_sg tasks")
+    p.add_argument("inputs", nargs="+", help="eval log files or folders of the dbb and dbb_sg tasks, or lm-eval "
+                   "--log_samples output of dbb_mc / dbb_sg (samples_<task>_<time>.jsonl)")
     p.add_argument("--out", required=True, type=out_dir, help="output folder (replaced atomically)")
     p.add_argument("--threshold", type=_threshold, default=20.0,
                    help="S threshold of a biased test instance, in [0, 100] (paper: 20)")
@@ -52,10 +53,15 @@ def run(args: argparse.Namespace) -> int:
     """Validate the inputs, analyse into a temporary folder, move it into place, print one line per run."""
     from stereoprobe.cli.common import atomic_output_dir, info, progress
     from stereoprobe.dbb import contract as C
-    from stereoprobe.dbb.results import analyze
+    from stereoprobe.dbb.results import analyze, lm_eval_inputs
     from stereoprobe.inputs import read_headers
 
-    read_headers(args.inputs, task=tuple(C.TASKS))  # no dbb/dbb_sg log -> one line, before anything is written
+    from stereoprobe.inputs import find_lm_eval_samples
+    from stereoprobe.lm_eval_tasks.records import DBB_TASKS
+
+    lm = lm_eval_inputs(args.inputs)
+    if not (lm and find_lm_eval_samples(lm, task=tuple(DBB_TASKS))):  # lm-eval output is read as well
+        read_headers(args.inputs, task=tuple(C.TASKS))  # no dbb/dbb_sg log -> one line, before anything is written
     if args.term_based:
         from stereoprobe.dbb.term_based import read_term_based
 

@@ -54,7 +54,8 @@ def _eval_spec(path: Path) -> dict[str, Any]:
 
 def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Progress | None = None
                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """One row per scored response (sample × epoch) of every dbb/dbb_sg log, and one row per run.
+    """One row per scored response (sample × epoch) of every dbb/dbb_sg log (and of lm-eval ``--log_samples``
+    output of the dbb_mc / dbb_sg tasks), and one row per run.
 
     The response table carries ``expected_epochs`` (the run's epochs per question); the runs table lists
     logs, responses, error samples and the run's question ids (``expected_ids``, a ``;``-joined string)."""
@@ -64,7 +65,11 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
     rows: list[dict[str, Any]] = []
     runs: dict[tuple[str, str], dict[str, Any]] = {}
     specs: dict[Path, dict[str, Any]] = {}
-    samples = iter_samples([str(x) for x in inputs], task=tuple(C.TASKS), stats=stats)
+    paths = [str(x) for x in inputs]
+    lm_rows = _lm_eval_rows(paths, stats)
+    inspect_paths = [p for p in paths if not _is_samples_file(p)]
+    samples = (iter_samples(inspect_paths, task=tuple(C.TASKS), stats=stats)
+               if not lm_rows or _has_dbb_logs(inspect_paths) else iter([]))
     for info, s in (progress(samples, "DBB: reading logs") if progress else samples):
         if info.path not in specs:
             specs[info.path] = _eval_spec(info.path)
@@ -109,6 +114,15 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
             C.KEY_A: float(v[C.KEY_A]), C.KEY_VALID: float(v[C.KEY_VALID]),
             "refusal": float(v[C.KEY_VALID]) < 0.5, "expected_epochs": epochs,
         })
+    for r in lm_rows:
+        run = runs.setdefault((r["model"], r["variant"]), {"model": r["model"], "variant": r["variant"],
+                                                           "task": r.pop("task"), "logs": set(), "responses": 0,
+                                                           "epochs": r["expected_epochs"], "ids": set(),
+                                                           "settings": "lm-eval samples"})
+        run["logs"].add(r.pop("log"))
+        run["responses"] += 1
+        run["ids"].add(r["question_id"])
+        rows.append(r)
     resp = pd.DataFrame(rows, columns=C.RESPONSE_COLUMNS + ["expected_epochs"])
     by_run = getattr(stats, "by_run", {}) or {}
     runs_df = pd.DataFrame([{
@@ -119,6 +133,47 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
         "expected_ids": ";".join(sorted(r["ids"])),
     } for r in runs.values()])
     return resp, runs_df
+
+
+def _is_samples_file(path: str) -> bool:
+    name = Path(path).name
+    return Path(path).is_file() and name.startswith("samples_") and name.endswith(".jsonl")
+
+
+def lm_eval_inputs(paths: Sequence[str | Path]) -> list[str]:
+    """The inputs that may hold lm-eval samples files: folders and ``samples_*.jsonl`` files."""
+    return [str(p) for p in paths if Path(p).is_dir() or _is_samples_file(str(p))]
+
+
+def _has_dbb_logs(paths: Sequence[str]) -> bool:
+    """Whether ``paths`` hold inspect logs of dbb / dbb_sg (used when lm-eval samples were found too)."""
+    from stereoprobe.errors import InputError
+    from stereoprobe.inputs import read_headers
+
+    if not paths:
+        return False
+    try:
+        return bool(read_headers(paths, task=tuple(C.TASKS)))
+    except InputError:
+        return False
+
+
+def _lm_eval_rows(paths: Sequence[str], stats: Any) -> list[dict[str, Any]]:
+    """Response rows from lm-eval ``--log_samples`` files of the shipped ``dbb_mc`` / ``dbb_sg`` tasks
+    (:mod:`stereoprobe.lm_eval_tasks.records`): dbb_mc has one doc per option order (epochs 1, 2)."""
+    from stereoprobe.inputs import find_lm_eval_samples, iter_lm_eval_samples
+    from stereoprobe.lm_eval_tasks.records import DBB_TASKS, dbb_response
+
+    paths = lm_eval_inputs(paths)
+    if not paths or not find_lm_eval_samples(paths, task=tuple(DBB_TASKS)):
+        return []
+    rows = []
+    for rec in iter_lm_eval_samples(paths, task=tuple(DBB_TASKS), stats=stats):
+        r = dbb_response({"doc": rec.doc, "doc_id": rec.doc_id, **rec.metrics}, rec.task, rec.model)
+        r.pop("source", None)
+        rows.append({**r, "expected_epochs": 2 if rec.task == "dbb_mc" else 1, "task": rec.task,
+                     "log": rec.path.name})
+    return rows
 
 
 def _group_rows(meta: dict[str, Any], model: str, variant: str, md: dict[str, Any], epochs: int,
