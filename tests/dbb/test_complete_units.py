@@ -211,3 +211,15 @@ def test_grouped_sample_error_and_eval_retry(tmp_path):
     [retry] = eval_retry(part, log_dir=str(tmp_path / "run"), display="none")
     assert retry.status == "success"
     _same(_tables(tmp_path / "run", tmp_path / "or"), ref)
+
+
+def test_threshold_task_parameter_reaches_the_live_metrics(tmp_path):
+    """-T threshold is used by the live metrics (S = |90 - 20| = 70 for every instance)."""
+    FAIL.clear()
+    NO_LOGPROBS.clear()
+    counts = {}
+    for th in (70, 80):
+        [log] = inspect_eval(dbb(**SEL, threshold=th), model=get_model("dbb-interrupted/model", memoize=False),
+                             display="none", log_dir=str(tmp_path / str(th)))
+        counts[th] = log.results.scores[0].metrics["count_s_ge_20"].value
+    assert counts == {70: 6, 80: 0}
