@@ -91,45 +91,75 @@ def family_pvalues(tables: Sequence[np.ndarray], config: MiningConfig = MiningCo
     p-values enter with the interval of the reference's estimate around them and, if ever undecided, are
     replaced by the replayed reference.
     """
-    m = len(tables)
     cols = ["p", "p_method", "n_resamples", "p_bh", "significant"]
-    if m == 0:
+    if len(tables) == 0:
         return pd.DataFrame(columns=cols)
-    n_ref = config.mc_resamples
     if config.p_method == "reference-mc":
-        p = np.array([reference_mc_pvalue(t, n_ref, config.seed) for t in tables])
-        return pd.DataFrame(
-            {"p": p, "p_method": "reference-mc", "n_resamples": n_ref, "p_bh": adjust_bh(p),
-             "significant": bh_reject(p, config.alpha)}
-        )
+        return _reference_family(tables, config)
     if config.p_method == "asymptotic":
-        p = np.array([exact_ffh_pvalue(t) if t.shape == (2, 2) else ffh_asymptotic_pvalue(t) for t in tables])
-        meth = ["exact" if t.shape == (2, 2) else "asymptotic" for t in tables]
-        return pd.DataFrame(
-            {"p": p, "p_method": meth, "n_resamples": 0, "p_bh": adjust_bh(p), "significant": bh_reject(p, config.alpha)}
-        )
+        return _asymptotic_family(tables, config)
+    states = [_initial_state(t, config) for t in tables]
+    loop = _DecisionLoop(states, config)
+    lo_ref, hi_ref, significant = loop.run()
+    p = np.array([s.p for s in states])
+    # a Monte Carlo estimate is reported inside its certified interval, so that BH of the reported p-values
+    # reproduces the certified decisions
+    for i, s in enumerate(states):
+        if s.method == "sequential-mc":
+            p[i] = min(max(p[i], lo_ref[i]), hi_ref[i])
+    return pd.DataFrame(
+        {"p": p, "p_method": [s.method for s in states], "n_resamples": [s.draws for s in states],
+         "p_bh": adjust_bh(p), "significant": significant}
+    )
 
+
+def _reference_family(tables: Sequence[np.ndarray], config: MiningConfig) -> pd.DataFrame:
+    """Upstream's computation itself: scipy's Monte Carlo p-value per table, then BH."""
+    p = np.array([reference_mc_pvalue(t, config.mc_resamples, config.seed) for t in tables])
+    return pd.DataFrame(
+        {"p": p, "p_method": "reference-mc", "n_resamples": config.mc_resamples, "p_bh": adjust_bh(p),
+         "significant": bh_reject(p, config.alpha)}
+    )
+
+
+def _asymptotic_family(tables: Sequence[np.ndarray], config: MiningConfig) -> pd.DataFrame:
+    """The FFH chi-square approximation everywhere (exact for 2x2): fastest, no decision guarantee."""
+    p = np.array([exact_ffh_pvalue(t) if t.shape == (2, 2) else ffh_asymptotic_pvalue(t) for t in tables])
+    meth = ["exact" if t.shape == (2, 2) else "asymptotic" for t in tables]
+    return pd.DataFrame(
+        {"p": p, "p_method": meth, "n_resamples": 0, "p_bh": adjust_bh(p), "significant": bh_reject(p, config.alpha)}
+    )
+
+
+def _initial_state(t: np.ndarray, config: MiningConfig) -> _PState:
+    """Exact p-value where cheap, the asymptotic one where its certified bound decides (``auto`` only),
+    else a sequential Monte Carlo test on the reference's own random stream."""
     shortcuts = config.p_method == "auto"
-    states: list[_PState] = []
-    for t in tables:
-        if shortcuts and min(t.shape) == 2 and config.exact_max_tables > 0:
-            pe = exact_ffh_pvalue(t, config.exact_max_tables)
-            if pe is not None:
-                states.append(_PState(t, "exact", pe, pe, pe, final=False))
-                continue
-        if shortcuts and config.asymptotic_max_p > 0 and cochran_ok(t):
-            bound = exact_pvalue_upper_bound(t)
-            if bound <= config.asymptotic_max_p:
-                # reported: the asymptotic p-value; decided on: [0, bound], which holds the exact p-value
-                states.append(_PState(t, "asymptotic", ffh_asymptotic_pvalue(t), 0.0, bound, final=False))
-                continue
-        states.append(_PState(t, "sequential-mc", 1.0, 0.0, 1.0, final=False, counter=McCounter(t, config.seed)))
+    if shortcuts and min(t.shape) == 2 and config.exact_max_tables > 0:
+        pe = exact_ffh_pvalue(t, config.exact_max_tables)
+        if pe is not None:
+            return _PState(t, "exact", pe, pe, pe, final=False)
+    if shortcuts and config.asymptotic_max_p > 0 and cochran_ok(t):
+        bound = exact_pvalue_upper_bound(t)
+        if bound <= config.asymptotic_max_p:
+            # reported: the asymptotic p-value; decided on: [0, bound], which holds the exact p-value
+            return _PState(t, "asymptotic", ffh_asymptotic_pvalue(t), 0.0, bound, final=False)
+    return _PState(t, "sequential-mc", 1.0, 0.0, 1.0, final=False, counter=McCounter(t, config.seed))
 
-    n_looks = int(math.log2(config.seq_max / config.seq_first)) + 1
-    delta_look = config.seq_delta / n_looks
-    q = config.seq_delta  # quantile level for the reference's remaining Monte Carlo draws
 
-    def ref_intervals() -> tuple[np.ndarray, np.ndarray]:
+class _DecisionLoop:
+    """Draw more where BH decisions are not yet certain (docs/stereotales_associations.md, section 2.2)."""
+
+    def __init__(self, states: list[_PState], config: MiningConfig) -> None:
+        self.states, self.config = states, config
+        self.n_ref = config.mc_resamples
+        n_looks = int(math.log2(config.seq_max / config.seq_first)) + 1
+        self.delta_look = config.seq_delta / n_looks
+        self.q = config.seq_delta  # quantile level for the reference's remaining Monte Carlo draws
+
+    def intervals(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per test, an interval holding the reference's p-value (except with probability ``2·seq_delta``)."""
+        states, n_ref, q = self.states, self.n_ref, self.q
         x = np.array([s.counter.exceed if s.counter is not None else 0 for s in states], dtype=float)
         k = np.array([s.draws for s in states], dtype=float)
         plo = np.array([s.lo for s in states])
@@ -140,52 +170,44 @@ def family_pvalues(tables: Sequence[np.ndarray], config: MiningConfig = MiningCo
         pv = np.array([s.p for s in states])
         return np.where(fin, pv, lo), np.where(fin, pv, hi)
 
-    def refine(s: _PState) -> None:
+    def refine(self, s: _PState) -> None:
+        """Double the draws of a Monte Carlo test (then the full reference); replay an undecided shortcut."""
+        cfg, n_ref = self.config, self.n_ref
         if s.counter is None:  # exact / asymptotic test left undecided: replay the reference
-            s.counter = McCounter(s.table, config.seed)
+            s.counter = McCounter(s.table, cfg.seed)
             s.counter.draw_to(n_ref)
         else:
             k = s.counter.draws
-            nxt = config.seq_first if k == 0 else (2 * k if 2 * k <= config.seq_max else n_ref)
+            nxt = cfg.seq_first if k == 0 else (2 * k if 2 * k <= cfg.seq_max else n_ref)
             s.counter.draw_to(min(nxt, n_ref))
         c = s.counter
         s.p = c.pvalue
         if c.draws >= n_ref:
             s.method, s.final = "reference-mc", True
             return
-        lo, hi = clopper_pearson(c.exceed, c.draws, delta_look)
+        lo, hi = clopper_pearson(c.exceed, c.draws, self.delta_look)
         s.lo, s.hi = float(lo), float(hi)
 
-    for s in states:
-        if s.counter is not None:
-            refine(s)
-    alpha = config.alpha
-    while True:
-        lo_ref, hi_ref = ref_intervals()
-        rej_lo = bh_reject(hi_ref, alpha)
-        rej_hi = bh_reject(lo_ref, alpha)
-        undecided = rej_hi & ~rej_lo
-        if not undecided.any():
-            break
-        k_lo, k_hi = int(rej_lo.sum()), int(rej_hi.sum())
-        band_lo, band_hi = alpha * max(k_lo, 1) / m, alpha * k_hi / m
-        open_ = [i for i, s in enumerate(states) if not s.final]
-        cand = [i for i in open_ if lo_ref[i] <= band_hi and hi_ref[i] >= band_lo] or \
-            [i for i in open_ if undecided[i]] or open_
-        # exact / asymptotic tests are replayed only when no Monte Carlo test can be refined
-        mc_cand = [i for i in cand if states[i].counter is not None]
-        for i in mc_cand or cand:
-            refine(states[i])
-
-    p = np.array([s.p for s in states])
-    # a Monte Carlo estimate is reported inside its certified interval, so that BH of the reported p-values
-    # reproduces the certified decisions
-    for i, s in enumerate(states):
-        if s.method == "sequential-mc":
-            p[i] = min(max(p[i], lo_ref[i]), hi_ref[i])
-    return pd.DataFrame(
-        {"p": p, "p_method": [s.method for s in states], "n_resamples": [s.draws for s in states],
-         "p_bh": adjust_bh(p), "significant": rej_lo}
-    )
-
-
+    def run(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Refine until BH on all upper bounds equals BH on all lower bounds; returns the final intervals
+        and the certified decisions."""
+        states, alpha, m = self.states, self.config.alpha, len(self.states)
+        for s in states:
+            if s.counter is not None:
+                self.refine(s)
+        while True:
+            lo_ref, hi_ref = self.intervals()
+            rej_lo = bh_reject(hi_ref, alpha)
+            rej_hi = bh_reject(lo_ref, alpha)
+            undecided = rej_hi & ~rej_lo
+            if not undecided.any():
+                return lo_ref, hi_ref, rej_lo
+            k_lo, k_hi = int(rej_lo.sum()), int(rej_hi.sum())
+            band_lo, band_hi = alpha * max(k_lo, 1) / m, alpha * k_hi / m
+            open_ = [i for i, s in enumerate(states) if not s.final]
+            cand = [i for i in open_ if lo_ref[i] <= band_hi and hi_ref[i] >= band_lo] or \
+                [i for i in open_ if undecided[i]] or open_
+            # exact / asymptotic tests are replayed only when no Monte Carlo test can be refined
+            mc_cand = [i for i in cand if states[i].counter is not None]
+            for i in mc_cand or cand:
+                self.refine(states[i])
