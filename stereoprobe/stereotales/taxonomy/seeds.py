@@ -76,91 +76,103 @@ def _fetcher(local: Path | None, verify: bool = True) -> tuple[Any, str]:
     return get, where
 
 
-def load_upstream_seeds(
-    local: str | Path | None = None, languages: list[str] | None = None, verify: bool = True
-) -> Taxonomy:
-    """The upstream seeds as a Taxonomy (see module docstring). ``languages``: upstream codes to read
-    (default: all ten for the pinned seeds, or every ``attributes.<lang>.yaml`` of a bare seed folder).
-    ``verify=False`` reads a bare seed folder without checking the pinned checksums."""
-    cfg = upstream_config()
-    local = Path(local).expanduser() if local is not None else None
-    get, where = _fetcher(local, verify)
-    files = cfg["files"]
-    bare = local is not None and (local / "attributes").is_dir()
-    if languages is None:
-        if bare:
-            found = {p.name.split(".")[1] for p in (local / "attributes").glob("attributes.*.yaml")}  # type: ignore[operator]
-            languages = [c for c in cfg["languages"] if c in found] + sorted(found - set(cfg["languages"]))
-        else:
-            languages = list(cfg["languages"])
-    if "en" not in languages:
-        raise TaxonomyError(f"{where}: the English seeds (attributes.en.yaml) are required: they define the keys")
-    languages = ["en"] + [c for c in languages if c != "en"]
+Pairs = list[tuple[str, "str | None"]]  # (value, template choice) per value of one attribute
 
-    def load(kind: str, lang: str) -> tuple[Any, str]:
-        rel = files[kind].format(lang=lang)
-        p = get(rel)
+
+def _pairs(d: Any, attr: str, file: str) -> Pairs:
+    """The (value, template choice) pairs of ``attr`` in one attributes file (aligned by index)."""
+    entry = d.get(attr) if isinstance(d, dict) else None
+    if not isinstance(entry, dict):
+        raise TaxonomyError(f"{file}: {attr}: missing (expected values + template_choices)")
+    vals, choices = entry.get("values"), entry.get("template_choices")
+    if not isinstance(vals, list) or not isinstance(choices, list) or len(vals) != len(choices):
+        raise TaxonomyError(f"{file}: {attr}: values and template_choices must be lists of the same length")
+    return [(str(v), None if c is None else str(c)) for v, c in zip(vals, choices)]
+
+
+class _SeedReader:
+    """Reads one seed source (see :func:`_fetcher`): its languages, and the files of each language."""
+
+    def __init__(self, local: Path | None, verify: bool) -> None:
+        self.cfg = upstream_config()
+        self.local = local
+        self.get, self.where = _fetcher(local, verify)
+
+    def languages(self, wanted: list[str] | None) -> list[str]:
+        """English first, then the others: the requested ones, or all ten pinned (every
+        ``attributes.<lang>.yaml`` of a bare seed folder)."""
+        cfg, local = self.cfg, self.local
+        if wanted is None:
+            if local is not None and (local / "attributes").is_dir():
+                found = {p.name.split(".")[1] for p in (local / "attributes").glob("attributes.*.yaml")}
+                wanted = [c for c in cfg["languages"] if c in found] + sorted(found - set(cfg["languages"]))
+            else:
+                wanted = list(cfg["languages"])
+        if "en" not in wanted:
+            raise TaxonomyError(f"{self.where}: the English seeds (attributes.en.yaml) are required: they define the keys")
+        return ["en"] + [c for c in wanted if c != "en"]
+
+    def load(self, kind: str, lang: str) -> tuple[Any, str]:
+        rel = self.cfg["files"][kind].format(lang=lang)
+        p = self.get(rel)
         if p is None:
-            raise TaxonomyError(f"{where}: missing seed file {rel}")
+            raise TaxonomyError(f"{self.where}: missing seed file {rel}")
         return read_yaml(p), str(p)
 
-    norm: dict[str, str] = dict(cfg["value_normalization"])
-    base_attrs: list[str] = list(cfg["base_attributes"])
+    def extra_templates(self) -> dict[str, str]:
+        """The English templates without scenario (upstream skips empty ones); none when the file is absent."""
+        p = self.get(self.cfg["files"]["extra"])
+        if p is None:
+            return {}
+        raw = read_yaml(p)
+        if raw is not None and not isinstance(raw, dict):
+            raise TaxonomyError(f"{p}: expected a mapping template name -> template")
+        return {str(k): v for k, v in (raw or {}).items() if isinstance(v, str) and v.strip()}
 
-    # English defines the keys
-    en_attrs, en_file = load("attributes", "en")
+
+def _english_keys(reader: _SeedReader) -> tuple[list[str], dict[str, Pairs], dict[str, list], str, str]:
+    """English defines the keys: present base attributes, their pairs, the scenario groups, and the files."""
+    base_attrs: list[str] = list(reader.cfg["base_attributes"])
+    en_attrs, en_file = reader.load("attributes", "en")
     if not isinstance(en_attrs, dict):
         raise TaxonomyError(f"{en_file}: expected a mapping attribute -> {{values, template_choices}}")
     present = [a for a in base_attrs if a in en_attrs]
     if not present:
         raise TaxonomyError(f"{en_file}: none of the base attributes {base_attrs} is defined")
-
-    def pairs(d: Any, attr: str, file: str) -> list[tuple[str, str | None]]:
-        entry = d.get(attr) if isinstance(d, dict) else None
-        if not isinstance(entry, dict):
-            raise TaxonomyError(f"{file}: {attr}: missing (expected values + template_choices)")
-        vals, choices = entry.get("values"), entry.get("template_choices")
-        if not isinstance(vals, list) or not isinstance(choices, list) or len(vals) != len(choices):
-            raise TaxonomyError(f"{file}: {attr}: values and template_choices must be lists of the same length")
-        return [(str(v), None if c is None else str(c)) for v, c in zip(vals, choices)]
-
-    en_pairs = {a: pairs(en_attrs, a, en_file) for a in present}
-    loc_pairs: dict[str, dict[str, list[tuple[str, str | None]]]] = {}
-    loc_scen: dict[str, dict[str, list[str]]] = {}
-    templates: dict[str, str] = {}
-    en_scen, en_scen_file = load("scenarios", "en")
+    en_scen, en_scen_file = reader.load("scenarios", "en")
     if not isinstance(en_scen, dict) or not en_scen:
         raise TaxonomyError(f"{en_scen_file}: expected a mapping group -> list of scenarios")
-    for lang in languages:
-        data, file = load("attributes", lang) if lang != "en" else (en_attrs, en_file)
-        loc_pairs[lang] = {}
-        for a in present:
-            p = pairs(data, a, file)
-            if len(p) != len(en_pairs[a]) or [c is None for _, c in p] != [c is None for _, c in en_pairs[a]]:
-                raise TaxonomyError(f"{file}: {a}: values are not aligned with the English seeds ({en_file})")
-            loc_pairs[lang][a] = p
-        scen, sfile = load("scenarios", lang) if lang != "en" else (en_scen, en_scen_file)
-        if not isinstance(scen, dict) or list(scen) != list(en_scen) or any(
-            not isinstance(scen[g], list) or len(scen[g]) != len(en_scen[g]) for g in en_scen
-        ):
-            raise TaxonomyError(f"{sfile}: scenario groups/lengths differ from the English seeds ({en_scen_file})")
-        loc_scen[lang] = {g: [str(x) for x in v] for g, v in scen.items()}
-        prompts, pfile = load("prompts", lang)
-        key = cfg["scenario_template_key"]
-        if not isinstance(prompts, dict) or not isinstance(prompts.get(key), str):
-            raise TaxonomyError(f"{pfile}: missing template {key!r}")
-        templates[normalize_language(lang)] = prompts[key]
+    return present, {a: _pairs(en_attrs, a, en_file) for a in present}, en_scen, en_file, en_scen_file
 
-    extra: dict[str, str] = {}
-    extra_rel = files["extra"]
-    p = get(extra_rel)
-    if p is not None:
-        raw_extra = read_yaml(p)
-        if raw_extra is not None and not isinstance(raw_extra, dict):
-            raise TaxonomyError(f"{p}: expected a mapping template name -> template")
-        # upstream skips empty templates
-        extra = {str(k): v for k, v in (raw_extra or {}).items() if isinstance(v, str) and v.strip()}
 
+def _read_language(
+    reader: _SeedReader, lang: str, present: list[str], en_pairs: dict[str, Pairs], en_scen: dict[str, list],
+    en_file: str, en_scen_file: str,
+) -> tuple[dict[str, Pairs], dict[str, list[str]], str]:
+    """One language's pairs and scenarios, checked against the English ones, and its story template."""
+    data, file = reader.load("attributes", lang)
+    pairs: dict[str, Pairs] = {}
+    for a in present:
+        p = _pairs(data, a, file)
+        if len(p) != len(en_pairs[a]) or [c is None for _, c in p] != [c is None for _, c in en_pairs[a]]:
+            raise TaxonomyError(f"{file}: {a}: values are not aligned with the English seeds ({en_file})")
+        pairs[a] = p
+    scen, sfile = reader.load("scenarios", lang)
+    if not isinstance(scen, dict) or list(scen) != list(en_scen) or any(
+        not isinstance(scen[g], list) or len(scen[g]) != len(en_scen[g]) for g in en_scen
+    ):
+        raise TaxonomyError(f"{sfile}: scenario groups/lengths differ from the English seeds ({en_scen_file})")
+    prompts, pfile = reader.load("prompts", lang)
+    key = reader.cfg["scenario_template_key"]
+    if not isinstance(prompts, dict) or not isinstance(prompts.get(key), str):
+        raise TaxonomyError(f"{pfile}: missing template {key!r}")
+    return pairs, {g: [str(x) for x in v] for g, v in scen.items()}, prompts[key]
+
+
+def _attributes(present: list[str], en_pairs: dict[str, Pairs], loc_pairs: dict[str, dict[str, Pairs]],
+                languages: list[str], norm: dict[str, str]) -> list[Attribute]:
+    """Target values (non-null template choice) with every language's label and phrase; the values with a
+    null choice ("other") are extraction outcomes only; keys normalised to the extraction vocabulary."""
     attributes = []
     for a in present:
         tvs, non_targets = [], []
@@ -168,15 +180,36 @@ def load_upstream_seeds(
             if choice is None:
                 non_targets.append(norm.get(value, value))
                 continue
-            phrase = {normalize_language(l): loc_pairs[l][a][i][1] for l in languages}
-            label = {normalize_language(l): loc_pairs[l][a][i][0] for l in languages}
+            phrase = {normalize_language(lg): loc_pairs[lg][a][i][1] for lg in languages}
+            label = {normalize_language(lg): loc_pairs[lg][a][i][0] for lg in languages}
             key = norm.get(value, value)
             tvs.append(TargetValue(key=key, index=len(tvs), phrase=phrase, label=label,  # type: ignore[arg-type]
                                    attribute=a, source_key=value if key != value else None))
         extraction_values = [v.key for v in tvs] + [v for v in non_targets if v != UNKNOWN] + [UNKNOWN]
         attributes.append(Attribute(key=a, target_values=tvs, extraction_values=extraction_values))
+    return attributes
+
+
+def load_upstream_seeds(
+    local: str | Path | None = None, languages: list[str] | None = None, verify: bool = True
+) -> Taxonomy:
+    """The upstream seeds as a Taxonomy (see module docstring). ``languages``: upstream codes to read
+    (default: all ten for the pinned seeds, or every ``attributes.<lang>.yaml`` of a bare seed folder).
+    ``verify=False`` reads a bare seed folder without checking the pinned checksums."""
+    reader = _SeedReader(Path(local).expanduser() if local is not None else None, verify)
+    cfg, where = reader.cfg, reader.where
+    languages = reader.languages(languages)
+    present, en_pairs, en_scen, en_file, en_scen_file = _english_keys(reader)
+    loc_pairs: dict[str, dict[str, Pairs]] = {}
+    loc_scen: dict[str, dict[str, list[str]]] = {}
+    templates: dict[str, str] = {}
+    for lang in languages:
+        loc_pairs[lang], loc_scen[lang], templates[normalize_language(lang)] = _read_language(
+            reader, lang, present, en_pairs, en_scen, en_file, en_scen_file
+        )
+    attributes = _attributes(present, en_pairs, loc_pairs, languages, dict(cfg["value_normalization"]))
     scenarios = [
-        Scenario(key=k, group=g, index=i, text={normalize_language(l): loc_scen[l][g][i] for l in languages})
+        Scenario(key=k, group=g, index=i, text={normalize_language(lg): loc_scen[lg][g][i] for lg in languages})
         for g, keys in en_scen.items()
         for i, k in enumerate(str(x) for x in keys)
     ]
@@ -186,11 +219,11 @@ def load_upstream_seeds(
     bundled = bundled_dir() / "prompts"
     taxonomy_yaml = read_yaml(bundled_dir() / "taxonomy.yaml")
     return Taxonomy(
-        languages=[normalize_language(l) for l in languages],
+        languages=[normalize_language(lg) for lg in languages],
         attributes=attributes,
         scenarios=scenarios,
         story_templates=templates,
-        extra_templates=extra,
+        extra_templates=reader.extra_templates(),
         extraction_order=order,
         extraction=ExtractionPromptSpec.from_file(bundled / "extraction.yaml"),
         refusal=RefusalPromptSpec.from_file(bundled / "refusal.yaml"),
