@@ -199,10 +199,12 @@ def dbb_sg_group_solver(separator: str = " ", scoring: str = "chat", system: str
         bos = (tok.bos_token or "") if (tok is not None and bos_in_continuation) else ""
         items = []
         for q in md["sg_questions"]:
-            ctx = chat_prefix_text(tok, system, q["prompt"]) if tok is not None else q["prompt"] + separator
+            # raw: the separator belongs to the option's tokens (a BPE space joins the next word), exactly as
+            # continuation_nll counts len(tok(prompt + sep + option)) - len(tok(prompt))
+            ctx, join = (chat_prefix_text(tok, system, q["prompt"]), bos) if tok is not None else (q["prompt"], separator)
             for j, pair in enumerate(q["options"]):
                 for side, opt in zip("AB", pair):
-                    items.append({"id": f"{q['id']}|{j}|{side}", "text": ctx + bos + opt, "context": ctx})
+                    items.append({"id": f"{q['id']}|{j}|{side}", "text": ctx + join + opt, "context": ctx})
         results = await score_items(items)
         out: dict[str, dict[str, Any]] = {}
         for r in results:
