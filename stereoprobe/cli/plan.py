@@ -55,11 +55,22 @@ def parse_kv(items: list[str], what: str) -> dict[str, Any]:
 
 
 def parse_roles(items: list[str]) -> dict[str, list[str]]:
-    """``role=m1,m2`` strings -> {role: [m1, m2]}."""
+    """``role=m1,m2`` (or inspect's YAML form ``role={model: m1, temperature: 0}``) -> {role: [m1, m2]}."""
+    import yaml
+
     roles: dict[str, list[str]] = {}
     for item in items:
         role, sep, models = item.partition("=")
-        names = [m.strip() for m in models.split(",") if m.strip()]
+        if models.strip().startswith(("{", "[")):  # inspect's YAML form: {model: ..., temperature: 0} or a list
+            try:
+                spec = yaml.safe_load(models)
+            except yaml.YAMLError:
+                raise InputError(f"--model-role {item!r}: not valid YAML") from None
+            specs = spec if isinstance(spec, list) else [spec]
+            names = [str(s.get("model", "")) if isinstance(s, dict) else str(s) for s in specs]
+            names = [n for n in names if n]
+        else:
+            names = [m.strip() for m in models.split(",") if m.strip()]
         if not sep or not role.strip() or not names:
             raise InputError(f"--model-role {item!r}: expected ROLE=MODEL[,MODEL...]")
         roles[role.strip()] = names

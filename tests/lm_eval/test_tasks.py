@@ -32,7 +32,7 @@ def _yaml(path):
 def _tm(**meta):
     from lm_eval.tasks import TaskManager
 
-    return TaskManager(include_path=str(include_path()), metadata=meta)
+    return TaskManager(include_path=str(include_path()), include_defaults=False, metadata=meta)  # our tasks only: fast
 
 
 @pytest.mark.parametrize("folder", ["dbb", "globalbias"])

@@ -148,3 +148,10 @@ def test_stereotales_judge_main_model_is_the_judge(upstream):
     p = plan_task(stereotales_judge(), model="openai/gpt-4o-mini")
     assert set(p.model_calls) == {"judge"} and p.epochs == 3
     assert p.model_calls["judge"] == 3 * p.samples and p.items == p.samples
+
+
+def test_model_role_yaml_form():
+    assert cli_plan.parse_roles(["judge={model: openai/gpt-4o, temperature: 0}", "extractor=a/b,c/d"]) == {
+        "judge": ["openai/gpt-4o"], "extractor": ["a/b", "c/d"]}
+    with pytest.raises(InputError, match="not valid YAML"):
+        cli_plan.parse_roles(["judge={model: [}"])
