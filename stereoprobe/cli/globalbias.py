@@ -13,7 +13,6 @@ from stereoprobe.cli.common import (
     out_dir,
     positive_int,
     probability,
-    spinner,
 )
 from stereoprobe.errors import InputError
 
@@ -83,7 +82,7 @@ def _run(args: argparse.Namespace) -> int:
             tok = AutoTokenizer.from_pretrained(args.tokenizer)
         except (OSError, ValueError) as ex:
             raise InputError(f"--tokenizer {args.tokenizer}: cannot load it ({str(ex).splitlines()[0]})") from None
-    with atomic_output_dir(args.out) as tmp, spinner("GlobalBias: reading inputs and computing scores"):
+    with atomic_output_dir(args.out) as tmp:
         result = run_globalbias(
             args.inputs, tmp, measure=args.measure, tokenizer=tok, faithful_rounding=not args.exact,
             test_method=args.test, alpha=args.alpha, n_permutations=args.permutations, seed=args.seed,

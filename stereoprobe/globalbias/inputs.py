@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from stereoprobe import inputs as I
+from stereoprobe.cli.common import progress
 from stereoprobe.errors import InputError
 from stereoprobe.globalbias.apx import byte_perplexity, token_perplexity
 from stereoprobe.globalbias.contract import GROUP_SCORER, SENTENCE_COLUMNS, SENTENCE_SCORER, TASK
@@ -147,8 +148,8 @@ def _sample_rows(info: I.LogInfo, s: dict[str, Any], measure: str, rep: LoadRepo
 
 def _from_logs(paths: list[Path], measure: str, rep: LoadReport) -> pd.DataFrame:
     stats = I.ReadStats()
-    rows = [row for info, s in I.iter_samples(paths, task=TASK, stats=stats)
-            for row in _sample_rows(info, s, measure, rep)]
+    samples = progress(I.iter_samples(paths, task=TASK, stats=stats), description="GlobalBias: reading logs")
+    rows = [row for info, s in samples for row in _sample_rows(info, s, measure, rep)]
     rep.log_stats = stats
     rep.files.extend(str(p) for p in stats.files)
     df = pd.DataFrame(rows, columns=COLUMNS + ["ppl"])

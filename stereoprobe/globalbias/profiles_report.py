@@ -25,7 +25,8 @@ def profiles_from_logs(paths: Iterable[Path], stats: I.ReadStats | None = None) 
     no log completed are parse outcomes with their error (``stats.error_ids``)."""
     stats = stats if stats is not None else I.ReadStats()
     rows, outcomes = [], []
-    for info, s in I.iter_samples(list(paths), task=PROFILES_TASK, stats=stats):
+    for info, s in progress(I.iter_samples(list(paths), task=PROFILES_TASK, stats=stats),
+                            description="profiles: reading logs"):
         sc = (s.get("scores") or {}).get(PROFILE_SCORER)
         md = s.get("metadata") or {}
         by_name = {n["name"]: n for n in md.get("names", [])}
