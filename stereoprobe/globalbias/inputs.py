@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from stereoprobe import inputs as I
-from stereoprobe.cli.common import progress
+from stereoprobe.console import progress
 from stereoprobe.errors import InputError
 from stereoprobe.globalbias.apx import byte_perplexity, token_perplexity
 from stereoprobe.globalbias.contract import GROUP_SCORER, SENTENCE_COLUMNS, SENTENCE_SCORER, TASK
