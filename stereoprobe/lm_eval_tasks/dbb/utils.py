@@ -81,19 +81,23 @@ def load_sg(**kwargs: Any) -> Any:
 
 
 def mc_choices(doc: dict) -> list[str]:
+    """The answer letters scored as continuations of the MCQ prompt."""
     return ["a", "b"]
 
 
 def sg_choices(doc: dict) -> list[str]:
+    """The option sentences (A_1, B_1, A_2, B_2, ...) scored as continuations of the DBB-SG prompt."""
     return list(doc["options"])
 
 
 def _record(doc: dict, p_a: float) -> tuple:
+    """The per-doc item the S aggregations receive: the question's keys and its P(A) share."""
     return (doc["question_id"], doc["template_id"], doc["category"], doc["descriptor_type"], doc["group"],
             doc["concept_a"], doc["concept_b"], float(p_a))
 
 
 def _metrics(rec: tuple) -> dict[str, Any]:
+    """Per-doc values: ``p_a`` for the mean, the record for the S aggregations."""
     return {"p_a": rec[-1], "count_s_ge_20": rec, "mean_s_biased": rec}
 
 
@@ -125,6 +129,7 @@ def process_sg(doc: dict, results: list) -> dict[str, Any]:
 
 
 def _instances(items: list[tuple]) -> Any:
+    """Test instances of the aggregated docs (``stereoprobe.lm_eval_tasks.records.dbb_instances``)."""
     from stereoprobe.lm_eval_tasks.records import DBB_DOC_KEYS, dbb_instances
 
     return dbb_instances([dict(zip(DBB_DOC_KEYS + ("a",), it)) for it in items])
