@@ -162,11 +162,14 @@ def plan_task(task: Any, model: str | None = None, roles: Mapping[str, Sequence[
         flat = [x for t in texts for x in (t or [])]
         grouped = any("n_texts" in (s.metadata or {}) for s in samples)
         items = len(flat) if name == "globalbias" else sum(_questions(s) for s in samples)
-        calls[main_role] = (n if grouped else len(flat)) * n_epochs
+        provider = (model or "").split("/", 1)[0]
+        batched = grouped and provider in set(a.get("batching_providers") or ())
+        calls[main_role] = (n if batched else len(flat)) * n_epochs
         tok_in[main_role] = count_texts(flat, count, sample_cap) * n_epochs
         tok_out[main_role] = 0 if likelihood else len(flat) * n_epochs  # logprob MCQ: one answer token per text
-        notes.append(f"{len(flat):,} texts scored per epoch "
-                     + ("in one request per sample (providers that batch texts)" if grouped else "one request each"))
+        notes.append(f"{len(flat):,} texts scored per epoch, "
+                     + ("one request per sample (the provider batches a sample's texts)" if batched
+                        else "one request per text"))
     else:
         inputs = [_text(s.input) for s in samples]
         per_out = 1 if likelihood else int(outs.get("generator", 300))

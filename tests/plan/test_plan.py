@@ -139,7 +139,9 @@ def test_dbb_counts_questions_not_samples():
     lp = plan_task(dbb(source="bundled", mode="logprob"), model="openai/gpt-4o", count=lambda t: 1)
     # logprob mode: both option orders of every question, one answer token each
     assert lp.items == len(qs) and lp.input_tokens == 2 * len(qs) and lp.output_tokens == 2 * len(qs)
-    assert lp.model_calls["generator"] == lp.samples * lp.epochs
+    assert lp.model_calls["generator"] == 2 * len(qs)  # an API model: one request per prompt
+    local = plan_task(dbb(source="bundled", mode="logprob"), model="transformers/default", count=lambda t: 1)
+    assert local.model_calls["generator"] == local.samples * local.epochs  # one batched request per template
 
 
 def test_stereotales_judge_main_model_is_the_judge(upstream):
