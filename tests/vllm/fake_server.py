@@ -23,6 +23,10 @@ from typing import Any
 import torch
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 1024  # inspect opens many connections at once (the default backlog is 5)
+
+
 class FakeVLLM:
     """Serve ``model``/``tokenizer`` under the name ``served_name``; use as a context manager."""
 
@@ -135,7 +139,7 @@ class FakeVLLM:
         return Handler
 
     def __enter__(self) -> FakeVLLM:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = _Server(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, name="fake-vllm", daemon=True).start()
         self._timer = threading.Timer(self.lifetime, self._server.shutdown)
