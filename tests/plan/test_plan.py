@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -25,11 +27,14 @@ def upstream(refdata, monkeypatch):
     return refdata
 
 
-def test_stereotales_all_languages_three_extractors_and_refusal(tmp_path):
-    # 2,844 prompts per language (19 attributes x values x 9 scenario groups) x 10 languages = 28,440 stories;
-    # each story: 1 generation + 1 refusal check + 3 extractions = 5 calls -> 142,200 at most
+def test_stereotales_default_run_three_extractors_and_refusal(tmp_path, monkeypatch):
+    # the task's defaults (all 10 languages): 2,844 prompts per language x 10 = 28,440 stories; each story:
+    # 1 generation + 1 refusal check + 3 extractions = 5 calls -> 142,200 at most
+    refdata = Path(__file__).resolve().parents[2].parent / "shared" / "refdata"
+    if refdata.is_dir() and not os.environ.get("STEREOPROBE_UPSTREAM_DIR"):  # if the defaults read upstream seeds
+        monkeypatch.setenv("STEREOPROBE_UPSTREAM_DIR", str(refdata))
     out = tmp_path / "plan.json"
-    assert _run(["stereotales", "-T", "languages=all", "--model", "openai/gpt-4o-mini",
+    assert _run(["stereotales", "--model", "openai/gpt-4o-mini",
                  "--model-role", "extractor=openai/gpt-5-nano,google/gemini-2.5-flash-lite,openai/gpt-4o-mini",
                  "--model-role", "refusal=openai/gpt-5-nano", "--json", str(out)]) == 0
     d = json.loads(out.read_text())
