@@ -217,7 +217,8 @@ class CausalScorer:
         if cache is not None:
             kwargs[self._cache_kw] = cache
         out = self.body(**kwargs) if self.split else self.model(**kwargs)
-        new_cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+        # read the output under the name the forward takes (the old name only warns on recent transformers)
+        new_cache = getattr(out, self._cache_kw, None)
         return (out.last_hidden_state if self.split else out.logits), new_cache
 
     def _project(self, rows: torch.Tensor) -> torch.Tensor:
