@@ -30,14 +30,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Validate the inputs, export into a temporary folder, move the files into place."""
-    from stereoprobe.cli.common import atomic_output_dir, info
+    from stereoprobe.cli.common import atomic_output_dir, info, progress
     from stereoprobe.dbb import contract as C
     from stereoprobe.dbb.builder import export
     from stereoprobe.inputs import read_headers
 
     read_headers(args.inputs, task=C.BUILD_TASKS)
     with atomic_output_dir(args.out) as tmp:
-        written = export(args.inputs, tmp)
+        written = export(args.inputs, tmp, progress=lambda it, what: progress(it, description=what))
     for name, path in written.items():
         info(f"{name}: {args.out / path.name}")
     return 0

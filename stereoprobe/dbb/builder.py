@@ -363,11 +363,12 @@ def parse_sentences(reply: str) -> list[str]:
 # export
 
 
-def export(inputs: list[str], out_dir: str | Path) -> dict[str, Path]:
+def export(inputs: list[str], out_dir: str | Path, progress: Any = None) -> dict[str, Path]:
     """Write ``concepts.csv`` (from dbb_build_concepts logs: kept pairs) and ``templates.csv`` +
     ``sg_variations.csv`` (from dbb_build_questions logs: complete templates) under ``out_dir``; a
     ``build_log.csv`` lists every input with its status so nothing is dropped silently. BBQ concepts whose raw
-    pair repeats an earlier one of the same category (in log order) get status ``duplicate_pair``."""
+    pair repeats an earlier one of the same category (in log order) get status ``duplicate_pair``.
+    ``progress(iterable, description)`` wraps the samples read (the CLI's progress bar)."""
     from stereoprobe.inputs import ReadStats, iter_samples
 
     out = Path(out_dir)
@@ -375,7 +376,8 @@ def export(inputs: list[str], out_dir: str | Path) -> dict[str, Path]:
     concepts, templates, variations, log_rows = [], [], [], []
     bbq_pairs: set[tuple[str, str]] = set()
     stats = ReadStats()
-    for info, s in iter_samples(inputs, task=BUILD_TASKS, stats=stats):
+    samples = iter_samples(inputs, task=BUILD_TASKS, stats=stats)
+    for info, s in (progress(samples, "DBB builder: reading logs") if progress else samples):
         md = s.get("metadata") or {}
         status = "error" if s.get("error") else md.get("status", "unknown")
         if status == "ok" and info.task == "dbb_build_concepts" and md.get("prompt_variant") == "bbq":

@@ -224,13 +224,14 @@ def question_completeness(resp: pd.DataFrame, runs: pd.DataFrame | None = None) 
 
 
 def compute_tables(resp: pd.DataFrame, threshold: float = ST.THRESHOLD, n_boot: int = 2000, seed: int = 0,
-                   top: int = 5, runs: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
+                   top: int = 5, runs: pd.DataFrame | None = None, progress: Progress | None = None
+                   ) -> dict[str, pd.DataFrame]:
     """questions, instances, incomplete, summary and top_associations tables from a responses table (and the
     runs table of :func:`read_responses`, for questions that were never scored)."""
     comp = question_completeness(resp, runs)
     qs, insts, sums, tops = [], [], [], []
     keys = sorted(set(zip(comp["model"], comp["variant"])))
-    for model, variant in keys:
+    for model, variant in (progress(keys, "DBB: statistics and bootstrap per run") if progress else keys):
         c = comp[(comp["model"] == model) & (comp["variant"] == variant)]
         r = resp[(resp["model"] == model) & (resp["variant"] == variant)]
         q = ST.question_table(r) if not r.empty else pd.DataFrame(columns=C.QUESTION_COLUMNS)
@@ -313,7 +314,7 @@ def analyze(inputs: Sequence[str | Path], out: str | Path, threshold: float = ST
     resp, runs = read_responses(inputs, stats, progress)
     if resp.empty and runs.empty:
         raise InputError(f"no scored dbb/dbb_sg samples in {', '.join(map(str, inputs))}")
-    tables = compute_tables(resp, threshold, n_boot, seed, top, runs=runs)
+    tables = compute_tables(resp, threshold, n_boot, seed, top, runs=runs, progress=progress)
     runs_t = run_table(runs, tables)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
