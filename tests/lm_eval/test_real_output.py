@@ -1,5 +1,6 @@
 """Real lm-eval output (the ``lm-eval`` CLI on the bundled default model, ``--limit`` small,
-``--log_samples``) read back by stereoprobe: the records of the DBB statistics, and ``stereoprobe globalbias``."""
+``--log_samples``) read back by stereoprobe: the records of the DBB statistics, the GlobalBias reader, and
+``stereoprobe dbb`` / ``stereoprobe leaderboard`` on the output folder."""
 
 from __future__ import annotations
 
@@ -45,3 +46,10 @@ def test_lm_eval_cli_output_is_read_back(tmp_path):
 
     df, rep = load([files["globalbias"].parent], measure="byte")
     assert len(df) == 8 and rep.unscored == 0
+    # `stereoprobe dbb` takes the lm-eval output folder as it is; the leaderboard reads its tables
+    from stereoprobe.cli import main
+
+    assert main(["dbb", str(out), "--out", str(tmp_path / "dbb")]) == 0
+    assert (tmp_path / "dbb" / "summary.csv").is_file()
+    assert main(["leaderboard", str(tmp_path / "dbb"), "--out", str(tmp_path / "lb")]) == 0
+    assert (tmp_path / "lb" / "leaderboard.csv").is_file()
