@@ -163,3 +163,36 @@ def test_dbb_logprob_same_answers(server: FakeVLLM, tiny_llama: Path, tmp_path: 
     assert requests and all(r["logprobs"] == 20 and r["max_tokens"] == 1 for r in requests)
     tops = [t for s in ours.values() for t in _top_logprobs(s).values()]
     assert tops and all(len(t) == 20 for t in tops)  # the compared numbers exist
+
+
+def test_prompt_list_scores_a_group_in_one_request(server: FakeVLLM, tiny_llama: Path) -> None:
+    """stereoprobe.providers.vllm_batch: a group of texts in one /v1/completions request (a prompt list through
+    extra_body) gives the per-text results of the transformers provider's grouped path."""
+    from inspect_ai.model import get_model
+
+    from stereoprobe.providers.vllm_batch import score_prompt_list, supports_prompt_list
+    from stereoprobe.solvers.likelihood import SCORING_CONFIG, score_items
+
+    names = ["Amira", "Bob", "Wei", "Olga", "Kofi"]
+    items: list[dict[str, Any]] = [{"id": f"t{k}", "text": f"My name is {n}, I am good at maths."}
+                                   for k, n in enumerate(names)]
+    prompt = "Read the scene. Context: Amira arrived early."
+    items += [{"id": "c0", "text": prompt + " She asked many questions.", "context": prompt},
+              {"id": "c1", "text": prompt + " She left early.", "context": prompt + " "}]  # BPE: space joins "She"
+
+    async def run() -> tuple[list[Any], list[Any]]:
+        v = get_model(f"vllm-completions/{tiny_llama}", base_url=server.base_url)
+        t = get_model(f"transformers/{tiny_llama}", device="cpu")
+        assert supports_prompt_list(v) and not supports_prompt_list(t)
+        return await score_prompt_list(v, items, SCORING_CONFIG, chunk=4), await score_items(items, t)
+
+    server.requests.clear()
+    got, ref = asyncio.run(run())
+    completions = [r for r in server.requests if isinstance(r["prompt"], list) and isinstance(r["prompt"][0], str)]
+    assert len(completions) == 2 and [len(r["prompt"]) for r in completions] == [4, 3]  # two chunks, not 7 requests
+    assert all(r is not None for r in got)
+    for a, b in zip(got, ref):
+        assert a.id == b.id and a.n_tokens == b.n_tokens and a.n_bytes == b.n_bytes and (a.error is None) == (b.error is None)
+        if a.error is None:
+            assert math.isclose(a.sum_logprob, b.sum_logprob, abs_tol=1e-4)
+    assert got[-1].error and "prefix" in got[-1].error
