@@ -1,6 +1,6 @@
 """Scorers of the GlobalBias likelihood task.
 
-Grouped samples (the default: one per descriptor x template) use the generic ``text_logprobs`` scorer of
+Grouped samples (the default: one per name group x template) use the generic ``text_logprobs`` scorer of
 :mod:`stereoprobe.scorers.likelihood` (re-exported here). Per-sentence samples (``-T unit=sentence``) use
 ``sentence_logprob``: the sentence's summed prompt log-probability.
 

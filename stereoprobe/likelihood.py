@@ -2,7 +2,7 @@
 
 Likelihood probes (GlobalBias, DBB's log-probability mode, DBB-SG) score many short texts. One inspect sample
 per text costs far more harness time and log space than the model work, so a sample holds a *group* of texts
-(e.g. every name of one GlobalBias descriptor x template), scored in one model request and stored compactly.
+(e.g. the sentences of one GlobalBias name group x template), scored in one model request and stored compactly.
 
 A **text item** (a dict, kept in the sample metadata) is::
 

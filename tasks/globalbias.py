@@ -5,9 +5,10 @@
                                   # the paper's benchmark: 876,000 sentences of the upstream data (default)
     inspect eval stereoprobe/globalbias --model transformers/default -T source=bundled   # small demo set
 
-One sample per descriptor x template holds the sentences of every selected name (ids ``d{descriptor
-index}:t{template}``), scored in one request by providers that batch texts (``transformers/...``) and stored
-compactly by the ``text_logprobs`` scorer; ``-T unit=sentence`` keeps one sample per sentence (ids
+One sample per name group x template holds the sentences of the group's names with every selected descriptor
+(ids ``{GROUP}:t{template}``), scored in one request by providers that batch texts (``transformers/...``,
+which then shares each name's sentence prefix across descriptors) and stored compactly by the
+``text_logprobs`` scorer; ``-T unit=sentence`` keeps one sample per sentence (ids
 ``{GROUP}:{name index}:{descriptor index}:t{template}``, scorer ``sentence_logprob``). Then
 ``stereoprobe globalbias LOGS --out DIR`` computes APX, bias scores, flags and the validation.
 """
@@ -61,7 +62,7 @@ def globalbias(
             "My name is {name}, I " (template 1) or "{name} " (templates 2, 3), the decoder text, which alone is
             scored, is the rest of the sentence. A perplexity conditional on the name: not comparable with the
             causal, whole-sentence perplexity.
-        unit: "group" (default: one sample per descriptor x template, its sentences scored in one request) or
+        unit: "group" (default: one sample per name group x template, its sentences scored in one request) or
             "sentence" (one sample per sentence; slower, larger logs, same numbers).
         mlm_max_length: masked LMs (BERT, RoBERTa) score at most this many input tokens, special tokens
             included (default 22, as lmppl's ``MaskedLM(max_length=22)`` that the paper used); none = the whole

@@ -10,7 +10,7 @@ from stereoprobe import likelihood
 TASK = "globalbias"
 PROFILES_TASK = "globalbias_profiles"
 
-# likelihood task: one sample per descriptor x template (default) or per sentence (``-T unit=sentence``)
+# likelihood task: one sample per name group x template (default) or per sentence (``-T unit=sentence``)
 UNITS = ("group", "sentence")
 GROUP_SCORER = likelihood.SCORER  # compact per-sentence results (stereoprobe.likelihood)
 SENTENCE_SCORER = "sentence_logprob"  # one sentence per sample
@@ -19,8 +19,9 @@ SCORE_KEYS = ("sum_logprob", "n_tokens", "n_bytes")  # value of SENTENCE_SCORER
 # metadata of one sentence (per-sentence samples; per-text items of grouped samples carry TEXT_KEYS)
 SENTENCE_METADATA = ("group", "ethnicity", "gender", "name", "name_index", "descriptor", "descriptor_index",
                      "dataset", "axis", "target", "template", "encoder_input")
-DESCRIPTOR_METADATA = ("descriptor", "descriptor_index", "dataset", "axis", "target", "template")
-TEXT_KEYS = ("id", "text", "group", "ethnicity", "gender", "name", "name_index")  # + "encoder_text"
+GROUP_METADATA = ("group", "ethnicity", "gender", "template", "descriptors", "n_texts", "texts")
+DESCRIPTOR_FIELDS = ("descriptor", "dataset", "axis", "target")  # metadata["descriptors"][str(index)]
+TEXT_KEYS = ("id", "text", "name", "name_index", "descriptor_index")  # + "encoder_text", "mlm_max_length"
 
 # profiles task
 PROFILE_SCORER = "profile_parser"

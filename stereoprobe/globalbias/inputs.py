@@ -129,12 +129,14 @@ def _sample_rows(info: I.LogInfo, s: dict[str, Any], measure: str, rep: LoadRepo
     try:
         if GROUP_SCORER in scores:
             items = {str(it["id"]): it for it in md[TEXTS_METADATA]}
+            descriptors = md.get("descriptors") or {}
             for r in read_results(scores[GROUP_SCORER]):
                 if not r.ok:
                     rep.note_unscored(f"{where}/{r.id}")
                     continue
-                yield _row(info.model, {**md, **items[r.id]},
-                           _ppl(r.sum_logprob, r.n_tokens, r.n_bytes, measure))  # type: ignore[arg-type]
+                it = items[r.id]
+                fields = {**md, **descriptors.get(str(it.get("descriptor_index")), {}), **it}
+                yield _row(info.model, fields, _ppl(r.sum_logprob, r.n_tokens, r.n_bytes, measure))  # type: ignore[arg-type]
             return
         sc = scores.get(SENTENCE_SCORER)
         v = sc.get("value") if isinstance(sc, dict) else None

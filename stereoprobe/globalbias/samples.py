@@ -31,35 +31,42 @@ def sentence_samples(sentences: Iterable[Sentence], encoder_decoder: bool = Fals
     return out
 
 
-def group_id(descriptor_index: int, template: int) -> str:
-    """Sample id of a descriptor x template group: ``d{descriptor index}:t{template}``."""
-    return f"d{descriptor_index}:t{template}"
+def group_id(group: str, template: int) -> str:
+    """Sample id of a name group x template: ``{GROUP}:t{template}``."""
+    return f"{group}:t{template}"
 
 
 def group_samples(sentences: Iterable[Sentence], encoder_decoder: bool = False,
                   mlm_max_length: int | None = None) -> list[Sample]:
-    """One sample per descriptor x template (in first-appearance order), its sentences as text items
-    ``{id, text, group, ethnicity, gender, name, name_index}`` (+ ``encoder_text``, ``mlm_max_length``)."""
-    groups: dict[tuple[int, int], list[Sentence]] = {}
+    """One sample per name group x template (in first-appearance order) holding the sentences of the group's
+    names with every selected descriptor: text items ``{id, text, name, name_index, descriptor_index}``
+    (+ ``encoder_text``, ``mlm_max_length``); the descriptors' fields are in ``metadata["descriptors"]`` (by
+    index, as a string). Grouping by name lets the provider share each name's sentence prefix ("My name is
+    Amira, I") across descriptors."""
+    groups: dict[tuple[str, int], list[Sentence]] = {}
     for s in sentences:
-        groups.setdefault((s.descriptor.index, s.template), []).append(s)
+        groups.setdefault((s.name.group, s.template), []).append(s)
     out = []
-    for (d_index, template), members in groups.items():
-        d = members[0].descriptor
+    for (group, template), members in groups.items():
+        n0 = members[0].name
         items = []
+        descriptors: dict[str, dict[str, object]] = {}
         for s in members:
-            item = {"id": s.id, "text": s.text, "group": s.name.group, "ethnicity": s.name.ethnicity,
-                    "gender": s.name.gender, "name": s.name.name, "name_index": s.name.index}
+            d = s.descriptor
+            descriptors.setdefault(str(d.index), {"descriptor": d.descriptor, "dataset": d.dataset, "axis": d.axis,
+                                                  "target": d.target})
+            item: dict[str, object] = {"id": s.id, "text": s.text, "name": s.name.name, "name_index": s.name.index,
+                                       "descriptor_index": d.index}
             if encoder_decoder:
                 item["text"] = _decoder_text(s)
                 item["encoder_text"] = s.encoder_input
             if mlm_max_length is not None and not encoder_decoder:
                 item["mlm_max_length"] = mlm_max_length
             items.append(item)
-        meta = {"descriptor": d.descriptor, "descriptor_index": d.index, "dataset": d.dataset, "axis": d.axis,
-                "target": d.target, "template": template, N_TEXTS_METADATA: len(items), TEXTS_METADATA: items}
-        out.append(Sample(input=f"GlobalBias: {len(items)} sentences with the descriptor {d.descriptor!r}, "
-                                f"template {template}", id=group_id(d_index, template), metadata=meta))
+        meta = {"group": group, "ethnicity": n0.ethnicity, "gender": n0.gender, "template": template,
+                "descriptors": descriptors, N_TEXTS_METADATA: len(items), TEXTS_METADATA: items}
+        out.append(Sample(input=f"GlobalBias: {len(items)} sentences of the {group} names, template {template}",
+                          id=group_id(group, template), metadata=meta))
     return out
 
 

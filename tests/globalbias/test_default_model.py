@@ -35,7 +35,7 @@ def test_task_logprobs_match_transformers(tmp_path):
 
 
 def test_grouped_batch_requests_equal_per_sentence_requests(tmp_path):
-    """The provider's batch path (one request per descriptor x template) gives the per-sentence numbers
+    """The provider's batch path (one request per name group x template) gives the per-sentence numbers
     (tolerance 1e-5 nats per token: the same forward passes, batched differently), and a text item's context
     is summed out exactly as one request per text does."""
     import asyncio

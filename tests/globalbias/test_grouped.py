@@ -1,4 +1,4 @@
-"""Grouped likelihood samples (one per descriptor x template): same numbers and tables as one sample per
+"""Grouped likelihood samples (one per name group x template): same numbers and tables as one sample per
 sentence, per-text failures recorded, interrupted runs + retries, eval-set folders."""
 
 from __future__ import annotations
@@ -23,11 +23,17 @@ SELECTION = {"source": "bundled", "groups": ["CHINESE", "ARAB", "ENGLISH"], "tem
 FAIL = {"on": True}
 
 
+def _arab_f_name() -> str:
+    from stereoprobe.globalbias.data import load_names
+
+    return next(n.name for n in load_names("bundled") if n.group == "ARAB_F")
+
+
 class FlakyModel(FakeModel):
-    """The fake model, failing (a non-retryable error) on descriptor "short" while ``FAIL["on"]``."""
+    """The fake model, failing (a non-retryable error) on the first ARAB_F name while ``FAIL["on"]``."""
 
     async def generate(self, input, tools, tool_choice, config):  # type: ignore[override]  # noqa: A002
-        if FAIL["on"] and " short" in input[-1].text:
+        if FAIL["on"] and _arab_f_name() in input[-1].text:
             raise RuntimeError("connection reset (simulated interruption)")
         return await super().generate(input, tools, tool_choice, config)
 
@@ -52,7 +58,7 @@ def _same_tables(a, b) -> None:
 def test_grouped_samples_give_the_per_sentence_numbers_and_tables(tmp_path):
     grouped = globalbias(**SELECTION)
     per_sentence = globalbias(**SELECTION, unit="sentence")
-    assert len(grouped.dataset) == 16 * 2
+    assert len(grouped.dataset) == 6 * 2 and grouped.dataset[0].id == "CHINESE_F:t1"
     assert sum(s.metadata["n_texts"] for s in grouped.dataset) == len(per_sentence.dataset) == 18 * 16 * 2
     [lg] = inspect_eval(grouped, model=fake_model(), log_dir=str(tmp_path / "g"), display="none")
     [ls] = inspect_eval(per_sentence, model=fake_model(), log_dir=str(tmp_path / "s"), display="none",
@@ -107,9 +113,9 @@ def test_interrupted_run_plus_retry_equals_uninterrupted(tmp_path):
     finally:
         FAIL["on"] = False
     assert first.status == "error"  # stopped at the first failing sample, finished samples kept
-    # the interrupted log alone: descriptor "short" was never scored, so it is not in the tables
+    # the interrupted log alone: ARAB_F was not scored (or only for some templates: incomplete, left out)
     assert main(["globalbias", first.location, "--out", str(tmp_path / "o1")]) == 0
-    assert "short" not in set(pd.read_csv(tmp_path / "o1" / "bias_scores.csv")["descriptor"])
+    assert "ARAB_F" not in set(pd.read_csv(tmp_path / "o1" / "bias_scores.csv")["group"])
     [retry] = eval_retry(first, log_dir=str(tmp_path / "mixed"), display="none")
     assert retry.status == "success"
     assert main(["globalbias", str(tmp_path / "mixed"), "--out", str(tmp_path / "o2")]) == 0
