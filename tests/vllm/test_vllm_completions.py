@@ -6,7 +6,7 @@ inspect's provider (``inspect_ai/model/_providers/openai_compatible_completions.
 ``prompt_logprobs`` in the request body (``extra_body``), reads vLLM's per-choice ``prompt_logprobs`` list
 (``parse_vllm_prompt_logprobs_raw``: the first entry of each position is the prompt token), tokenizes through
 ``/tokenize`` (``add_special_tokens=False``) and sends token ids verbatim when a message carries
-``metadata["prompt_token_ids"]``. The fake server (:mod:`tests.vllm.fake_server`) computes its numbers with a
+``metadata["prompt_token_ids"]``. The fake server (``tests/vllm/fake_server.py``) computes its numbers with a
 plain forward pass, independently of the provider's batched scorer.
 """
 
@@ -22,7 +22,7 @@ import pytest
 
 pytest.importorskip("openai", reason="inspect's vllm-completions provider needs the openai client (pip install openai)")
 
-from tests.vllm.fake_server import FakeVLLM  # noqa: E402
+from fake_server import FakeVLLM  # noqa: E402  (tests/vllm has no __init__.py: a package named vllm would shadow the real one)
 
 # the transformers provider applies a chat template before generating; vllm-completions sends the raw text:
 # an identity template makes both send the same tokens for DBB's multiple-choice prompt
