@@ -85,20 +85,23 @@ def dbb_responses(rows: Iterable[Mapping[str, Any]], task: str, model: str = "")
     return pd.DataFrame([dbb_response(r, task, model) for r in rows], columns=DBB_COLUMNS)
 
 
-def dbb_instances(records: Iterable[Mapping[str, Any]]) -> Any:
+def dbb_instances(records: Iterable[Mapping[str, Any]], expected_docs: int = 1) -> Any:
     """Test instances (S per pair of groups) of one model from records with ``DBB_DOC_KEYS`` and ``a``:
-    ``stereoprobe.dbb.stats.question_table`` then ``instance_table``, as ``stereoprobe dbb`` computes them."""
+    ``stereoprobe.dbb.stats.question_table`` then ``instance_table``, as ``stereoprobe dbb`` computes them.
+
+    A question with fewer than ``expected_docs`` docs (dbb_mc: 2, both option orders; a ``--limit`` can cut
+    one off) is incomplete: its P(A) is undefined, so its instances have no S, as ``stereoprobe dbb`` does."""
     import pandas as pd
 
     from stereoprobe.dbb import stats as ST
-    from stereoprobe.dbb.data import bundled_descriptors
 
     df = pd.DataFrame([{"model": "", **{k: r[k] for k in DBB_DOC_KEYS}, "a": float(r["a"]), "valid": 1.0}
                        for r in records])
     if df.empty:
         return pd.DataFrame(columns=["s"])
     q = ST.question_table(df)  # mean over the docs of a question (both option orders in dbb_mc)
-    return ST.instance_table(q, {c: list(g) for c, g in bundled_descriptors().groups.items()})
+    q.loc[q["n_responses"] < expected_docs, "p_a"] = float("nan")
+    return ST.instance_table(q)
 
 
 @lru_cache(maxsize=4)

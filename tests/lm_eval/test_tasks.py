@@ -123,3 +123,22 @@ def test_globalbias_headline_equals_stereoprobe_globalbias(tmp_path):
     row = globalbias_sentence(s0["doc"], float(s0["resps"][0][0]))
     assert row["ppl"] == pytest.approx(math.exp(-float(s0["resps"][0][0]) / len(s0["doc"]["text"].encode())))
     assert isinstance(pd.DataFrame([row]), pd.DataFrame)
+
+
+def test_dbb_headline_with_a_limit_cutting_a_question_matches_stereoprobe_dbb():
+    import lm_eval
+
+    from stereoprobe.dbb.results import compute_tables
+    from stereoprobe.lm_eval_tasks.records import dbb_responses
+
+    # 11 docs: the 6th question keeps only one option order -> incomplete, left out by both computations
+    sel = {**DBB_SEL, "templates": None, "categories": "gender"}
+    res = lm_eval.simple_evaluate(model="dummy", tasks=["dbb_mc"], task_manager=_tm(**sel), log_samples=True,
+                                  limit=11)
+    rows = res["samples"]["dbb_mc"]
+    assert len(rows) == 11
+    resp = dbb_responses(rows, "dbb_mc", model="dummy")
+    summary = compute_tables(resp, n_boot=20)["summary"]
+    overall = summary[summary["category"] == "ALL"].iloc[0]
+    assert res["results"]["dbb_mc"]["count_s_ge_20,none"] == float(overall["count_s_ge_20"])
+    assert overall["n_incomplete"] >= 1

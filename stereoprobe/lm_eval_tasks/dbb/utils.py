@@ -90,15 +90,16 @@ def sg_choices(doc: dict) -> list[str]:
     return list(doc["options"])
 
 
-def _record(doc: dict, p_a: float) -> tuple:
-    """The per-doc item the S aggregations receive: the question's keys and its P(A) share."""
+def _record(doc: dict, p_a: float, docs: int) -> tuple:
+    """The per-doc item the S aggregations receive: the question's keys, its P(A) share and the number of
+    docs a complete question has (dbb_mc: 2 option orders; dbb_sg: 1)."""
     return (doc["question_id"], doc["template_id"], doc["category"], doc["descriptor_type"], doc["group"],
-            doc["concept_a"], doc["concept_b"], float(p_a))
+            doc["concept_a"], doc["concept_b"], float(p_a), docs)
 
 
 def _metrics(rec: tuple) -> dict[str, Any]:
     """Per-doc values: ``p_a`` for the mean, the record for the S aggregations."""
-    return {"p_a": rec[-1], "count_s_ge_20": rec, "mean_s_biased": rec}
+    return {"p_a": rec[-2], "count_s_ge_20": rec, "mean_s_biased": rec}
 
 
 def process_mc(doc: dict, results: list) -> dict[str, Any]:
@@ -107,7 +108,7 @@ def process_mc(doc: dict, results: list) -> dict[str, Any]:
     m = max(ll_a, ll_b)
     pa, pb = math.exp(ll_a - m), math.exp(ll_b - m)
     p_first = pa / (pa + pb)
-    return _metrics(_record(doc, p_first if doc["a_first"] else 1.0 - p_first))
+    return _metrics(_record(doc, p_first if doc["a_first"] else 1.0 - p_first, 2))
 
 
 def _n_tokens(tok: Any, context: str, continuation: str) -> int:
@@ -125,14 +126,15 @@ def process_sg(doc: dict, results: list) -> dict[str, Any]:
     lls = [float(r[0]) for r in results]
     sep = doc.get("separator", " ")
     nll = [-ll / _n_tokens(tok, doc["prompt"], sep + opt) for ll, opt in zip(lls, doc["options"])]
-    return _metrics(_record(doc, sg_share(nll[0::2], nll[1::2], "per_variation")))
+    return _metrics(_record(doc, sg_share(nll[0::2], nll[1::2], "per_variation"), 1))
 
 
 def _instances(items: list[tuple]) -> Any:
     """Test instances of the aggregated docs (``stereoprobe.lm_eval_tasks.records.dbb_instances``)."""
     from stereoprobe.lm_eval_tasks.records import DBB_DOC_KEYS, dbb_instances
 
-    return dbb_instances([dict(zip(DBB_DOC_KEYS + ("a",), it)) for it in items])
+    recs = [dict(zip(DBB_DOC_KEYS + ("a", "docs"), it)) for it in items]
+    return dbb_instances(recs, expected_docs=max((int(r.get("docs") or 1) for r in recs), default=1))
 
 
 def agg_count_s_ge_20(items: list[tuple]) -> float:
