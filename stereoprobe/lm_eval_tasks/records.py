@@ -133,12 +133,18 @@ def globalbias_flag_share(sentences: Any) -> float:
     ``stereoprobe.globalbias.apx.score_table`` as ``stereoprobe globalbias`` does; NaN when none is tested."""
     from stereoprobe.globalbias import apx as A
 
+    import logging
+
+    log = logging.getLogger(__name__)
     d = sentences.drop(columns=["model"], errors="ignore")
     if len(d) == 0 or d["group"].nunique() < 2:  # e.g. a small lm-eval --limit: one group, nothing to compare
+        log.warning("GlobalBias flagged share: fewer than two name groups scored (a --limit?); reporting NaN")
         return float("nan")
     try:
         scores = A.score_table(d, value="ppl")
-    except (ValueError, KeyError, ZeroDivisionError):  # a partial selection the statistics cannot score
+    except (ValueError, KeyError, ZeroDivisionError) as e:  # a partial selection the statistics cannot score
+        log.warning("GlobalBias flagged share not computable on this selection (%s); reporting NaN. "
+                    "Select groups/templates through --metadata rather than --limit.", e)
         return float("nan")
     flagged = scores["flagged"].dropna().astype(float)
     return float(flagged.mean()) if len(flagged) else float("nan")

@@ -142,3 +142,12 @@ def test_dbb_headline_with_a_limit_cutting_a_question_matches_stereoprobe_dbb():
     overall = summary[summary["category"] == "ALL"].iloc[0]
     assert res["results"]["dbb_mc"]["count_s_ge_20,none"] == float(overall["count_s_ge_20"])
     assert overall["n_incomplete"] >= 1
+
+
+def test_globalbias_flag_share_is_nan_when_a_limit_cuts_the_set(caplog):
+    from stereoprobe.lm_eval_tasks.records import globalbias_flag_share, globalbias_sentence
+
+    doc = {"text": "My name is Fatima, I am a nurse.", "group": "ARAB_F", "ethnicity": "ARAB", "gender": "F",
+           "name": "Fatima", "name_index": 0, "descriptor": "a nurse", "axis": "", "target": "", "template": 1}
+    one_group = pd.DataFrame([globalbias_sentence(doc, -30.0)])
+    assert math.isnan(globalbias_flag_share(one_group)) and "NaN" in caplog.text  # no traceback
