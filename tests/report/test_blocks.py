@@ -181,3 +181,106 @@ def test_search_filters_rows_in_a_headless_browser(tmp_path: Path) -> None:
     res = subprocess.run(["chromium", "--headless", "--no-sandbox", "--dump-dom", (tmp_path / "r.html").as_uri()],
                          capture_output=True, text=True, timeout=60)
     assert "shown:11 of 40 rows" in res.stdout  # m3, m30..m39
+
+
+class _Tables(HTMLParser):
+    """Tables of a page as plain data for the DOM stub: id, classes, header rows, body rows (text, data-v)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[dict] = []
+        self._section = ""
+        self._row: list | None = None
+        self._cell: dict | None = None
+        self.script = ""
+        self._in_script = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "table":
+            self.tables.append({"id": a.get("id"), "classes": (a.get("class") or "").split(), "head": [], "body": [],
+                                "tools": None})
+        elif tag in {"thead", "tbody"}:
+            self._section = tag
+        elif tag == "tr" and self.tables:
+            self._row = []
+            self._row_class = a.get("class") or ""
+        elif tag in {"td", "th"} and self._row is not None:
+            self._cell = {"text": "", "v": a.get("data-v"), "input": False}
+        elif tag == "input" and self._cell is not None:
+            self._cell["input"] = True
+        elif tag == "script":
+            self._in_script = True
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in {"td", "th"} and self._cell is not None and self._row is not None:
+            self._row.append(self._cell)
+            self._cell = None
+        elif tag == "tr" and self._row is not None:
+            (self.tables[-1]["head"] if self._section == "thead" else self.tables[-1]["body"]).append(
+                {"cells": self._row, "filters": "filters" in self._row_class})
+            self._row = None
+        elif tag == "script":
+            self._in_script = False
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell["text"] += data
+        if self._in_script:
+            self.script += data
+
+
+_DOM_STUB = r"""
+const data = JSON.parse(require('fs').readFileSync(process.argv[2], 'utf8'));
+function el(extra) { const h = {}; return Object.assign({
+  listeners: h, style: {}, value: '', textContent: '', attrs: {},
+  addEventListener(type, f) { (h[type] = h[type] || []).push(f); },
+  fire(type) { (h[type] || []).forEach(f => f()); },
+  getAttribute(k) { return k in this.attrs ? this.attrs[k] : null; },
+  classList: { s: new Set(), add(...c) { c.forEach(x => this.s.add(x)); }, remove(...c) { c.forEach(x => this.s.delete(x)); },
+               contains(c) { return this.s.has(c); } } }, extra); }
+const byId = {}, tables = [];
+for (const t of data.tables) {
+  const mkRow = r => { const cells = r.cells.map(c => { const e = el({ textContent: c.text });
+      if (c.v !== null) e.attrs['data-v'] = c.v; if (c.input) e.input = el({}); return e; });
+    return el({ cells, filters: r.filters, get textContent() { return cells.map(c => c.textContent).join(''); } }); };
+  const head = t.head.map(mkRow), rows = t.body.map(mkRow);
+  const body = { rows, appendChild(r) { const i = rows.indexOf(r); rows.splice(i, 1); rows.push(r); } };
+  const table = el({ id: t.id, cls: t.classes, tHead: { rows: head }, tBodies: [body],
+    querySelectorAll(sel) { return sel === 'tr.filters input' ? head.filter(r => r.filters).flatMap(r => r.cells.map(c => c.input)) : []; } });
+  tables.push(table);
+  byId[t.id + '-search'] = el({}); byId[t.id + '-count'] = el({});
+}
+global.document = { querySelectorAll(sel) { const c = sel.split('.')[1]; return tables.filter(t => t.cls.includes(c)); },
+                    getElementById(id) { return byId[id]; } };
+eval(data.script);
+const t = tables[0], box = byId[t.id + '-search'];
+box.value = 'm3'; box.fire('input');
+const shown = t.tBodies[0].rows.filter(r => r.style.display !== 'none').map(r => r.cells[0].textContent);
+const count = byId[t.id + '-count'].textContent;
+box.value = ''; box.fire('input');
+const filter = t.tHead.rows[1].cells[1].input; filter.value = '7'; filter.fire('input');
+const filtered = t.tBodies[0].rows.filter(r => r.style.display !== 'none').map(r => r.cells[0].textContent);
+filter.value = ''; filter.fire('input');
+const th = t.tHead.rows[0].cells[1]; th.fire('click'); th.fire('click');
+const sorted = t.tBodies[0].rows.slice(0, 3).map(r => r.cells[1].textContent);
+console.log(JSON.stringify({ shown, count, filtered, sorted }));
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_search_filter_and_sort_scripts_run(tmp_path: Path) -> None:
+    """The report's inline JavaScript, run by node against a minimal DOM built from the parsed page."""
+    df = pd.DataFrame({"model": [f"m{i}" for i in range(40)], "v": [float(i % 10) for i in range(40)]})
+    page = write_report(tmp_path / "r.html", "R", [Section("S").table(df)]).read_text()
+    parsed = _Tables()
+    parsed.feed(page)
+    (tmp_path / "page.json").write_text(json.dumps({"tables": parsed.tables, "script": parsed.script}))
+    (tmp_path / "stub.js").write_text(_DOM_STUB)
+    res = subprocess.run(["node", str(tmp_path / "stub.js"), str(tmp_path / "page.json")], capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["shown"] == ["m3"] + [f"m{i}" for i in range(30, 40)] and out["count"] == "11 of 40 rows"
+    assert out["filtered"] == ["m7", "m17", "m27", "m37"]  # the v column filter "7" keeps 7.0 only
+    assert out["sorted"] == ["9", "9", "9"]  # second click: descending by the numeric data-v
