@@ -10,8 +10,22 @@ from typing import Any
 from stereoprobe.errors import InputError
 
 
+def _warm_up(models: Sequence[str]) -> None:
+    """Load every model once (one-token generation), so the timed run does not include loading weights
+    (local providers keep the weights per process)."""
+    import asyncio
+
+    from inspect_ai.model import GenerateConfig, get_model
+
+    async def go() -> None:
+        for m in dict.fromkeys(models):
+            await get_model(m).generate("Hello", config=GenerateConfig(max_tokens=1))
+
+    asyncio.run(go())
+
+
 def calibrate(make_task: Callable[[], Any], model: str, roles: Mapping[str, Sequence[str]] | None, n: int) -> float:
-    """Seconds per sample-epoch: one warm-up sample (loads the weights), then ``n`` samples timed (one epoch).
+    """Seconds per sample-epoch: the models are loaded first, then ``n`` samples are timed (one epoch).
 
     Small ``n`` underestimates the throughput of batching providers, so the estimate errs on the long side.
     """
@@ -23,7 +37,7 @@ def calibrate(make_task: Callable[[], Any], model: str, roles: Mapping[str, Sequ
     with tempfile.TemporaryDirectory(prefix="stereoprobe-plan-") as log_dir:
         common: dict[str, Any] = {"model": model, "model_roles": model_roles or None, "epochs": 1, "display": "none",
                                   "log_dir": log_dir, "log_realtime": False, "score": True}
-        inspect_eval(make_task(), limit=1, **common)
+        _warm_up([model, *[m for ms in (roles or {}).values() for m in ms]])
         t0 = time.perf_counter()
         logs = inspect_eval(make_task(), limit=n, **common)
         dt = time.perf_counter() - t0
