@@ -209,6 +209,7 @@ def plan_task(task: Any, model: str | None = None, roles: Mapping[str, Sequence[
     seconds = None
     if seconds_per_call is not None:
         seconds = float(seconds_per_call) * n * n_epochs
+        notes.append(f"time: {float(seconds_per_call):,.2f} s per sample and epoch, measured on {model} (--calibrate)")
     return Plan(task=name, items=int(items), unit=UNITS.get(name, "samples"), samples=n, epochs=n_epochs,
                 model_calls=calls, input_tokens=int(sum(tok_in.values())), output_tokens=int(sum(tok_out.values())),
                 usd=None if usd is None else round(usd, 2), seconds=seconds, models=models,
