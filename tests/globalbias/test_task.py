@@ -128,3 +128,14 @@ def test_defaults_are_the_paper_benchmark():
     for fn in (globalbias, globalbias_profiles):
         sig = pyinspect.signature(getattr(fn, "__wrapped__", fn))
         assert sig.parameters["source"].default == "upstream"
+
+
+def test_default_upstream_offline_error_says_how_to_point_at_a_copy(tmp_path, monkeypatch):
+    from stereoprobe.errors import InputError
+
+    monkeypatch.setenv("STEREOPROBE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("STEREOPROBE_UPSTREAM_DIR", raising=False)
+    monkeypatch.delenv("STEREOPROBE_ALLOW_DOWNLOAD", raising=False)
+    with pytest.raises(InputError, match=r"source=/path/to/GlobalBias.*STEREOPROBE_UPSTREAM_DIR"):
+        globalbias()
