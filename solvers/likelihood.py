@@ -4,8 +4,9 @@
 ``score_texts()`` reads the text items of ``state.metadata["texts"]`` and puts the per-text results in
 ``state.output.metadata[STATE_KEY]`` (compact columns) for the scorer ``text_logprobs``. A provider that declares
 ``scores_text_batches`` (stereoprobe's ``transformers``) receives them all in one ``generate()`` call and
-batches them on the device; any other provider that returns prompt log-probabilities (``vllm``,
-``vllm-completions``, ...) gets one request per text, concurrently, the way the per-text tasks did.
+batches them on the device; inspect's ``vllm-completions`` gets the texts as prompt lists, a chunk per
+``/v1/completions`` request (:mod:`stereoprobe.providers.vllm_batch`); any other provider that returns prompt
+log-probabilities gets one request per text, concurrently, the way the per-text tasks did.
 
 Deterministic per-text failures (a text longer than the context window, no prompt log-probabilities, a
 non-finite value, a context that does not tokenize as a prefix) are recorded for that text and the others
@@ -113,6 +114,14 @@ async def score_items(items: Sequence[Mapping[str, Any]], model: Model | None = 
     model = model or get_model()
     if getattr(model.api, "scores_text_batches", False):
         return await _score_batch(model, items, config)
+    from stereoprobe.providers.vllm_batch import score_prompt_list, supports_prompt_list
+
+    if supports_prompt_list(model):  # vllm-completions: a prompt list per request (chunks of texts)
+        got = await score_prompt_list(model, items, config)  # None = score that item on its own
+        todo = [k for k, r in enumerate(got) if r is None]
+        for k, r in zip(todo, await asyncio.gather(*(_score_one(model, items[k], config) for k in todo))):
+            got[k] = r
+        return got  # type: ignore[return-value]
     return list(await asyncio.gather(*(_score_one(model, it, config) for it in items)))
 
 
