@@ -178,3 +178,44 @@ def test_masked_lm_truncation_default(tmp_path):
     full, cut = asyncio.run(score_items([{"id": "a", "text": text}, {"id": "b", "text": text, "mlm_max_length": 5}],
                                         model))
     assert full.n_tokens == 10 and cut.n_tokens == 4  # [CLS] + 4 scored pieces
+
+
+def test_batch_path_records_a_too_long_text_and_scores_the_others(tmp_path):
+    """The transformers provider's batch path: a text longer than the context window is a per-text failure
+    (recorded with its reason), the other texts of the request are scored as one request each would be."""
+    import asyncio
+
+    import torch
+    from inspect_ai.model import get_model
+    from transformers import BertTokenizerFast, LlamaConfig, LlamaForCausalLM
+
+    from stereoprobe.solvers.likelihood import score_items
+
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "my", "name", "is", "olga", ",", "i", "was", "a",
+             "doctor", "."]
+    (tmp_path / "vocab.txt").write_text("\n".join(words) + "\n")
+    tok = BertTokenizerFast(vocab={w: i for i, w in enumerate(words)}, do_lower_case=True, bos_token="[CLS]",
+                            eos_token="[SEP]")
+    torch.manual_seed(0)
+    llama = LlamaForCausalLM(LlamaConfig(vocab_size=len(words), hidden_size=32, intermediate_size=64,
+                                         num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=2,
+                                         max_position_embeddings=8, bos_token_id=2, eos_token_id=3, pad_token_id=0))
+    llama.save_pretrained(tmp_path / "llama")
+    tok.save_pretrained(tmp_path / "llama")
+    model = get_model(f"transformers/{tmp_path / 'llama'}", device="cpu", memoize=False)
+    assert model.api.scores_text_batches
+    items = [{"id": "short", "text": "my name is olga ."},
+             {"id": "long", "text": "my name is olga , i was a doctor , i was a doctor ."},
+             {"id": "ctx", "text": "olga was a doctor .", "context": "olga was"}]
+    batch = asyncio.run(score_items(items, model))
+    assert batch[1].error and "context window" in batch[1].error and batch[1].sum_logprob is None
+    model.api.scores_text_batches = False  # one request per text on the same provider
+    try:
+        single = asyncio.run(score_items(items, model))
+    finally:
+        del model.api.scores_text_batches
+    for k in (0, 2):
+        assert batch[k].ok and batch[k].n_tokens == single[k].n_tokens
+        assert abs(batch[k].sum_logprob - single[k].sum_logprob) <= 1e-5 * batch[k].n_tokens
+    assert batch[2].n_tokens == 3  # "a doctor ." after the context
+    assert single[1].error and "context window" in single[1].error
