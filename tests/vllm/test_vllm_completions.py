@@ -145,7 +145,9 @@ def test_globalbias_same_sums(server: FakeVLLM, tiny_llama: Path, tmp_path: Path
     args = {"source": "bundled", "groups": "ARAB", "templates": 1, "descriptors": [0, 1]}
     ours, requests = _compare("stereoprobe/globalbias", args, tiny_llama, server, tmp_path)
     texts = sum(len(next(iter(s.scores.values())).metadata["ids"]) for s in ours.values())
-    assert len(requests) == texts and all(r["prompt_logprobs"] == 1 for r in requests)  # one request per text
+    # one /v1/completions request per sample (a prompt list), not one per text
+    assert sum(len(r["prompt"]) for r in requests) == texts and len(requests) == len(ours)
+    assert all(r["prompt_logprobs"] == 1 for r in requests)
 
 
 @pytest.mark.slow
