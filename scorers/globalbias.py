@@ -10,7 +10,8 @@ scorer stores, per sentence, ``sum_logprob`` (natural log), ``n_tokens`` (scored
 (UTF-8 bytes of the sentence), from which the post-processing derives the token perplexity
 ``exp(-sum_logprob / n_tokens)`` or the byte-normalised ``exp(-sum_logprob / n_bytes)`` (= 2 ** bits-per-byte).
 A sentence without prompt log-probs (provider without support, API error) is recorded as unscored (NaN values)
-with the reason, and counted by the ``unscored`` metric.
+with the reason, and counted by the ``unscored_sentences`` metric (the grouped path's
+``text_logprobs`` scorer counts ``unscored`` texts).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from inspect_ai.solver import TaskState
 from stereoprobe.globalbias.contract import SCORE_KEYS
 from stereoprobe.scorers.likelihood import text_logprobs
 
-__all__ = ["KEYS", "mean_perplexity", "sentence_logprob", "text_logprobs", "unscored"]
+__all__ = ["KEYS", "sentence_logprob", "sentence_mean_perplexity", "text_logprobs", "unscored_sentences"]
 
 KEYS = SCORE_KEYS
 
@@ -38,7 +39,7 @@ def _vals(scores: list[SampleScore]) -> list[dict]:
 
 
 @metric
-def mean_perplexity() -> Metric:
+def sentence_mean_perplexity() -> Metric:
     """Mean over scored sentences of exp(-sum_logprob / n_tokens)."""
 
     def compute(scores: list[SampleScore]) -> float:
@@ -53,7 +54,7 @@ def mean_perplexity() -> Metric:
 
 
 @metric
-def unscored() -> Metric:
+def unscored_sentences() -> Metric:
     """Number of sentences the model returned no prompt log-probabilities for."""
 
     def compute(scores: list[SampleScore]) -> float:
@@ -62,7 +63,7 @@ def unscored() -> Metric:
     return compute
 
 
-@scorer(metrics=[mean_perplexity(), unscored()])
+@scorer(metrics=[sentence_mean_perplexity(), unscored_sentences()])
 def sentence_logprob():
     """Record the summed prompt log-probability, scored-token count and byte count of the sentence."""
 

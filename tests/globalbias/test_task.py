@@ -47,8 +47,8 @@ def test_scorer_records_sum_logprob_tokens_and_bytes(tmp_path):
         assert v["n_bytes"] == len(s.input.encode("utf-8"))
     metrics = log.results.scores[0].metrics
     ppl = [math.exp(-expected_sum(s.input)[0] / expected_sum(s.input)[1]) for s in log.samples]
-    assert metrics["mean_perplexity"].value == pytest.approx(sum(ppl) / len(ppl))
-    assert metrics["unscored"].value == 0
+    assert metrics["sentence_mean_perplexity"].value == pytest.approx(sum(ppl) / len(ppl))
+    assert metrics["unscored_sentences"].value == 0
 
 
 def test_missing_prompt_logprobs_counted(tmp_path):
@@ -66,7 +66,7 @@ def test_missing_prompt_logprobs_counted(tmp_path):
     [log] = inspect_eval(task, model=fake_model(), log_dir=str(tmp_path), display="none")
     by_id = {s.id: s.scores["sentence_logprob"] for s in log.samples}
     assert math.isnan(by_id["a"].value["sum_logprob"]) and "unscored" in by_id["a"].explanation
-    assert log.results.scores[0].metrics["unscored"].value == 1
+    assert log.results.scores[0].metrics["unscored_sentences"].value == 1
 
 
 def test_encoder_decoder_split(tmp_path):

@@ -85,7 +85,7 @@ def test_lm_eval_globalbias_output(tmp_path):
     from stereoprobe.globalbias.inputs import load
     from stereoprobe.lm_eval_tasks import include_path
 
-    tm = TaskManager(include_path=str(include_path()), metadata={"templates": [1]})
+    tm = TaskManager(include_path=str(include_path()), metadata={"templates": [1], "source": "bundled"})
     res = lm_eval.simple_evaluate(model="dummy", tasks=["globalbias"], task_manager=tm, log_samples=True)
     folder = tmp_path / "out" / "dummy"
     folder.mkdir(parents=True)
