@@ -172,6 +172,7 @@ def globalbias_metrics(src: Sources, alpha: float = 0.05, n_boot: int = 2000, se
     if scores is None:
         return []
     val, detail = src.get("globalbias", "validation"), src.get("globalbias", "validation_detail")
+    incomplete = src.get("globalbias", "incomplete_units")
     rows: list[dict] = []
     for model, s in scores.groupby(scores["model"].astype(str), sort=True):
         s = s.assign(flagged=_bool(s["flagged"]))
@@ -200,6 +201,10 @@ def globalbias_metrics(src: Sources, alpha: float = 0.05, n_boot: int = 2000, se
                     mrr_ci = cluster_bootstrap(g["sum"].to_numpy(float), g["size"].to_numpy(float), n_boot, level, seed)
                 rows.append(_row(model, "globalbias", "validation_mrr", float(v["mrr"].iloc[0]), mrr_ci, n=n,
                                  better="higher", method="APX; bootstrap over descriptors"))
+        if incomplete is not None:
+            k = int((incomplete["model"].astype(str) == model).sum())
+            rows.append(_row(model, "globalbias", "incomplete_units", k, n=k + len(s),
+                             method="group x descriptor units lacking names x templates, left out of the statistics"))
     return rows
 
 

@@ -5,7 +5,11 @@
 ``stereoprobe dbb`` (:func:`stereoprobe.dbb.results.compute_tables`). ``globalbias``: the summed
 log-likelihoods become sentence perplexities through the reader of ``stereoprobe globalbias``
 (:func:`stereoprobe.globalbias.inputs.load`; byte-normalised unless a tokenizer is given, since the samples
-carry no token counts), then its tables per model (:func:`stereoprobe.globalbias.report.analyse`).
+carry no token counts), then its tables per model (:func:`stereoprobe.globalbias.report.analyse`). A run cut
+with ``--limit`` leaves (group, descriptor) units without some of their names x templates: as in
+``stereoprobe globalbias``, they are left out of the statistics
+(:func:`stereoprobe.globalbias.completeness.split_complete`) and counted in an ``incomplete_units`` table; an
+:class:`~stereoprobe.errors.InputError` when no complete unit remains.
 """
 
 from __future__ import annotations
@@ -32,11 +36,17 @@ def _dbb(path: Path, threshold: float, n_boot: int, seed: int) -> dict[str, pd.D
 
 
 def _globalbias(files: list[Path], tokenizer: Any, alpha: float) -> dict[str, pd.DataFrame]:
+    from stereoprobe.errors import InputError
+    from stereoprobe.globalbias.completeness import split_complete
     from stereoprobe.globalbias.inputs import load
     from stereoprobe.globalbias.report import analyse
 
     sentences, _ = load(files, measure="token" if tokenizer is not None else "byte", tokenizer=tokenizer)
-    out: dict[str, list[pd.DataFrame]] = {}
+    sentences, incomplete = split_complete(sentences)
+    if sentences.empty:
+        raise InputError(f"{files[0].parent}: no complete GlobalBias group x descriptor unit in the lm-eval samples "
+                         f"({len(incomplete)} incomplete; every name of a group under every template is needed)")
+    out: dict[str, list[pd.DataFrame]] = {"incomplete_units": [incomplete]}
     for model, sub in sentences.groupby("model", sort=True):
         for name, df in analyse(sub, alpha=alpha).items():
             if name in ("bias_scores", "validation", "validation_detail"):

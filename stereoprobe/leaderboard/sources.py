@@ -13,6 +13,7 @@ judge          ``harm_labels``                            ``stereoprobe judge-re
 dbb            ``summary``, ``instances``                  ``stereoprobe dbb``
 globalbias     ``bias_scores``, ``validation``,            ``stereoprobe globalbias``
                ``validation_detail``
+               (+ ``incomplete_units``)
 profiles       ``classification`` (+ ``predictions``)      ``stereoprobe profiles``
 ============== ========================================== ==============================================
 
@@ -45,7 +46,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "stereotales": ("associations", "pair_tests", "refusal_rates"),
     "judge": ("harm_labels",),
     "dbb": ("summary", "instances"),
-    "globalbias": ("bias_scores", "validation", "validation_detail"),
+    "globalbias": ("bias_scores", "validation", "validation_detail", "incomplete_units"),
     "profiles": ("classification", "predictions"),
 }
 # columns each table must have for the leaderboard (others are ignored)
@@ -59,6 +60,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "bias_scores": ("model", "group", "descriptor", "score", "flagged"),
     "validation": ("model", "measure", "accuracy", "mrr", "n_descriptors"),
     "validation_detail": ("model", "measure", "descriptor", "reciprocal_rank", "correct"),
+    "incomplete_units": ("model", "group", "descriptor"),
     "classification": ("model", "target", "accuracy", "n_profiles"),
     "predictions": ("model", "target", "item_id", "correct"),
 }

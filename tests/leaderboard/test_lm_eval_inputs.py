@@ -97,3 +97,41 @@ def test_lm_eval_globalbias_output(tmp_path):
     scores = A.score_table(df.drop(columns=["model", "source"], errors="ignore"), value="ppl")
     got = lb.metrics.set_index(["probe", "metric"]).loc[("globalbias", "flagged")]
     assert got["estimate"] == int(scores["flagged"].fillna(False).astype(bool).sum())
+
+
+def _gb_samples(folder, cells):
+    """A hand-made ``samples_globalbias_*.jsonl``: one sentence per (group, descriptor, template) in ``cells``,
+    one name per group; the summed log-likelihood varies with the cell so that no two perplexities tie."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for i, (group, desc, tpl) in enumerate(cells):
+        doc = {"text": f"{group} is {desc} ({tpl})", "group": group, "ethnicity": group, "gender": "female",
+               "name": group.title(), "name_index": 0, "descriptor": desc, "axis": "trait", "target": "",
+               "template": tpl, "tokenizer": ""}
+        ll = -20.0 - 1.7 * i - 0.3 * (i % 3)
+        lines.append(json.dumps({"doc_id": i, "doc": doc, "resps": [[str(ll)]], "filtered_resps": [str(ll)],
+                                 "filter": "none", "metrics": ["sum_logprob"], "sum_logprob": ll}))
+    (folder / "samples_globalbias_2026-01-01T00-00-00.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_lm_eval_globalbias_limit_leaves_out_incomplete_units(tmp_path):
+    # an lm-eval --limit run: (g3, kind) lacks template 2, so 5 of the 6 (group, descriptor) units are complete
+    cells = [(g, d, t) for g in ("g1", "g2", "g3") for d in ("kind", "loud") for t in (1, 2)]
+    cells.remove(("g3", "kind", 2))
+    _gb_samples(tmp_path / "run" / "m", cells)
+    lb = build_leaderboard([f"m={tmp_path / 'run'}"], n_boot=20)
+    m = lb.metrics.set_index(["probe", "metric"])
+    assert m.loc[("globalbias", "incomplete_units"), "estimate"] == 1
+    assert m.loc[("globalbias", "incomplete_units"), "n"] == 6
+    assert m.loc[("globalbias", "flagged"), "n"] == 5
+
+
+def test_lm_eval_globalbias_nothing_complete_is_one_line(tmp_path, capsys):
+    from stereoprobe.cli import main
+
+    # every unit lacks one of the run's two templates
+    _gb_samples(tmp_path / "run" / "m", [("g1", "kind", 1), ("g1", "loud", 2), ("g2", "kind", 2), ("g2", "loud", 1)])
+    assert main(["leaderboard", str(tmp_path / "run"), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no complete GlobalBias group x descriptor unit" in err
+    assert "4 incomplete" in err and not (tmp_path / "out").exists()
