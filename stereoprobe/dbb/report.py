@@ -67,11 +67,12 @@ def _plot_hist(instances: pd.DataFrame, threshold: float) -> Any:
 
 FILES = {"responses": "one row per scored response (sample x epoch)",
          "runs": "one row per model and variant: logs, responses, error samples, complete/incomplete counts",
-         "questions": "P(A) per question (NaN when incomplete), with n_responses and n_valid",
+         "questions": "P(A) per question (empty when incomplete), with n_responses and n_valid",
          "instances": "every test instance: groups, P(A) of each, S, complete",
          "incomplete": "questions with fewer scored epochs than the run asked for (left out)",
          "summary": "per model, variant, category and descriptor type: counts, mean S, refusal rates, CIs",
          "top_associations": "the most biased instances per category"}
+SUMMARY_FILES = ["summary.csv", "summary.parquet"]
 
 
 def _plot_categories(cats: pd.DataFrame) -> Any:
@@ -97,7 +98,8 @@ def _plot_categories(cats: pd.DataFrame) -> Any:
 def _category_section(cats: pd.DataFrame, threshold: float) -> Section:
     sec = Section("Per category (paper Figures 3 and 8)").table(
         _fmt(cats[["model", "variant", "category", "n", "n_incomplete", "count_s_ge_20", "count_ci_low",
-                   "count_ci_high", "share_s_ge_20", "mean_s_biased", "mean_s_ci_low", "mean_s_ci_high"]]))
+                   "count_ci_high", "share_s_ge_20", "mean_s_biased", "mean_s_ci_low", "mean_s_ci_high"]]),
+        files=SUMMARY_FILES)
     if plot_is_empty(cats["count_s_ge_20"]):
         return sec.empty(f"No complete test instance reaches S ≥ {threshold:g}: the per-category bar chart would "
                          "be empty.")
@@ -109,7 +111,8 @@ def _category_section(cats: pd.DataFrame, threshold: float) -> Section:
 def _counts_section(summ: pd.DataFrame, cells: pd.DataFrame, threshold: float) -> Section:
     sec = Section("Per category and descriptor type (paper Tables 2 and 9)").table(
         _fmt(cells[["model", "variant", "category", "descriptor_type", "n", "n_incomplete", "count_s_ge_20",
-                    "count_ci_low", "count_ci_high", "mean_s_biased", "mean_s_ci_low", "mean_s_ci_high"]]))
+                    "count_ci_low", "count_ci_high", "mean_s_biased", "mean_s_ci_low", "mean_s_ci_high"]]),
+        files=SUMMARY_FILES)
     if plot_is_empty(cells["count_s_ge_20"]):
         return sec.empty(f"No complete test instance reaches S ≥ {threshold:g} in these runs: the count plot "
                          "and the mean-S panel (mean over biased instances) would be empty.")
@@ -132,7 +135,8 @@ def _term_section(term: pd.DataFrame | None, tot: pd.DataFrame) -> list[Section]
         "bias); CS = crows_pairs_english pct_stereotype × 100 (50 = no bias). Every metric read is listed below; "
         "inspect logs' metrics are shown as written (their implementations define them).").table(
         _fmt(side), caption="DBB (count and mean S of instances with S ≥ threshold) next to the term-based "
-        "columns, per model").table(_fmt(term.drop(columns=["path"])), files=["term_based.csv"])]
+        "columns, per model").table(_fmt(term.drop(columns=["path"])),
+                                    files=["term_based.csv", "term_based.parquet"])]
 
 
 def write_dbb_report(path: str | Path, runs: pd.DataFrame, tables: dict[str, pd.DataFrame],
@@ -147,7 +151,8 @@ def write_dbb_report(path: str | Path, runs: pd.DataFrame, tables: dict[str, pd.
         "DBB (Pan et al., Findings of EMNLP 2025) asks whether a model's choice between a stereotypical "
         "and a contrasting continuation of a scene changes when only the description of the person "
         "changes. P(A) is the probability of choosing the stereotypical option A; a test instance pairs "
-        f"two groups and S = |P1(A) − P2(A)|; S ≥ {threshold:g} marks a biased instance.").table(_fmt(runs))
+        f"two groups and S = |P1(A) − P2(A)|; S ≥ {threshold:g} marks a biased instance.").table(
+        _fmt(runs), files=["runs.csv", "runs.parquet"])
     if read_summary:
         runs_sec.note(f"Logs read: {read_summary}")
     runs_sec.note("A question counts only when all the epochs its run asked for were scored (logprob mode: both "
@@ -183,14 +188,15 @@ def write_dbb_report(path: str | Path, runs: pd.DataFrame, tables: dict[str, pd.
         Section("Refusal and invalid answers (paper Table 6)").table(
             _fmt(summ[["model", "variant", "category", "descriptor_type", "n_questions", "question_refusal_rate",
                        "question_refusal_ci_low", "question_refusal_ci_high", "n_responses", "refusal_rate",
-                       "refusal_ci_low", "refusal_ci_high"]])).note(
+                       "refusal_ci_low", "refusal_ci_high"]]), files=SUMMARY_FILES).note(
             "question_refusal_rate: share of complete questions with at least one refused or invalid answer (the "
             "paper's Table 6 reports the percentage of questions); refusal_rate: share of responses. Sampled "
             "mode: answers with no parsable 'a)'/'b)' and no exact option sentence. Logprob mode: neither option "
             "letter among the first token's top-20 log-probabilities."),
         hist,
         Section("Top biased associations (paper Tables 3 and 7)").table(
-            _fmt(tables["top_associations"]), files=["top_associations.csv"], base=base).note(
+            _fmt(tables["top_associations"]), files=["top_associations.csv", "top_associations.parquet"],
+            base=base).note(
             "Association 1: the group with the higher P(A) ↔ concept A (stereotypical); association 2: the "
             "other group ↔ concept B."),
         incomplete_sec,

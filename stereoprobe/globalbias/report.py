@@ -20,6 +20,17 @@ from stereoprobe.report.html import Section, plot_is_empty, write_report
 from stereoprobe.report.run_info import write_run_info
 from stereoprobe.tables import write_table
 
+FILE_DESCRIPTIONS = {
+    "bias_scores": "bias score per model x group x descriptor, with the reference flag, the stricter test's p/q "
+                   "values and the per-template APX",
+    "associations": "descriptors flagged per group by the reference 1% rule (paper Table 9)",
+    "associations_strict": "descriptors significant per group under the stricter test (BH-controlled)",
+    "min_groups": "lowest-APX group per template and descriptor",
+    "validation": "accuracy and MRR on stereotype descriptors with confidence intervals (paper Tables 3 and 4)",
+    "validation_detail": "per stereotype descriptor: group ranking, target, prediction",
+    "incomplete_units": "group x descriptor units left out for missing names x templates",
+}
+
 
 @dataclass
 class GlobalBiasResult:
@@ -161,6 +172,10 @@ def _report(path: Path, result: GlobalBiasResult, sentences: pd.DataFrame, measu
 
     tables, rep = result.tables, result.read
     scores = tables["bias_scores"]
+    base = path.parent
+
+    def tfiles(name: str) -> list[Path]:
+        return [base / f"{name}.csv", base / f"{name}.parquet"]
     secs = []
     s = Section("Inputs and settings", anchor="inputs")
     s.text(f"{rep.summary()}" + (f" (e.g. {', '.join(rep.unscored_ids[:5])})." if rep.unscored else "."))
@@ -170,7 +185,8 @@ def _report(path: Path, result: GlobalBiasResult, sentences: pd.DataFrame, measu
     if len(result.incomplete):
         s.text(f"{len(result.incomplete)} group x descriptor unit(s) lack some of their names x templates (an "
                "interrupted run without its retry, or error samples) and were left out of every statistic:")
-        s.table(result.incomplete, caption="incomplete units (present / expected name x template cells)")
+        s.table(result.incomplete, caption="incomplete units (present / expected name x template cells)",
+                files=tfiles("incomplete_units"), base=base)
     else:
         s.note("Every group x descriptor unit holds all its names under all templates.")
     s.note(f"Measure: {'token perplexity' if measure == 'token' else 'byte-normalised perplexity (2^bits-per-byte)'}; "
@@ -187,8 +203,8 @@ def _report(path: Path, result: GlobalBiasResult, sentences: pd.DataFrame, measu
                f"template(s) {tt}, several templates = average of per-template min-max normalised means) belongs "
                "to the stereotype's target group. MRR: mean reciprocal rank of the target group (genders pooled). "
                "Chance levels are for the number of groups present.")
-        v.table(tables["validation"])
-        v.table(tables["validation_detail"], caption="per descriptor")
+        v.table(tables["validation"], files=tfiles("validation"), base=base)
+        v.table(tables["validation_detail"], caption="per descriptor", files=tfiles("validation_detail"), base=base)
     for note in notes or []:
         v.empty(f"Validation not computed for {note}.")
     secs.append(v)
@@ -198,7 +214,8 @@ def _report(path: Path, result: GlobalBiasResult, sentences: pd.DataFrame, measu
            "deviations below the descriptor's mean over groups (age axis excluded). It is a descriptive outlier "
            "flag: the standard deviation includes the tested group and there is no correction for the number of "
            "comparisons, so about 1% of group-descriptor pairs are flagged by chance under normality.")
-    a.table(tables["associations"])
+    a.table(tables["associations"], caption="groups flagged by the reference rule",
+            files=tfiles("associations"), base=base)
     secs.append(a)
 
     b = Section("Associated descriptors per group: stricter test", anchor="strict")
@@ -207,10 +224,12 @@ def _report(path: Path, result: GlobalBiasResult, sentences: pd.DataFrame, measu
            "of the template, averaged over templates; group-wide familiarity shifts cancel), with "
            f"Benjamini-Hochberg false discovery rate control at {alpha} over all tested pairs.")
     if scores["p_value"].notna().any():
-        b.table(tables["associations_strict"])
+        b.table(tables["associations_strict"], caption="groups significant under the stricter test",
+                files=tfiles("associations_strict"), base=base)
         cmp = scores.assign(flagged=scores["flagged"].fillna(False).astype(bool),
                             significant=scores["significant"].fillna(False).astype(bool))
-        agree = pd.crosstab(cmp["flagged"], cmp["significant"]).rename_axis(index="flagged", columns="significant")
+        agree = pd.crosstab(cmp["flagged"], cmp["significant"]).rename_axis(index="flagged", columns=None)
+        agree.columns = [f"significant={c}" for c in agree.columns]
         b.table(agree.reset_index(), caption="reference flag vs stricter test")
     else:
         b.note("Not available: the inputs hold group-level values without names.")
@@ -259,10 +278,10 @@ def _report(path: Path, result: GlobalBiasResult, sentences: pd.DataFrame, measu
 
     t = Section("Bias scores (lowest first)", anchor="scores")
     cols = ["model", "group", "descriptor", "axis", "score", "flagged", "p_value", "q_value", "significant"]
-    t.table(scores.sort_values("score")[cols], max_rows=500)
+    t.table(scores.sort_values("score")[cols], max_rows=500, files=tfiles("bias_scores"), base=base)
     secs.append(t)
     files = Section("Files", anchor="files")
-    files.files(result.files, base=path.parent)
+    files.files(result.files, base=path.parent, descriptions=FILE_DESCRIPTIONS)
     secs.append(files)
     write_report(path, "GlobalBias: stereotypes associated with given names", secs,
                  subtitle="APX perplexity probe (Siddique et al., EMNLP 2024), computed by stereoprobe")

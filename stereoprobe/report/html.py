@@ -42,9 +42,10 @@ h1{font-size:1.7rem}h2{font-size:1.3rem;border-bottom:1px solid #ddd;padding-bot
 h3{font-size:1.05rem}
 table{border-collapse:separate;border-spacing:0;font-size:.85rem;margin:.5rem 0 1rem}
 th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical-align:top;max-width:28rem;
- overflow-wrap:anywhere}
-thead th{background:#f4f4f6;position:sticky;top:0;z-index:2}
-thead tr.filters th{top:1.9rem;cursor:default}
+ overflow-wrap:break-word}
+thead{position:sticky;top:0;z-index:2}
+thead th{background:#f4f4f6}
+thead tr.filters th{cursor:default}
 th.sortkey{cursor:pointer;user-select:none}
 th.sorted-asc::after{content:" \\25B2"}th.sorted-desc::after{content:" \\25BC"}
 tbody td:first-child,thead th:first-child{position:sticky;left:0;z-index:1;background:#fff}
@@ -228,7 +229,8 @@ def table_html(
     flags = [str(c) in link_cols for c in shown.columns]
     searchable = len(shown) > SEARCH_MIN_ROWS if search is None else search
     tid = _next_table_id()
-    head = "".join(f'<th class="sortkey">{html.escape(str(c))}</th>' for c in shown.columns)
+    # column names break only after an underscore (no mid-word breaks in narrow columns)
+    head = "".join(f'<th class="sortkey">{html.escape(str(c)).replace("_", "_<wbr>")}</th>' for c in shown.columns)
     filters = ""
     if searchable:
         filters = '<tr class="filters">' + "".join(
