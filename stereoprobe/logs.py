@@ -137,6 +137,23 @@ def read_header(path: str | Path) -> LogInfo:
     return _info(p, h.eval.model_dump(mode="json"), h.status)
 
 
+def read_eval_spec(path: str | Path) -> dict[str, Any]:
+    """The eval spec of one log as plain JSON (inspect's ``EvalSpec``), without reading its samples: e.g.
+    ``spec["config"]["epochs"]``, ``spec["dataset"]["sample_ids"]``, ``spec["metadata"]`` (the task's
+    metadata), ``spec["task_args"]``. Keys that inspect leaves at their default may be absent: read them with
+    ``.get``.
+
+    ``.eval``: the ``eval`` object of ``header.json``, or of ``_journal/start.json`` for a log still being
+    written or interrupted (the spec is written when the run starts, so it is the same). ``.json``: inspect's
+    ``read_eval_log(header_only=True).eval``. A file that is no inspect log: :class:`LogReadError`.
+    """
+    p = Path(path)
+    if p.suffix == ".eval":
+        with _open_eval(p) as z:
+            return _eval_header(z, p)[0]
+    return _read_json_log(p, header_only=True).eval.model_dump(mode="json")
+
+
 def _read_json_log(p: Path, header_only: bool) -> Any:
     """inspect's reader for a ``.json`` log; anything but a valid log is a :class:`LogReadError` naming it."""
     from inspect_ai.log import read_eval_log

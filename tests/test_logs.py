@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stereoprobe.logs import LogReadError, error_message, iter_raw_samples, output_text, read_header
+from stereoprobe.logs import LogReadError, error_message, iter_raw_samples, output_text, read_eval_spec, read_header
 
 if sys.version_info < (3, 14):
     import zipfile_zstd  # noqa: F401
@@ -110,6 +110,27 @@ def test_read_header(logs, fmt):
     assert (info.task, info.model, info.created, info.status, info.task_version) == (
         "tiny", "mockllm/m", h.eval.created, "success", h.eval.task_version)
     assert info.model_roles == {"judge": "mockllm/j"} and info.path == logs[fmt]
+
+
+@pytest.mark.parametrize("fmt", ["eval", "json"])
+def test_read_eval_spec(logs, fmt, tmp_path):
+    from inspect_ai.log import read_eval_log
+
+    spec = read_eval_spec(logs[fmt])
+    assert spec["config"]["epochs"] == 2  # the task's epochs=2
+    assert spec["dataset"]["sample_ids"] == ["s0", "s1", "s2", "s3", 7]  # the five samples of _run, int id kept
+    ref = read_eval_log(str(logs[fmt]), header_only=True).eval.model_dump(mode="json")
+    keys = ("task", "task_id", "model", "created", "task_args", "metadata")  # .eval leaves defaults out
+    assert {k: spec.get(k) for k in keys} == {k: ref.get(k) for k in keys}
+    if fmt == "eval":  # interrupted: no header.json, the spec comes from the journal's start record
+        cut = _rewrite(logs[fmt], tmp_path / "cut.eval", drop={"header.json"})
+        got = read_eval_spec(cut)
+        assert (got["config"]["epochs"], got["dataset"]["sample_ids"], got["task"], got["model"]) == (
+            2, ["s0", "s1", "s2", "s3", 7], spec["task"], "mockllm/m")
+    bad = tmp_path / f"bad.{fmt}"
+    bad.write_text("not a log")
+    with pytest.raises(LogReadError, match="bad"):
+        read_eval_spec(bad)
 
 
 def _rewrite(src: Path, dst: Path, *, drop=(), extra=()) -> Path:

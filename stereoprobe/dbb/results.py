@@ -40,18 +40,6 @@ class DBBResult:
     lines: list[str]
 
 
-def _eval_spec(path: Path) -> dict[str, Any]:
-    """The eval spec of a log (``config.epochs``, ``dataset.sample_ids``), also of an interrupted one."""
-    from stereoprobe.logs import _eval_header, _open_eval
-
-    if path.suffix == ".eval":
-        with _open_eval(path) as z:
-            return _eval_header(z, path)[0]
-    from inspect_ai.log import read_eval_log
-
-    return read_eval_log(str(path), header_only=True).eval.model_dump(mode="json")
-
-
 def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Progress | None = None
                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One row per scored response (sample × epoch) of every dbb/dbb_sg log (and of lm-eval ``--log_samples``
@@ -60,6 +48,7 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
     The response table carries ``expected_epochs`` (the run's epochs per question); the runs table lists
     logs, responses, error samples and the run's question ids (``expected_ids``, a ``;``-joined string)."""
     from stereoprobe.inputs import ReadStats, iter_samples
+    from stereoprobe.logs import read_eval_spec
 
     stats = stats if stats is not None else ReadStats()
     rows: list[dict[str, Any]] = []
@@ -72,7 +61,7 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
                if not lm_rows or _has_dbb_logs(inspect_paths) else iter([]))
     for info, s in (progress(samples, "DBB: reading logs") if progress else samples):
         if info.path not in specs:
-            specs[info.path] = _eval_spec(info.path)
+            specs[info.path] = read_eval_spec(info.path)
         spec = specs[info.path]
         # the mode the task recorded (its default when -T mode was not given), else the task argument
         variant = C.variant_name(info.task, (spec.get("metadata") or {}).get("mode") or info.task_args.get("mode"))

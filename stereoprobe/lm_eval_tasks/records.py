@@ -105,7 +105,8 @@ def dbb_instances(records: Iterable[Mapping[str, Any]], expected_docs: int = 1) 
 
 
 @lru_cache(maxsize=4)
-def _tokenizer(name: str) -> Any:
+def load_tokenizer(name: str) -> Any:
+    """The Hugging Face tokenizer ``name`` (a hub id or a local folder), as the docs' ``tokenizer`` field names it."""
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(name)
@@ -117,7 +118,7 @@ def globalbias_sentence(doc: Mapping[str, Any], loglik: float, model: str = "", 
     from stereoprobe.globalbias.apx import byte_perplexity, token_perplexity
 
     text = doc["text"]
-    tok = tokenizer if tokenizer is not None else (_tokenizer(doc["tokenizer"]) if doc.get("tokenizer") else None)
+    tok = tokenizer if tokenizer is not None else (load_tokenizer(doc["tokenizer"]) if doc.get("tokenizer") else None)
     if tok is not None:
         ppl = float(token_perplexity(loglik, len(tok(text, add_special_tokens=False)["input_ids"])))
     else:

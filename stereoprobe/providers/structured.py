@@ -10,7 +10,8 @@ from typing import Any
 import torch
 
 
-def _xgrammar() -> Any:
+def require_xgrammar() -> Any:
+    """The ``xgrammar`` module; a RuntimeError naming the extra to install when it is missing."""
     try:
         import xgrammar
     except ImportError as ex:
@@ -29,7 +30,7 @@ _COMPILERS_LOCK = threading.Lock()
 def compiled_grammar(tokenizer: Any, vocab_size: int, stop_ids: list[int], schema: str) -> Any:
     """The xgrammar grammar of JSON valid under ``schema`` (a JSON string), compiled once per tokenizer
     (vocabulary size, stop tokens) and schema."""
-    xgr = _xgrammar()
+    xgr = require_xgrammar()
     key = (id(tokenizer), vocab_size, tuple(stop_ids))
     with _COMPILERS_LOCK:
         if key not in _COMPILERS:
@@ -42,7 +43,7 @@ def compiled_grammar(tokenizer: Any, vocab_size: int, stop_ids: list[int], schem
         return grammars[schema]
 
 
-class _SchemaLogitsProcessor:
+class SchemaLogitsProcessor:
     """Masks the logits of tokens that the grammar does not allow next (one matcher per generated row).
 
     Used once per ``generate()`` call. The first call sees the prompt; each later call first advances every
@@ -52,7 +53,7 @@ class _SchemaLogitsProcessor:
     """
 
     def __init__(self, grammar: Any) -> None:
-        self.xgr = _xgrammar()
+        self.xgr = require_xgrammar()
         self.grammar = grammar
         self.vocab_size = int(grammar.tokenizer_info.vocab_size)
         self.matchers: list[Any] = []

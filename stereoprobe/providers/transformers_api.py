@@ -58,7 +58,7 @@ from stereoprobe.likelihood import RESULTS_KEY, TEXTS_KEY
 from stereoprobe.providers.generation import run_generate
 from stereoprobe.providers.loading import DEFAULT_NAME, context_window, load, model_kind, pick_device, pick_dtype
 from stereoprobe.providers.scoring import CausalScorer, TokenScores, masked_pll, seq2seq_logprobs
-from stereoprobe.providers.structured import _SchemaLogitsProcessor, _xgrammar, compiled_grammar
+from stereoprobe.providers.structured import SchemaLogitsProcessor, compiled_grammar, require_xgrammar
 
 __all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_NAME", "TransformersAPI", "compiled_grammar", "context_window", "load",
            "model_kind", "pick_device", "pick_dtype"]
@@ -310,7 +310,7 @@ class TransformersAPI(ModelAPI):
         sampling = config.temperature is None or config.temperature > 0
         schema = None
         if config.response_schema is not None:
-            _xgrammar()  # a missing dependency fails here, before the request is queued
+            require_xgrammar()  # a missing dependency fails here, before the request is queued
             # key order kept: properties are generated in schema order (e.g. a reason before its label)
             schema = json.dumps(config.response_schema.json_schema.model_dump(exclude_none=True))
         settings = {
@@ -420,12 +420,12 @@ class TransformersAPI(ModelAPI):
             ids.add(self.tokenizer.eos_token_id)
         return sorted(int(i) for i in ids)
 
-    def _schema_processor(self, schema: str) -> _SchemaLogitsProcessor:
+    def _schema_processor(self, schema: str) -> SchemaLogitsProcessor:
         """A fresh logits processor (it holds per-row grammar state) over the cached compiled grammar."""
         out = self.model.get_output_embeddings()  # the mask covers the logits, padded rows included
         vocab = int(out.weight.shape[0]) if out is not None else int(getattr(self.model.config, "vocab_size", 0) or 0)
         vocab = vocab or len(self.tokenizer)
-        return _SchemaLogitsProcessor(compiled_grammar(self.tokenizer, vocab, self._stop_ids(), schema))
+        return SchemaLogitsProcessor(compiled_grammar(self.tokenizer, vocab, self._stop_ids(), schema))
 
     def _run_generate(self, reqs: list[_Request]) -> list[ModelOutput]:
         return run_generate(self, reqs)

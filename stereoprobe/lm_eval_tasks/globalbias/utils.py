@@ -26,10 +26,10 @@ def load_dataset(source: str = "upstream", faithful: bool = True, groups: Any = 
     from stereoprobe.globalbias.data import build_sentences
 
     if tokenizer:
-        from stereoprobe.lm_eval_tasks.records import _tokenizer
+        from stereoprobe.lm_eval_tasks.records import load_tokenizer
 
         try:
-            _tokenizer(str(tokenizer))
+            load_tokenizer(str(tokenizer))
         except Exception as e:  # noqa: BLE001 - a bad metadata value, reported before any model call
             raise ValueError(f"globalbias: cannot load the tokenizer {tokenizer!r} given in --metadata ({e})") from None
     if isinstance(templates, int):
