@@ -338,7 +338,7 @@ class Section:
         if not rows:
             return self.empty("This run wrote no table files.")
         frame = pd.DataFrame({k: [r[k] for r in rows] for k in ("file", "content", "size (KB)")})
-        return self.table(frame, links=["file"], search=False)
+        return self.table(frame, links=["file"])
 
 
 def render_report(title: str, sections: Sequence[Section], subtitle: str | None = None) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stereoprobe.report.html import Section, plot_is_empty
+from stereoprobe.report.html import Section, files_html, plot_is_empty
 from stereoprobe.stereotales.judge.contract import ALL_LLMS_MEAN, DEMO_FILE
 from stereoprobe.stereotales.judge.reliability import HUMAN_GROUP, LLM_GROUP
 
@@ -28,6 +28,33 @@ def _fig(w: float = 6.5, h: float = 3.6) -> tuple[Any, Any]:
 
 def _files(name: str) -> list[str]:
     return [f"{name}.csv", f"{name}.parquet"]
+
+
+#: what each judge table holds (the Files section of the report).
+FILE_DESCRIPTIONS = {
+    "judge_ratings": "one row per judge answer (evaluator x association x epoch): harm, realism, parse failure, "
+                     "error, question order",
+    "judge_evaluator_ratings": "per evaluator and association: valid ratings, mean and median harm, harmful label",
+    "judge_summary": "per judged model: answers, errors, parse failures, mean harm, harmful share, use of each "
+                     "scale point, own associations",
+    "judge_provider_counts": "harmful/benign counts per judged model and provider",
+    "harm_labels": "harm label per association (median rule) that the association tables join on",
+    "human_labels": "the human raters' labels per association",
+    "human_reliability": "agreement among the human raters",
+    "judge_reliability": "agreement among the LLM judges",
+    "rater_reliability": "Krippendorff's alpha and split-half reliability per rater group, with intervals",
+    "alignment_per_association": "per association: mean LLM and mean human rating",
+    "alignment_correlations": "LLM-human rating correlations (all LLMs and per evaluator)",
+    "alignment_agreement": "harmful/benign agreement and shared associations for every ordered pair of "
+                           "evaluators (the full matrix, diagonal included)",
+    "alignment_delta_by_dimension": "mean LLM - human rating per attribute dimension, with a t interval",
+    "generation_vs_delta": "per dimension: associations generated vs the LLM - human delta",
+    "alignment_top_score": "share of ratings at the top of the scale (5) per evaluator",
+    "language_reach": "per association: the languages it is found in, with its harm label",
+    "language_reach_summary": "language reach of harmful and benign associations",
+    "marked_group_shift": "per language: harmful associations about marked / unmarked groups, own vs others",
+    "language_jaccard_harmful": "language x language Jaccard similarity of the harmful association sets",
+}
 
 
 def _pct(v: float) -> str | None:
@@ -173,8 +200,16 @@ def agreement_section(t: dict[str, pd.DataFrame], rate: pd.DataFrame, agree_sum:
         s.figure(fig, "Pairwise harmful/benign agreement")
     else:
         s.empty("A heatmap needs at least two evaluators with shared labelled associations.")
-    s.table(t["alignment_agreement"], caption="Pairwise agreement and shared labelled associations",
-            files=_files("alignment_agreement"))
+    pairs = t["alignment_agreement"]
+    if {"evaluator_a", "evaluator_b"} <= set(pairs.columns):
+        order = {e: i for i, e in enumerate(dict.fromkeys(pairs["evaluator_a"]))}
+        pairs = pairs[pairs["evaluator_a"].map(order) < pairs["evaluator_b"].map(order)]  # each pair once, no self
+    if pairs.empty:
+        s.empty("Pairwise agreement needs at least two evaluators (an evaluator is not compared with itself).")
+        s.raw(files_html(_files("alignment_agreement")))
+    else:
+        s.table(pairs, caption="Pairwise agreement and shared labelled associations (each pair once; the CSV "
+                "holds the full matrix)", files=_files("alignment_agreement"))
     s.table(t["alignment_top_score"], files=_files("alignment_top_score"),
             caption="Share of ratings at the top of the scale (5); published: LLMs use 5 about 3x less often than people")
     return s
@@ -284,7 +319,7 @@ def language_section(t: dict[str, pd.DataFrame]) -> Section:
 def files_section(t: dict[str, pd.DataFrame], base: Any = None) -> Section:
     s = Section("Harm judge: files", anchor="judge-files")
     paths = [p for name in t for p in _files(name)]
-    return s.files(paths, base=base)
+    return s.files(paths, base=base, descriptions=FILE_DESCRIPTIONS)
 
 
 def judge_sections(report: Any, base: Any = None) -> list[Section]:
