@@ -95,6 +95,15 @@ def _plot_categories(cats: pd.DataFrame) -> Any:
     return fig
 
 
+def _below_threshold(top: pd.DataFrame, threshold: float) -> str:
+    """A sentence saying that the listed instances are not biased when none reaches the threshold."""
+    s = pd.to_numeric(top["s"], errors="coerce") if "s" in top.columns else pd.Series(dtype=float)
+    if len(s) and not (s >= threshold).any():
+        return (f" No listed instance reaches S ≥ {threshold:g}: these are the highest S values of the runs, "
+                "not biased instances.")
+    return ""
+
+
 def _category_section(cats: pd.DataFrame, threshold: float) -> Section:
     sec = Section("Per category (paper Figures 3 and 8)").table(
         _fmt(cats[["model", "variant", "category", "n", "n_incomplete", "count_s_ge_20", "count_ci_low",
@@ -198,7 +207,7 @@ def write_dbb_report(path: str | Path, runs: pd.DataFrame, tables: dict[str, pd.
             _fmt(tables["top_associations"]), files=["top_associations.csv", "top_associations.parquet"],
             base=base).note(
             "Association 1: the group with the higher P(A) ↔ concept A (stereotypical); association 2: the "
-            "other group ↔ concept B."),
+            "other group ↔ concept B." + _below_threshold(tables["top_associations"], threshold)),
         incomplete_sec,
         *_term_section(tables.get("term_based"), tot),
         Section("Files").files([base / f"{n}.{ext}" for n in FILES for ext in ("csv", "parquet")], base=base,
