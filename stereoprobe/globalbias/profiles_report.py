@@ -14,9 +14,26 @@ from stereoprobe.errors import InputError
 from stereoprobe.globalbias import profiles as P
 from stereoprobe.globalbias.consistency import religion_consistency
 from stereoprobe.globalbias.contract import PROFILE_SCORER, PROFILES_TASK
-from stereoprobe.report.html import Section, write_report
+from stereoprobe.report.html import Section, files_html, write_report
 from stereoprobe.report.run_info import write_run_info
 from stereoprobe.tables import write_table
+
+FILE_DESCRIPTIONS = {
+    "parse_outcomes": "one row per profile request: parsed or not (with the error), profiles, missing and unknown "
+                      "names",
+    "classification": "per model and target: SVM accuracy, chance, majority rate, permutation p-value (paper "
+                      "Table 6)",
+    "predictions": "the held-out split's true and predicted group per profile",
+    "feature_ablation": "accuracy change when one feature group is left out (paper Tables 7, 10, 11)",
+    "top_words": "per feature and group: the values with the largest Jensen-Shannon contribution (paper Tables "
+                 "12, 13)",
+    "religion_consistency": "top religion words of the profiles against the APX flags (paper Table 8)",
+}
+
+
+def _model_first(df: pd.DataFrame) -> pd.DataFrame:
+    """The column order of the written tables: ``model`` first."""
+    return df[["model"] + [c for c in df.columns if c != "model"]] if "model" in df.columns else df
 
 
 def profiles_from_logs(paths: Iterable[Path], stats: I.ReadStats | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -163,16 +180,24 @@ def run_profiles(inputs: Iterable[str | Path], out_dir: str | Path, n_permutatio
 
 def _report(path: Path, result: ProfilesResult) -> None:
     t, df = result.tables, result.profiles
+    base = path.parent
+
+    def tfiles(name: str) -> list[Path]:
+        return [base / f"{name}.csv", base / f"{name}.parquet"]
+
     secs = []
     s = Section("Profiles", anchor="profiles")
-    s.text(f"{len(df)} parsed profiles; groups: {df['Group'].nunique()}, models: {df['model'].nunique()}."
+    n_prof = int(df["Group"].notna().sum()) if "Group" in df.columns else 0
+    s.text(f"{n_prof} parsed profiles with a known group; groups: {df['Group'].nunique()}, "
+           f"models: {df['model'].nunique()}."
            + (f" Logs: {result.log_stats.summary()}." if result.log_stats is not None else ""))
     if "parse_outcomes" in t:
         o = t["parse_outcomes"]
         s.table(o.groupby("model").agg(requests=("id", "size"), parse_failures=("parsed", lambda x: int((~x).sum())),
                                        profiles=("n_profiles", "sum"), missing_names=("n_missing", "sum"),
                                        unknown_names=("n_unknown", "sum")).reset_index(),
-                caption="parse outcomes (failures are counted, never dropped silently)")
+                caption="parse outcomes (failures are counted, never dropped silently)",
+                files=tfiles("parse_outcomes"), base=base)
     secs.append(s)
     c = Section("Distinguishability of groups from their profiles (paper Table 6)", anchor="svm")
     c.text("SVM accuracy at predicting the group of a profile's name (reference: SVC defaults, 70/30 stratified "
@@ -180,7 +205,7 @@ def _report(path: Path, result: ProfilesResult) -> None:
            "label-permutation p-value against chance and a stratified cross-validated accuracy with a 95% Wilson "
            "interval.")
     if len(t["classification"]):
-        c.table(t["classification"])
+        c.table(_model_first(t["classification"]), files=tfiles("classification"), base=base)
     else:
         c.empty("No classification: no model has enough parsed profiles per group.")
     secs.append(c)
@@ -188,7 +213,7 @@ def _report(path: Path, result: ProfilesResult) -> None:
         a = Section("Leave-one-feature-out (paper Tables 7, 10, 11)", anchor="ablation")
         a.text("Change in accuracy (percentage points) when one feature group is removed; negative = the feature "
                "helps to tell the groups apart.")
-        a.table(t["feature_ablation"])
+        a.table(_model_first(t["feature_ablation"]), files=tfiles("feature_ablation"), base=base)
         secs.append(a)
     w = Section("Top words by Jensen-Shannon divergence (paper Tables 12, 13)", anchor="words")
     w.text("Per feature, the values that set one group apart from all others, by their contribution to the "
@@ -196,10 +221,11 @@ def _report(path: Path, result: ProfilesResult) -> None:
            "rank high because the group uses it less than the others (direction -1); "
            "--over-represented-only keeps the values used more by the group (direction +1).")
     if len(t["top_words"]):
-        w.table(t["top_words"])
+        w.table(_model_first(t["top_words"]), files=tfiles("top_words"), base=base)
     else:
         w.empty("No top words: the profiles hold too few values per group and feature (or every response "
                 "failed to parse) for a Jensen-Shannon comparison.")
+        w.raw(files_html(tfiles("top_words"), base))
     secs.append(w)
     if "religion_consistency" in t:
         r = Section("Religion: generation vs APX (paper Table 8)", anchor="religion")
@@ -208,12 +234,12 @@ def _report(path: Path, result: ProfilesResult) -> None:
             r.text(f"{int(rc['agrees'].sum())} of {len(rc)} (word, group) pairs of the generated profiles' top "
                    "religion words agree with APX: the group is flagged for the matching religion descriptors, or "
                    "is their lowest-scoring group.")
-            r.table(rc)
+            r.table(_model_first(rc), files=tfiles("religion_consistency"), base=base)
         else:
             r.empty("No religion word is among the profiles' top words, so there is nothing to compare.")
         secs.append(r)
     f = Section("Files", anchor="files")
-    f.files(result.files, base=path.parent)
+    f.files(result.files, base=base, descriptions=FILE_DESCRIPTIONS)
     secs.append(f)
     write_report(path, "GlobalBias: character profiles", secs,
                  subtitle="Generation probe (Siddique et al., EMNLP 2024), computed by stereoprobe")
