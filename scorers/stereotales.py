@@ -44,6 +44,7 @@ from inspect_ai.scorer import Score, Target, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema
 
+from stereoprobe import params as P
 from stereoprobe.scorers.stereotales_metrics import (
     api_error_rate,
     extraction_failure_rate,
@@ -248,16 +249,12 @@ class _Options:
 
 def _check_options(consensus: str, extraction_prompt: str, refusal_failure: str, refusal_character: str,
                    min_extractors: int) -> None:
-    if consensus not in CONSENSUS_RULES:
-        raise ValueError(f"consensus must be one of {CONSENSUS_RULES}, got {consensus!r}")
-    if extraction_prompt not in EXTRACTION_PROMPT_VARIANTS:
-        raise ValueError(f"extraction_prompt must be one of {EXTRACTION_PROMPT_VARIANTS}, got {extraction_prompt!r}")
-    if refusal_failure not in REFUSAL_FAILURE_MODES:
-        raise ValueError(f"refusal_failure must be one of {REFUSAL_FAILURE_MODES}, got {refusal_failure!r}")
-    if refusal_character not in REFUSAL_CHARACTER_FORMS:
-        raise ValueError(f"refusal_character must be one of {REFUSAL_CHARACTER_FORMS}, got {refusal_character!r}")
-    if isinstance(min_extractors, bool) or int(min_extractors) < 1:
-        raise ValueError(f"min_extractors must be an integer >= 1, got {min_extractors!r}")
+    """The scorer's options (also checked, as task parameters, by the ``stereotales`` task)."""
+    P.choice(consensus, "consensus", CONSENSUS_RULES)
+    P.choice(extraction_prompt, "extraction_prompt", EXTRACTION_PROMPT_VARIANTS)
+    P.choice(refusal_failure, "refusal_failure", REFUSAL_FAILURE_MODES)
+    P.choice(refusal_character, "refusal_character", REFUSAL_CHARACTER_FORMS)
+    P.integer(min_extractors, "min_extractors", 1)
 
 
 # ------------------------------------------------------------------------------------------------ scorer

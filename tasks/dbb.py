@@ -21,6 +21,7 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
 
+from stereoprobe import params as P
 from stereoprobe.dbb import contract as C
 from stereoprobe.dbb import questions as Q
 from stereoprobe.dbb import scoring as SC
@@ -32,6 +33,7 @@ from stereoprobe.solvers.dbb import (DBBLogprobsUnavailable, dbb_mcq_group_solve
 __all__ = ["DBBLogprobsUnavailable", "dbb", "dbb_sg"]
 
 TASK_VERSION = "2.0.0"
+_E = Q.D.DBBDataError  # raised for a bad task parameter (an InputError)
 
 
 @task(
@@ -86,20 +88,20 @@ def dbb(
             counted) or "question" (one sample per question, one epoch per option order). Sampled mode:
             "question" only.
     """
-    mode = Q.check_choice(mode, "mode", C.MODES)
-    unit = Q.check_choice(unit or ("template" if mode == "logprob" else "question"), "unit",
-                          C.UNITS if mode == "logprob" else ("question",))
-    option_order = Q.check_choice(option_order or ("balanced" if mode == "logprob" else "random"),
-                                  "option_order", C.OPTION_ORDERS)
-    n_epochs = Q.check_int(epochs, "epochs", 1) or C.DEFAULT_EPOCHS[mode]
+    mode = P.choice(mode, "mode", C.MODES, error=_E)
+    unit = P.choice(unit or ("template" if mode == "logprob" else "question"), "unit",
+                    C.UNITS if mode == "logprob" else ("question",), error=_E)
+    option_order = P.choice(option_order or ("balanced" if mode == "logprob" else "random"), "option_order",
+                            C.OPTION_ORDERS, error=_E)
+    n_epochs = P.integer(epochs, "epochs", 1, optional=True, error=_E) or C.DEFAULT_EPOCHS[mode]
     if mode == "sampled" and n_epochs < 10:
         raise Q.D.DBBDataError(f"epochs: sampled mode needs at least 10 epochs per question (paper §5), "
                                f"got {n_epochs}")
-    temperature = Q.check_float(temperature, "temperature", 0.0)
-    top_p = Q.check_float(top_p, "top_p", 0.0, 1.0, low_open=True)
-    frequency_penalty = Q.check_float(frequency_penalty, "frequency_penalty", -2.0, 2.0)
-    max_tokens = Q.check_int(max_tokens, "max_tokens", 1, allow_none=False)  # type: ignore[assignment]
-    threshold = Q.check_float(threshold, "threshold", 0.0, 100.0)
+    temperature = P.number(temperature, "temperature", 0.0, error=_E)
+    top_p = P.number(top_p, "top_p", 0.0, 1.0, low_open=True, error=_E)
+    frequency_penalty = P.number(frequency_penalty, "frequency_penalty", -2.0, 2.0, error=_E)
+    max_tokens = P.integer(max_tokens, "max_tokens", 1, error=_E)  # type: ignore[assignment]
+    threshold = P.number(threshold, "threshold", 0.0, 100.0, error=_E)
     _, qs = Q.select_questions(source, faithful, seed, categories, limit_templates, templates)
     tmpl = SC.prompts()["mcq"]
     samples = [
@@ -184,12 +186,12 @@ def dbb_sg(
         seed, categories, limit_templates, templates: as for ``dbb``.
         threshold: S threshold of a biased test instance in the live metrics (paper: 20).
     """
-    normalisation = Q.check_choice(normalisation, "normalisation", C.SG_NORMALISATIONS)
-    scoring = Q.check_choice(scoring, "scoring", C.SG_SCORING)
-    unit = Q.check_choice(unit, "unit", C.UNITS)
-    bos = Q.check_bool(bos_in_continuation, "bos_in_continuation")
-    threshold = Q.check_float(threshold, "threshold", 0.0, 100.0)
-    faithful = Q.check_bool(faithful, "faithful")
+    normalisation = P.choice(normalisation, "normalisation", C.SG_NORMALISATIONS, error=_E)
+    scoring = P.choice(scoring, "scoring", C.SG_SCORING, error=_E)
+    unit = P.choice(unit, "unit", C.UNITS, error=_E)
+    bos = P.boolean(bos_in_continuation, "bos_in_continuation", error=_E)
+    threshold = P.number(threshold, "threshold", 0.0, 100.0, error=_E)
+    faithful = P.boolean(faithful, "faithful", error=_E)
     tmpl, qs = Q.select_questions(source, faithful, seed, categories, limit_templates, templates)
     var, provenance = Q.sg_variations(source, tmpl, variations)
     p = SC.prompts()["sg"]

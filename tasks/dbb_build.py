@@ -111,10 +111,11 @@ def dbb_build_variations(source: str = "upstream", n_variations: int = 9, temper
         limit_templates: only the first N templates.
     """
     from stereoprobe.dbb.data import load_source
-    from stereoprobe.dbb.questions import check_int
+    from stereoprobe.dbb.data import DBBDataError
+    from stereoprobe.params import integer
 
     settings = B.generation_settings(generation)
-    n = check_int(limit_templates, "limit_templates", 1)
+    n = integer(limit_templates, "limit_templates", 1, optional=True, error=DBBDataError)
     tmpl, _ = load_source(source)
     samples = [Sample(id=t.template_id, input=t.context,
                       metadata={"template_id": t.template_id, "context": t.context, "concept_a": t.concept_a,

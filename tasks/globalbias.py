@@ -69,10 +69,9 @@ def globalbias(
             sentence. Causal and encoder-decoder models ignore it; ``-M mlm_max_length`` overrides it (and is
             the only way with ``unit=sentence``, whose samples are plain text).
     """
-    check_task_args(source=source, faithful=faithful, encoder_decoder=encoder_decoder, unit=unit,
-                    templates=templates, mlm_max_length=mlm_max_length)
-    if isinstance(templates, int):
-        templates = [templates]
+    args = check_task_args(source=source, faithful=faithful, encoder_decoder=encoder_decoder, unit=unit,
+                           templates=templates, mlm_max_length=mlm_max_length)
+    templates, mlm_max_length = args["templates"], args["mlm_max_length"]
     sentences = build_sentences(source, faithful, groups, descriptors, templates, subset)
     if unit == "sentence":
         samples = sentence_samples(sentences, encoder_decoder)

@@ -10,13 +10,12 @@ matches them to the requested names and records parse failures, missing and unkn
 
 from __future__ import annotations
 
-import math
-
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import generate
 
+from stereoprobe import params as P
 from stereoprobe.globalbias.contract import check_task_args
 from stereoprobe.globalbias.data import load_names, select
 from stereoprobe.globalbias.samples import name_batches, profile_samples
@@ -52,15 +51,11 @@ def globalbias_profiles(
         max_tokens, temperature: generation settings (paper: temperature 1).
     """
     check_task_args(source=source, faithful=faithful)
-    for key, v in (("batch_size", batch_size), ("runs", runs), ("max_tokens", max_tokens)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{key} must be a positive integer, got {v!r}")
-    if shuffle_seed is not None and (isinstance(shuffle_seed, bool) or not isinstance(shuffle_seed, int)
-                                     or shuffle_seed < 0):
-        raise ValueError(f"shuffle_seed must be a non-negative integer or none, got {shuffle_seed!r}")
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not math.isfinite(temperature) \
-            or temperature < 0:
-        raise ValueError(f"temperature must be a finite number >= 0, got {temperature!r}")
+    batch_size = P.integer(batch_size, "batch_size", 1)  # type: ignore[assignment]
+    runs = P.integer(runs, "runs", 1)  # type: ignore[assignment]
+    max_tokens = P.integer(max_tokens, "max_tokens", 1)  # type: ignore[assignment]
+    shuffle_seed = P.integer(shuffle_seed, "shuffle_seed", 0, optional=True)
+    temperature = P.number(temperature, "temperature", 0.0)  # type: ignore[assignment]
     names, _ = select(load_names(source, faithful), [], groups, None, None)
     return Task(
         dataset=MemoryDataset(profile_samples(names, batch_size, runs, shuffle_seed), name="globalbias-profiles"),

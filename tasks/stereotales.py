@@ -21,6 +21,7 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import GenerateConfig
 
+from stereoprobe.params import boolean, choice, integer
 from stereoprobe.scorers.stereotales import (
     CONSENSUS_RULES,
     EXTRACTION_PROMPT_VARIANTS,
@@ -30,7 +31,8 @@ from stereoprobe.scorers.stereotales import (
 )
 from stereoprobe.solvers.stereotales import story_generation
 from stereoprobe.stereotales.taxonomy import load_taxonomy
-from stereoprobe.stereotales.taxonomy.samples import bool_param, choice_param, positive_int_param, task_samples
+from stereoprobe.stereotales.taxonomy.files import TaxonomyError
+from stereoprobe.stereotales.taxonomy.samples import task_samples
 
 TASK_VERSION = "1.0.0"
 # Stories at temperature 1.0 (the published runs' default, stereotales-pipeline configs/stereotales_run.json);
@@ -94,14 +96,15 @@ def stereotales(
         verify_seeds: check a local copy of the upstream seeds against the pinned checksums (default); false
             reads an edited seed folder as it is (its source is then labelled unverified).
     """
-    consensus = choice_param(consensus, "consensus", CONSENSUS_RULES)
-    extraction_prompt = choice_param(extraction_prompt, "extraction_prompt", EXTRACTION_PROMPT_VARIANTS)
-    refusal_failure = choice_param(refusal_failure, "refusal_failure", REFUSAL_FAILURE_MODES)
-    refusal_character = choice_param(refusal_character, "refusal_character", REFUSAL_CHARACTER_FORMS)
-    epochs = positive_int_param(stories_per_prompt, "stories_per_prompt")
-    min_extractors = positive_int_param(min_extractors, "min_extractors")
-    structured_output = bool_param(structured_output, "structured_output")
-    verify_seeds = bool_param(verify_seeds, "verify_seeds")
+    err = TaxonomyError
+    consensus = choice(consensus, "consensus", CONSENSUS_RULES, error=err)
+    extraction_prompt = choice(extraction_prompt, "extraction_prompt", EXTRACTION_PROMPT_VARIANTS, error=err)
+    refusal_failure = choice(refusal_failure, "refusal_failure", REFUSAL_FAILURE_MODES, error=err)
+    refusal_character = choice(refusal_character, "refusal_character", REFUSAL_CHARACTER_FORMS, error=err)
+    epochs = integer(stories_per_prompt, "stories_per_prompt", 1, error=err)
+    min_extractors = integer(min_extractors, "min_extractors", 1, error=err)
+    structured_output = boolean(structured_output, "structured_output", error=err)
+    verify_seeds = boolean(verify_seeds, "verify_seeds", error=err)
     source = taxonomy if taxonomy else (None if seeds in (None, "", "bundled") else seeds)
     tax = load_taxonomy(source, verify=verify_seeds)
     samples = task_samples(tax, languages, attributes, values, scenario_groups, extra_english, limit)

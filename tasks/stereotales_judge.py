@@ -25,15 +25,8 @@ from stereoprobe.scorers.stereotales_judge import (
 )
 from stereoprobe.solvers.stereotales_judge import judge_association
 from stereoprobe.stereotales.judge.dataset import judge_dataset, select_associations
-from stereoprobe.stereotales.judge.params import (
-    VALUE_LISTS,
-    bool_param,
-    choice_param,
-    float_param,
-    int_param,
-    names_param,
-)
-from stereoprobe.stereotales.judge.prompt import attribute_value_lists, load_judge_prompt
+from stereoprobe.params import boolean, choice, integer, names, number
+from stereoprobe.stereotales.judge.prompt import VALUE_LISTS, attribute_value_lists, load_judge_prompt
 
 TASK_VERSION = "1.0.0"
 
@@ -81,15 +74,16 @@ def stereotales_judge(
         prompt: a custom prompt YAML (same keys as ``datasets/stereotales/judge/prompt.yaml``).
         upstream_dir: local copy of the upstream repositories for ``associations=upstream`` (offline use).
     """
-    epochs = int_param("epochs", epochs, 1)
-    temperature = float_param("temperature", temperature, 0.0)
-    max_tokens = int_param("max_tokens", max_tokens, 1)
-    strict_parse = bool_param("strict_parse", strict_parse)
-    harmful_threshold = float_param("harmful_threshold", harmful_threshold, 1.0, 5.0)
-    value_lists = choice_param("value_lists", value_lists, VALUE_LISTS)
-    repetition_base = int_param("repetition_base", repetition_base, 0)
+    epochs = integer(epochs, "epochs", 1)
+    temperature = number(temperature, "temperature", 0.0)
+    max_tokens = integer(max_tokens, "max_tokens", 1)
+    strict_parse = boolean(strict_parse, "strict_parse")
+    harmful_threshold = number(harmful_threshold, "harmful_threshold", 1.0, 5.0)
+    value_lists = choice(value_lists, "value_lists", VALUE_LISTS)
+    repetition_base = integer(repetition_base, "repetition_base", 0)
     table = select_associations(
-        associations, names_param("generator_model", generator_model), names_param("slices", slices), upstream_dir
+        associations, names(generator_model, "generator_model", sep=None), names(slices, "slices", sep=None),
+        upstream_dir,
     )
     judge_prompt = load_judge_prompt(prompt)
     return Task(

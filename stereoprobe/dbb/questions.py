@@ -2,79 +2,21 @@
 
 Shared by the inspect tasks (``tasks/dbb.py``), the lm-eval documents (:mod:`stereoprobe.lm_eval_tasks.docs_builder`)
 and the benches, so every route evaluates the same questions under the same ids. Task parameters are
-validated here (one clear :class:`~stereoprobe.dbb.data.DBBDataError` per bad value).
+validated with :mod:`stereoprobe.params` (one clear :class:`~stereoprobe.dbb.data.DBBDataError` per bad
+value).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from stereoprobe import params as P
 from stereoprobe.dbb import data as D
 
 DEFAULT_SOURCE = "upstream"  # the paper's benchmark (1,547 templates, 77,350 questions)
 DEFAULT_FAITHFUL = True  # the upstream expansion, quirks included (see docs/fidelity.md)
-
-
-def as_list(x: Any, what: str = "value") -> list[str] | None:
-    """A ``-T`` list parameter: None, a comma-separated string or a list; empty entries dropped."""
-    if x is None:
-        return None
-    if isinstance(x, str):
-        out = [p.strip() for p in x.split(",") if p.strip()]
-    elif isinstance(x, (list, tuple)):
-        out = [str(p).strip() for p in x if str(p).strip()]
-    else:
-        raise D.DBBDataError(f"{what} must be a comma-separated string or a list, got {x!r}")
-    if not out:
-        raise D.DBBDataError(f"{what} is empty")
-    return out
-
-
-def check_int(value: Any, name: str, minimum: int, allow_none: bool = True) -> int | None:
-    """An integer task parameter ``>= minimum`` (``None`` allowed when ``allow_none``)."""
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise D.DBBDataError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    try:
-        f = float(value)
-    except ValueError:
-        raise D.DBBDataError(f"{name} must be an integer >= {minimum}, got {value!r}") from None
-    if not math.isfinite(f) or f != int(f) or int(f) < minimum:
-        raise D.DBBDataError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(f)
-
-
-def check_float(value: Any, name: str, low: float, high: float | None = None, low_open: bool = False) -> float:
-    """A finite float task parameter in ``[low, high]`` (``(low, high]`` when ``low_open``)."""
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        raise D.DBBDataError(f"{name} must be a number, got {value!r}") from None
-    bad = not math.isfinite(f) or f < low or (low_open and f == low) or (high is not None and f > high)
-    if bad:
-        rng = f"{'(' if low_open else '['}{low:g}, {'inf)' if high is None else f'{high:g}]'}"
-        raise D.DBBDataError(f"{name} must be a finite number in {rng}, got {value!r}")
-    return f
-
-
-def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
-    if value not in choices:
-        raise D.DBBDataError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
-    return str(value)
-
-
-def check_bool(value: Any, name: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
-        return value.lower() in ("true", "1", "yes")
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    raise D.DBBDataError(f"{name} must be true or false, got {value!r}")
 
 
 def select_questions(source: str = DEFAULT_SOURCE, faithful: bool = DEFAULT_FAITHFUL, seed: int = 0,
@@ -83,17 +25,12 @@ def select_questions(source: str = DEFAULT_SOURCE, faithful: bool = DEFAULT_FAIT
     """The templates and questions of a run: every template of ``source`` expanded (so the faithful
     stale-option reuse sees the rows before a selected template), then filtered by ``templates`` (ids),
     ``limit_templates`` (the first N) and ``categories``."""
-    faithful = check_bool(faithful, "faithful")
-    seed = check_int(seed, "seed", 0, allow_none=False)  # type: ignore[assignment]
-    limit_templates = check_int(limit_templates, "limit_templates", 1)
-    cats = as_list(categories, "categories")
-    if cats is not None:
-        unknown = [c for c in cats if c not in D.CATEGORIES]
-        if unknown:
-            raise D.DBBDataError(f"categories: unknown {', '.join(unknown)}; expected a subset of "
-                                 f"{', '.join(D.CATEGORIES)}")
+    faithful = bool(P.boolean(faithful, "faithful", error=D.DBBDataError))
+    seed = P.integer(seed, "seed", 0, error=D.DBBDataError)  # type: ignore[assignment]
+    limit_templates = P.integer(limit_templates, "limit_templates", 1, optional=True, error=D.DBBDataError)
+    cats = P.choices(categories, "categories", D.CATEGORIES, error=D.DBBDataError)
     tmpl, desc = D.load_source(source)
-    wanted = as_list(templates, "templates")
+    wanted = P.names(templates, "templates", error=D.DBBDataError)
     if wanted is not None:
         known = {t.template_id for t in tmpl}
         unknown = [w for w in wanted if w not in known]
@@ -179,11 +116,10 @@ def sg_selection(source: str = DEFAULT_SOURCE, faithful: bool = DEFAULT_FAITHFUL
     come from."""
     from stereoprobe.dbb.scoring import prompts
 
-    faithful = check_bool(faithful, "faithful")
+    faithful = bool(P.boolean(faithful, "faithful", error=D.DBBDataError))
     tmpl, qs = select_questions(source, faithful, seed, categories, limit_templates, templates)
     var, provenance = sg_variations(source, tmpl, variations)
     return sg_items(qs, var, faithful, prompts()["sg"]), provenance
 
-__all__ = ["DEFAULT_FAITHFUL", "DEFAULT_SOURCE", "SGItem", "as_list", "check_bool", "check_choice",
-           "check_float", "check_int", "dataset_name", "parse_question_id", "select_questions", "sg_items",
-           "sg_selection", "sg_variations"]
+__all__ = ["DEFAULT_FAITHFUL", "DEFAULT_SOURCE", "SGItem", "dataset_name", "parse_question_id", "select_questions",
+           "sg_items", "sg_selection", "sg_variations"]

@@ -5,13 +5,18 @@ Imported by the tasks, solvers and scorers that write the logs and by the reader
 
 from __future__ import annotations
 
+from typing import Any
+
 from stereoprobe import likelihood
+from stereoprobe import params as P
+from stereoprobe.errors import InputError
 
 TASK = "globalbias"
 PROFILES_TASK = "globalbias_profiles"
 
 # likelihood task: one sample per name group x template (default) or per sentence (``-T unit=sentence``)
 UNITS = ("group", "sentence")
+TEMPLATES = (1, 2, 3)  # the sentence templates (-T templates)
 GROUP_SCORER = likelihood.SCORER  # compact per-sentence results (stereoprobe.likelihood)
 SENTENCE_SCORER = "sentence_logprob"  # one sentence per sample
 SCORE_KEYS = ("sum_logprob", "n_tokens", "n_bytes")  # value of SENTENCE_SCORER
@@ -38,19 +43,19 @@ PROFILE_TABLES = ("classification", "feature_ablation", "top_words", "parse_summ
 
 
 def check_task_args(source: object = "upstream", faithful: object = True, encoder_decoder: object = False,
-                    unit: object = "group", templates: object = None, mlm_max_length: object = None) -> None:
-    """``ValueError`` naming the task parameter (``-T``) whose value is invalid."""
+                    unit: object = "group", templates: object = None, mlm_max_length: object = None
+                    ) -> dict[str, Any]:
+    """The task parameters (``-T``) shared by the GlobalBias tasks, checked with :mod:`stereoprobe.params`
+    (an :class:`~stereoprobe.errors.InputError` naming the parameter) and returned typed: ``templates`` as a
+    list of template numbers (``-T templates=1,3`` arrives as texts) or None. ``faithful`` and
+    ``encoder_decoder`` must be real booleans (``-T faithful=true``; not 1 or "yes")."""
     if not isinstance(source, str) or not source.strip():
-        raise ValueError(f"source must be 'upstream', 'bundled' or the path of a local copy, got {source!r}")
-    for key, v in (("faithful", faithful), ("encoder_decoder", encoder_decoder)):
-        if not isinstance(v, bool):
-            raise ValueError(f"{key} must be true or false, got {v!r}")
-    if unit not in UNITS:
-        raise ValueError(f"unit must be one of {', '.join(UNITS)}, got {unit!r}")
-    if templates is not None:
-        items = templates if isinstance(templates, (list, tuple)) else [templates]
-        if not items or any(isinstance(t, bool) or not isinstance(t, int) or t not in (1, 2, 3) for t in items):
-            raise ValueError(f"templates must be template numbers among 1, 2, 3, got {templates!r}")
-    if mlm_max_length is not None and (isinstance(mlm_max_length, bool) or not isinstance(mlm_max_length, int)
-                                       or mlm_max_length < 3):
-        raise ValueError(f"mlm_max_length must be an integer >= 3 or none, got {mlm_max_length!r}")
+        raise InputError(P.message("source", source, "'upstream', 'bundled' or the path of a local copy"))
+    return {
+        "source": source,
+        "faithful": P.boolean(faithful, "faithful", strict=True),
+        "encoder_decoder": P.boolean(encoder_decoder, "encoder_decoder", strict=True),
+        "unit": P.choice(unit, "unit", UNITS),
+        "templates": P.choices(templates, "templates", TEMPLATES),
+        "mlm_max_length": P.integer(mlm_max_length, "mlm_max_length", 3, optional=True),
+    }

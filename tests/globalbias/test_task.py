@@ -106,7 +106,7 @@ def test_task_arguments_are_validated(args, message):
 
 
 @pytest.mark.parametrize("args, message", [
-    ({"batch_size": 0}, "batch_size must be a positive integer"),
+    ({"batch_size": 0}, "batch_size must be an integer >= 1"),
     ({"runs": -1}, "runs must be"),
     ({"temperature": float("nan")}, "temperature must be"),
     ({"temperature": -1.0}, "temperature must be"),

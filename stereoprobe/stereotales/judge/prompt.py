@@ -122,6 +122,9 @@ def taxonomy_values() -> dict[str, list[str]]:
     return {a.key: [v for v in a.extraction_values if v not in (OTHER, UNKNOWN)] for a in tax.attributes}
 
 
+VALUE_LISTS = ("taxonomy", "observed", "none")  # the modes of attribute_value_lists (-T value_lists)
+
+
 def attribute_value_lists(associations: pd.DataFrame, mode: Literal["taxonomy", "observed", "none"]) -> dict[str, list[str]]:
     """Value lists shown in the prompt: ``taxonomy`` (falls back to observed per attribute), ``observed``, ``none``."""
     if mode == "none":

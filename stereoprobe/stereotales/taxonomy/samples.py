@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from stereoprobe import params as P
 from stereoprobe.stereotales import contract as C
 from stereoprobe.stereotales.taxonomy.files import TaxonomyError
 from stereoprobe.stereotales.taxonomy.model import Attribute, TargetValue, Taxonomy
@@ -136,19 +136,9 @@ def _metadata(
 
 
 def as_list(value: Any, name: str) -> list[str] | None:
-    """None, a comma-separated string, or a list (``-T x=a,b`` arrives as a list) → list of stripped strings."""
-    if value is None or value == "" or value == []:
-        return None
-    if isinstance(value, str):
-        items = value.split(",")
-    elif isinstance(value, (list, tuple)):
-        items = [str(v) for v in value]
-    else:
-        items = [str(value)]
-    items = [i.strip() for i in items if str(i).strip()]
-    if not items:
-        raise TaxonomyError(f"task parameter '{name}' is empty")
-    return items
+    """None, a comma-separated string, or a list (``-T x=a,b`` arrives as a list) → list of stripped strings
+    (``""`` and ``[]`` give None; a list of blanks is an error)."""
+    return P.names(value, name, empty_is_none=value in ("", []), error=TaxonomyError)
 
 
 def resolve_values(value: Any, known: Sequence[str]) -> list[str] | None:
@@ -182,39 +172,6 @@ def resolve_values(value: Any, known: Sequence[str]) -> list[str] | None:
     return out
 
 
-def positive_int_param(value: Any, name: str) -> int:
-    """A task parameter that must be an integer >= 1 (``-T limit=5``); NaN, fractions, booleans and values
-    below 1 raise :class:`TaxonomyError` naming the parameter."""
-    if isinstance(value, bool):
-        raise TaxonomyError(f"task parameter '{name}' must be an integer >= 1, got {value!r}")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise TaxonomyError(f"task parameter '{name}' must be an integer >= 1, got {value!r}") from None
-    if not math.isfinite(number) or number != int(number) or number < 1:
-        raise TaxonomyError(f"task parameter '{name}' must be an integer >= 1, got {value!r}")
-    return int(number)
-
-
-def bool_param(value: Any, name: str) -> bool:
-    """A boolean task parameter (``-T x=true`` arrives as a bool; the strings true/false/yes/no/1/0 too)."""
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("true", "yes", "1", "on"):
-        return True
-    if text in ("false", "no", "0", "off"):
-        return False
-    raise TaxonomyError(f"task parameter '{name}' must be true or false, got {value!r}")
-
-
-def choice_param(value: Any, name: str, allowed: Sequence[str]) -> str:
-    """A task parameter that must be one of ``allowed``; anything else raises :class:`TaxonomyError`."""
-    if value not in allowed:
-        raise TaxonomyError(f"task parameter '{name}' must be one of {', '.join(allowed)}; got {value!r}")
-    return str(value)
-
-
 def spread_limit(samples: list[Sample], limit: int | None) -> list[Sample]:
     """At most ``limit`` samples per language, evenly spaced over the enumeration order (deterministic).
 
@@ -223,7 +180,7 @@ def spread_limit(samples: list[Sample], limit: int | None) -> list[Sample]:
     """
     if limit is None:
         return samples
-    limit = positive_int_param(limit, "limit")
+    limit = P.integer(limit, "limit", 1, error=TaxonomyError)
     by_lang: dict[str, list[Sample]] = {}
     for s in samples:
         by_lang.setdefault(str((s.metadata or {}).get(C.META_LANGUAGE)), []).append(s)
@@ -261,7 +218,7 @@ def task_samples(
         attributes=as_list(attributes, "attributes"),
         values=resolve_values(values, known_values),
         scenario_groups=as_list(scenario_groups, "scenario_groups"),
-        extra_english=bool_param(extra_english, "extra_english"),
+        extra_english=P.boolean(extra_english, "extra_english", error=TaxonomyError),
     )
     samples = spread_limit(list(samples), limit)
     if not samples:

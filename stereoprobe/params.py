@@ -1,0 +1,199 @@
+"""Validation of inspect task parameters (``-T name=value``), shared by every task of stereoprobe.
+
+inspect parses each ``-T`` value as YAML and splits an unquoted text on commas, so a parameter may arrive as a
+bool (``true``/``yes``/``on``), an int, a float (``nan``, ``.inf``), a text or a list of texts; called from
+Python it may be anything. Each function here returns the typed value or raises ``error`` (default
+:class:`~stereoprobe.errors.InputError`; callers pass a subclass such as ``TaxonomyError`` to keep theirs)
+with one message format naming the parameter::
+
+    task parameter limit_templates must be an integer >= 1, got limit_templates=-1
+
+(the name is unquoted so that ``"<name> must be ..."`` reads as a sentence, and ``<name>=<value>`` repeats what
+was given; values are shown as ``repr``, so the message is one line).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, NoReturn, TypeVar
+
+from stereoprobe.errors import InputError
+
+__all__ = ["boolean", "choice", "choices", "integer", "message", "names", "number"]
+
+T = TypeVar("T")
+TRUE_TEXTS = ("true", "yes", "on", "1")
+FALSE_TEXTS = ("false", "no", "off", "0")
+
+
+def message(name: str, value: Any, requirement: str) -> str:
+    """The one error message: ``task parameter NAME must be REQUIREMENT, got NAME=VALUE``."""
+    return f"task parameter {name} must be {requirement}, got {name}={value!r}"
+
+
+def _fail(name: str, value: Any, requirement: str, error: type[Exception]) -> NoReturn:
+    raise error(message(name, value, requirement))
+
+
+def _or_none(requirement: str, optional: bool) -> str:
+    return f"{requirement} or none" if optional else requirement
+
+
+def _finite(value: Any, name: str, requirement: str, optional: bool, error: type[Exception]) -> float | None:
+    """``value`` as a finite float (from an int, a float or a text; not a bool), None if it is None and
+    ``optional``; anything else fails with ``requirement``."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        _fail(name, value, requirement, error)
+    try:
+        f = float(value)
+    except ValueError:
+        _fail(name, value, requirement, error)
+    if not math.isfinite(f):
+        _fail(name, value, requirement, error)
+    return f
+
+
+def integer(value: Any, name: str, minimum: int | None = None, *, maximum: int | None = None,
+            optional: bool = False, error: type[Exception] = InputError) -> int | None:
+    """An integer in ``[minimum, maximum]`` (either bound may be None).
+
+    Accepts ints, integral floats (``3.0``) and texts of integers (``"3"``); booleans, fractions, NaN, inf,
+    other texts and other types are errors. ``None`` is returned as None when ``optional``, else an error.
+    """
+    bounds = [f">= {minimum}"] if minimum is not None else []
+    bounds += [f"<= {maximum}"] if maximum is not None else []
+    requirement = _or_none(" ".join(["an integer", " and ".join(bounds)]).strip(), optional)
+    f = _finite(value, name, requirement, optional, error)
+    if f is None:
+        return None
+    if f != int(f):
+        _fail(name, value, requirement, error)
+    n = int(value) if isinstance(value, int) else int(f)
+    if (minimum is not None and n < minimum) or (maximum is not None and n > maximum):
+        _fail(name, value, requirement, error)
+    return n
+
+
+def _range(low: float, high: float, low_open: bool, high_open: bool) -> str:
+    if math.isinf(high) and math.isinf(low):
+        return ""
+    if math.isinf(high):
+        return f" {'>' if low_open else '>='} {low:g}"
+    if math.isinf(low):
+        return f" {'<' if high_open else '<='} {high:g}"
+    return f" in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+
+
+def number(value: Any, name: str, low: float = -math.inf, high: float = math.inf, *, low_open: bool = False,
+           high_open: bool = False, optional: bool = False, error: type[Exception] = InputError) -> float | None:
+    """A finite number in ``[low, high]``; ``low_open``/``high_open`` exclude a bound (``(0, 1]``).
+
+    Accepts ints, floats and texts of numbers; booleans, NaN, inf and other values are errors. ``None`` is
+    returned as None when ``optional``.
+    """
+    requirement = _or_none(f"a finite number{_range(low, high, low_open, high_open)}", optional)
+    f = _finite(value, name, requirement, optional, error)
+    if f is not None and (f < low or f > high or (low_open and f == low) or (high_open and f == high)):
+        _fail(name, value, requirement, error)
+    return f
+
+
+def boolean(value: Any, name: str, *, strict: bool = False, optional: bool = False,
+            error: type[Exception] = InputError) -> bool | None:
+    """True or false.
+
+    Accepts a bool, the ints 0 and 1, and the texts true/false, yes/no, on/off, 1/0 (any case): the forms a
+    ``-T`` value or a Python caller gives. ``strict`` accepts bools only. ``None`` is returned as None when
+    ``optional``.
+    """
+    if value is None and optional:
+        return None
+    if isinstance(value, bool):
+        return value
+    if not strict:
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        if isinstance(value, str) and value.strip().lower() in TRUE_TEXTS + FALSE_TEXTS:
+            return value.strip().lower() in TRUE_TEXTS
+    _fail(name, value, _or_none("true or false", optional), error)
+
+
+def _match(value: Any, allowed: Sequence[T]) -> tuple[bool, T | None]:
+    """The entry of ``allowed`` that ``value`` is, or whose text it is (``"2"`` for 2); booleans match nothing."""
+    if isinstance(value, bool):
+        return False, None
+    for c in allowed:
+        if not isinstance(c, bool) and (value == c or (isinstance(value, str) and value.strip() == str(c))):
+            return True, c
+    return False, None
+
+
+def _one_of(allowed: Sequence[Any]) -> str:
+    return "one of " + ", ".join(repr(c) for c in allowed)
+
+
+def choice(value: Any, name: str, allowed: Sequence[T], *, optional: bool = False,
+           error: type[Exception] = InputError) -> T | None:
+    """One entry of ``allowed`` (returned as that entry, so ``"2"`` gives 2 among ints).
+
+    ``None`` is returned as None when ``optional``; anything else not in ``allowed`` is an error.
+    """
+    if value is None and optional:
+        return None
+    found, c = _match(value, allowed)
+    if not found:
+        _fail(name, value, _or_none(_one_of(allowed), optional), error)
+    return c
+
+
+def _items(value: Any, sep: str | None) -> list[Any] | None:
+    if isinstance(value, str):
+        return [x.strip() for x in value.split(sep)] if sep else [value.strip()]
+    if isinstance(value, (list, tuple)):
+        return [x.strip() if isinstance(x, str) else x for x in value]
+    return None
+
+
+def names(value: Any, name: str, *, sep: str | None = ",", empty_is_none: bool = False,
+          error: type[Exception] = InputError) -> list[str] | None:
+    """A list of non-empty names from a list or a ``sep``-separated text (``"en, fr"``; ``sep=None``: one name).
+
+    ``None`` gives None; blank entries are dropped. Numbers are taken as their text. Nothing left (``""``,
+    ``[]``) gives None when ``empty_is_none``, else an error; so are other types (a dict, a bool).
+    """
+    requirement = "a name or a list of names"
+    if value is None:
+        return None
+    items = _items(value, sep)
+    if items is None or any(isinstance(x, bool) or not isinstance(x, (str, int, float)) for x in items):
+        _fail(name, value, requirement, error)
+    out = [str(x) for x in items if str(x).strip()]
+    if not out:
+        if empty_is_none:
+            return None
+        _fail(name, value, requirement, error)
+    return out
+
+
+def choices(value: Any, name: str, allowed: Sequence[T], *, sep: str | None = ",",
+            error: type[Exception] = InputError) -> list[T] | None:
+    """A list of entries of ``allowed`` from a list, one entry, or a ``sep``-separated text (``"1,3"`` among
+    ints gives ``[1, 3]``). ``None`` gives None; an empty list, an unknown entry or a bool is an error."""
+    requirement = "one or more of " + ", ".join(repr(c) for c in allowed)
+    if value is None:
+        return None
+    items = _items(value, sep)
+    if items is None:
+        items = [value]
+    out = []
+    for x in items:
+        found, c = _match(x, allowed)
+        if not found:
+            _fail(name, value, requirement, error)
+        out.append(c)
+    if not out:
+        _fail(name, value, requirement, error)
+    return out  # type: ignore[return-value]
