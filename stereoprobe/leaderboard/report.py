@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stereoprobe.report.html import Section, plot_is_empty, write_report
+from stereoprobe.report.html import Section, files_html, plot_is_empty, write_report
 
 PROBE_TITLES = {
     "stereotales": "StereoTales: associations in generated stories",
@@ -41,7 +41,11 @@ def _forest(metrics: pd.DataFrame, probe: str):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = [m for m in MAIN_METRICS.get(probe, []) if ((metrics["probe"] == probe) & (metrics["metric"] == m)).any()]
+    def shown(m: str) -> bool:  # a panel only where some estimate or interval bound is non-zero
+        sel = (metrics["probe"] == probe) & (metrics["metric"] == m)
+        return bool(sel.any()) and not plot_is_empty(metrics.loc[sel, ["estimate", "ci_low", "ci_high"]])
+
+    names = [m for m in MAIN_METRICS.get(probe, []) if shown(m)]
     if not names:
         return None
     fig, axes = plt.subplots(1, len(names), figsize=(3.6 * len(names), 0.5 + 0.45 * metrics["model"].nunique()),
@@ -87,16 +91,15 @@ def write_leaderboard_report(path: Path, wide: pd.DataFrame, metrics: pd.DataFra
         sec = Section(PROBE_TITLES[probe], anchor=f"rank-{probe}")
         fig = _forest(metrics, probe)
         pm = metrics[metrics["probe"] == probe]
-        if fig is not None and not plot_is_empty(pm["estimate"]):
+        if fig is not None:
             sec.figure(fig, caption="estimate and interval per model (lower = less bias, except validation and "
-                                    "classification accuracies)")
-        elif fig is not None:
-            import matplotlib.pyplot as plt
-
-            plt.close(fig)
-            sec.empty("Every headline figure of this probe is zero or undefined for these models.")
+                                    "classification accuracies); headline figures that are zero or undefined "
+                                    "for every model are left out of the plot")
+        else:
+            sec.empty("Every headline figure of this probe is zero or undefined for these models: no plot.")
         for metric in dict.fromkeys(pm["metric"]):
             sec.table(ranking(metrics, probe, metric), caption=f"{probe}.{metric}", search=False)
+        sec.raw(files_html(["metrics.csv", "metrics.parquet", "leaderboard.csv", "leaderboard.parquet"]))
         secs.append(sec)
     pw = Section("Model vs model (paired on the same items)", anchor="pairwise")
     if pairwise.empty:
@@ -113,7 +116,8 @@ def write_leaderboard_report(path: Path, wide: pd.DataFrame, metrics: pd.DataFra
                 associations=("metric", "size"), significant=("significant", "sum")).reset_index()
             pw.table(cnt, caption="StereoTales: associations compared per pair of models, and those whose conditional "
                                   "share differs (q < 0.05)", search=False)
-        pw.table(pairwise.sort_values(["probe", "q_value", "metric"]), caption="all paired comparisons", max_rows=500)
+        pw.table(pairwise.sort_values(["probe", "q_value", "metric"]), caption="all paired comparisons", max_rows=500,
+                 files=["pairwise.csv", "pairwise.parquet"])
     secs.append(pw)
     f = Section("Files", anchor="files")
     f.files(files, base=out, descriptions={
