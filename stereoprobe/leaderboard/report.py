@@ -70,7 +70,8 @@ def matrix(pairwise: pd.DataFrame, probe: str, metric: str, models: list[str], q
     for r in g.itertuples(index=False):
         star = " *" if not pd.isna(r.q_value) and r.q_value < q else ""
         cells[r.model_a][r.model_b] = f"{r.estimate:+.3g} [{r.ci_low:+.3g}, {r.ci_high:+.3g}]{star}"
-        cells[r.model_b][r.model_a] = f"{-r.estimate:+.3g} [{-r.ci_high:+.3g}, {-r.ci_low:+.3g}]{star}"
+        # 0.0 - x, not -x: a zero difference reads +0, never -0
+        cells[r.model_b][r.model_a] = f"{0.0 - r.estimate:+.3g} [{0.0 - r.ci_high:+.3g}, {0.0 - r.ci_low:+.3g}]{star}"
     used = [m for m in models if any(v is not None for v in cells[m].values())]
     return pd.DataFrame([{"model (row − column)": m, **{n: cells[m][n] for n in used}} for m in used])
 
