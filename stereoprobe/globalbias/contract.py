@@ -38,8 +38,9 @@ SENTENCE_COLUMNS = ["model", "group", "ethnicity", "gender", "name", "descriptor
 
 # output tables of ``stereoprobe globalbias`` and ``stereoprobe profiles``
 TABLES = ("bias_scores", "associations", "associations_strict", "min_groups", "validation", "validation_detail",
-          "completeness")
-PROFILE_TABLES = ("classification", "feature_ablation", "top_words", "parse_summary")
+          "incomplete_units")
+PROFILE_TABLES = ("parse_outcomes", "classification", "predictions", "feature_ablation", "top_words",
+                  "religion_consistency")
 
 
 def check_task_args(source: object = "upstream", faithful: object = True, encoder_decoder: object = False,
