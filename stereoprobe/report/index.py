@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from stereoprobe.errors import InputError
-from stereoprobe.report.html import MISSING, Section, empty_note, files_html, write_report
+from stereoprobe.report.html import MISSING, Section, empty_note, write_report
 from stereoprobe.report.run_info import read_run_info
 
 TABLE_SUFFIXES = (".csv", ".parquet")
@@ -69,6 +69,26 @@ def _settings_html(settings: dict[str, object]) -> str:
     return shown + more
 
 
+def _breakable(text: str) -> str:
+    """Escaped ``text`` that may wrap after ``/`` and ``_`` (long folder and table names in narrow columns)."""
+    return html.escape(text).replace("/", "/<wbr>").replace("_", "_<wbr>")
+
+
+def _tables_html(tables: list[Path], root: Path) -> str:
+    """One entry per table, its formats as links: ``summary (csv, parquet)``; :data:`MISSING` when none."""
+    by_stem: dict[str, list[Path]] = {}
+    for t in tables:
+        by_stem.setdefault(t.stem, []).append(t)
+    items = []
+    for stem, paths in by_stem.items():
+        links = ", ".join(
+            f'<a href="{html.escape(p.relative_to(root).as_posix(), quote=True)}">{html.escape(p.suffix[1:])}</a>'
+            for p in paths
+        )
+        items.append(f"{_breakable(stem)} ({links})")
+    return "<br>".join(items) if items else MISSING
+
+
 def build_index(root: Path) -> Path:
     """Write ``root/index.html`` linking every report and table file under ``root``; return its path."""
     root = Path(root)
@@ -86,17 +106,17 @@ def build_index(root: Path) -> Path:
         assert isinstance(settings, dict)
         rows.append(
             "<tr>"
-            f'<td><a href="{html.escape(rel, quote=True)}">{html.escape(rel)}</a></td>'
+            f'<td><a href="{html.escape(rel, quote=True)}">{_breakable(rel)}</a></td>'
             f"<td>{html.escape(str(info['probe']))}</td>"
             f"<td>{html.escape(', '.join(models)) if models else MISSING}</td>"
             f"<td>{html.escape(str(info['created']))}</td>"
             f"<td>{_settings_html(settings)}</td>"
-            f"<td>{files_html([t.relative_to(root).as_posix() for t in tables], label='') or MISSING}</td>"
+            f"<td>{_tables_html(tables, root)}</td>"
             "</tr>"
         )
     head = "".join(f'<th class="sortkey">{h}</th>' for h in ("report", "probe", "models", "date (UTC)", "settings", "tables"))
     section.raw(
-        f'<div class="table-wrap"><table id="index-reports" class="sortable"><thead><tr>{head}</tr></thead>'
+        f'<div class="table-wrap" style="max-height:none"><table id="index-reports" class="sortable"><thead><tr>{head}</tr></thead>'
         f"<tbody>\n" + "\n".join(rows) + "\n</tbody></table></div>"
     )
     if not any(t for _, t in reports):
