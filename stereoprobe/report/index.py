@@ -116,7 +116,8 @@ def build_index(root: Path) -> Path:
         )
     head = "".join(f'<th class="sortkey">{h}</th>' for h in ("report", "probe", "models", "date (UTC)", "settings", "tables"))
     section.raw(
-        f'<div class="table-wrap" style="max-height:none"><table id="index-reports" class="sortable"><thead><tr>{head}</tr></thead>'
+        '<div class="table-wrap" style="max-height:none">'  # the landing table is not capped to a scroll box
+        f'<table id="index-reports" class="sortable"><thead><tr>{head}</tr></thead>'
         f"<tbody>\n" + "\n".join(rows) + "\n</tbody></table></div>"
     )
     if not any(t for _, t in reports):
