@@ -74,7 +74,7 @@ def test_grouped_samples_give_the_per_sentence_numbers_and_tables(tmp_path):
             n += 1
     assert n == len(texts)
     mg, ms = lg.results.scores[0].metrics, ls.results.scores[0].metrics
-    assert mg["mean_perplexity"].value == pytest.approx(ms["mean_perplexity"].value, rel=1e-12)
+    assert mg["mean_perplexity"].value == pytest.approx(ms["sentence_mean_perplexity"].value, rel=1e-12)
     assert mg["texts"].value == n and mg["unscored"].value == 0
     assert main(["globalbias", str(tmp_path / "g"), "--out", str(tmp_path / "og")]) == 0
     assert main(["globalbias", str(tmp_path / "s"), "--out", str(tmp_path / "os")]) == 0
