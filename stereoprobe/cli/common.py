@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 from stereoprobe.console import info, is_quiet, progress, set_quiet, spinner
@@ -95,6 +96,19 @@ def unit_interval(text: str) -> float:
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be a number between 0 and 1")
     return value
+
+
+def float_between(low: float, high: float) -> Callable[[str], float]:
+    """An argparse type: a finite number in the closed range [low, high] (e.g. a threshold on a 1-5 scale)."""
+
+    def parse(text: str) -> float:
+        value = finite_float(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text!r} must be a number from {low:g} to {high:g}")
+        return value
+
+    parse.__name__ = f"number from {low:g} to {high:g}"
+    return parse
 
 
 def existing_file(text: str) -> Path:

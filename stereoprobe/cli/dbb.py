@@ -21,14 +21,14 @@ DESCRIPTION = (
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``dbb`` subcommand."""
-    from stereoprobe.cli.common import nonnegative_int, out_dir, positive_int
+    from stereoprobe.cli.common import float_between, nonnegative_int, out_dir, positive_int
 
     p = sub.add_parser("dbb", help="DBB: bias scores S, counts of S >= 20, refusal rates and report from eval logs",
                        description=DESCRIPTION)
     p.add_argument("inputs", nargs="+", help="eval log files or folders of the dbb and dbb_sg tasks, or lm-eval "
                    "--log_samples output of dbb_mc / dbb_sg (samples_<task>_<time>.jsonl)")
     p.add_argument("--out", required=True, type=out_dir, help="output folder (replaced atomically)")
-    p.add_argument("--threshold", type=_threshold, default=20.0,
+    p.add_argument("--threshold", type=float_between(0, 100), default=20.0,
                    help="S threshold of a biased test instance, in [0, 100] (paper: 20)")
     p.add_argument("--n-boot", type=positive_int, default=2000,
                    help="bootstrap draws for the CIs (cluster bootstrap over templates)")
@@ -39,14 +39,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "runs (files or folders), shown next to DBB as in the paper's Tables 1 and 6")
     p.set_defaults(func=run)
 
-
-def _threshold(text: str) -> float:
-    from stereoprobe.cli.common import finite_float
-
-    v = finite_float(text)
-    if not 0.0 <= v <= 100.0:
-        raise argparse.ArgumentTypeError(f"must be in [0, 100], got {text!r}")
-    return v
 
 
 def run(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ from stereoprobe.cli.common import (
     atomic_output_dir,
     existing_path,
     info,
+    nonnegative_int,
     out_dir,
     positive_int,
     probability,
@@ -26,15 +27,6 @@ def _templates(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"{text!r}: template numbers must be among 1, 2, 3")
     return values
 
-
-def _nonnegative_seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: the seed must be >= 0")
-    return value
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -67,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--validation-templates", type=_templates, default=(1,),
                    help="templates of the validation, e.g. 1,2,3 for the paper's normalised average "
                    "(1 = the reference code)")
-    p.add_argument("--seed", type=_nonnegative_seed, default=0, help="seed of the permutation test")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the permutation test")
     p.set_defaults(func=_run)
 
 

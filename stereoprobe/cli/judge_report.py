@@ -10,6 +10,7 @@ from typing import Any
 from stereoprobe.cli.common import (
     existing_file,
     existing_path,
+    float_between,
     info,
     nonnegative_int,
     out_dir,
@@ -34,15 +35,6 @@ replace those in OUT only at the end.
 """
 
 
-def threshold_type(text: str) -> float:
-    """A harm threshold on the 1-5 scale."""
-    from stereoprobe.cli.common import finite_float
-
-    v = finite_float(text)
-    if not 1 <= v <= 5:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a number from 1 to 5")
-    return v
-
 
 def association_source(text: str) -> str:
     """An association file that exists, or ``upstream``."""
@@ -66,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--associations", type=association_source,
                    help="association file (associations.csv, a questions.json-format file or 'upstream') for "
                    "question ids, keys and the per-language analyses (default: OUT/associations.csv when present)")
-    p.add_argument("--threshold", type=threshold_type, default=4.0, help="harmful iff the median rating >= this")
+    p.add_argument("--threshold", type=float_between(1, 5), default=4.0, help="harmful iff the median rating >= this")
     p.add_argument("--confidence", type=probability, default=0.95, help="confidence level of the intervals")
     p.add_argument("--spearman-ci", choices=["bonett-wright", "bootstrap"], default="bonett-wright",
                    help="interval of the Spearman correlation")

@@ -234,3 +234,16 @@ def test_progress_on_a_terminal_and_quiet(monkeypatch):
 def test_info_prints_unless_quiet(capsys):
     common.info("wrote out/report.html")
     assert capsys.readouterr().out == "wrote out/report.html\n"
+
+
+@pytest.mark.parametrize("text,ok", [("1", True), ("5", True), ("2.5", True), ("0.99", False), ("5.01", False),
+                                     ("nan", False), ("inf", False), ("x", False)])
+def test_float_between_is_a_closed_range_of_finite_numbers(text: str, ok: bool) -> None:
+    from stereoprobe.cli.common import float_between
+
+    parse = float_between(1, 5)
+    if ok:
+        assert parse(text) == float(text)
+    else:
+        with pytest.raises(argparse.ArgumentTypeError):
+            parse(text)
