@@ -84,7 +84,9 @@ def test_prices_table_and_unknown_model():
     assert p.usd is None and any("no price" in n for n in p.notes)
     # USD by hand: input tokens x price, no output for a likelihood task
     p = plan_task(task, model="openai/gpt-4o", count=lambda t: 10)
-    assert p.input_tokens == 10 * p.items and p.usd == round(10 * p.items * 2.50 / 1e6, 2)
+    # ARAB_F and ARAB_M x 3 bundled names x 16 bundled descriptors x template 1 = 96 sentences in 2 samples
+    assert p.items == 2 * 3 * 16 and p.samples == 2
+    assert p.input_tokens == 10 * 96 and p.usd == round(10 * 96 * 2.50 / 1e6, 2)
 
 
 def test_user_price_file(tmp_path):
