@@ -12,16 +12,20 @@ Global options (before or after the subcommand): ``--quiet`` (no progress bars, 
 
 Errors: bad input (:class:`stereoprobe.errors.InputError` and its subclasses ``LogReadError`` and
 ``UpstreamDataError``, a missing file, non-UTF-8 text, invalid JSON, a broken zip or zstd member, an
-unreadable CSV/Parquet file, an invalid option) ends the run with ONE line on stderr,
-``stereoprobe <command>: error: <message>``, and exit code 2. Anything else is a bug and keeps its traceback.
+unreadable CSV/Parquet file) ends the run with ONE line on stderr, ``stereoprobe <command>: error: <message>``,
+and exit code 2. A command-line mistake (an unknown or misspelt option, a bad value) is reported by the
+command's own parser: a one-line ``usage:`` of that command, then the same error line, with "did you mean"
+suggestions for misspelt options, commands and choices. Anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import json
 import pkgutil
+import re
 import sys
 import zipfile
 from collections.abc import Sequence
@@ -42,16 +46,60 @@ ORDER: tuple[str, ...] = (
 _NOT_COMMANDS = {"common"}
 
 
+def did_you_mean(word: str, candidates: Sequence[str]) -> str:
+    """`` (did you mean X?)`` for the closest of ``candidates`` to a misspelt ``word`` (difflib), else ``""``."""
+    close = difflib.get_close_matches(word, list(candidates), n=2, cutoff=0.6)
+    return f" (did you mean {' or '.join(close)}?)" if close else ""
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)$")
+
+
 class Parser(argparse.ArgumentParser):
-    """ArgumentParser whose errors are one line (``prog: error: message``, exit code 2; no usage block) and
-    whose help shows defaults (:class:`HelpFormatter`)."""
+    """ArgumentParser of ``stereoprobe`` and each command: help shows defaults (:class:`HelpFormatter`); an
+    error prints the command's usage in one line, then ``prog: error: message`` (exit code 2), with "did you
+    mean" for a misspelt option, command or choice. A command's parser (``strict``) reports unknown arguments
+    itself, under its own name (``stereoprobe dbb: error: unrecognized arguments: ...``)."""
+
+    strict = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
 
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        ns, extras = super().parse_known_args(args, namespace)
+        if extras and self.strict:
+            self.error(self.unrecognized(extras))
+        return ns, extras
+
+    def unrecognized(self, extras: Sequence[str]) -> str:
+        """argparse's message for unknown arguments, with the closest known option of each unknown one."""
+        options = [o for o in self._option_string_actions if o.startswith("--")]
+        hints = [did_you_mean(x.split("=", 1)[0], options) for x in extras if x.startswith("--")]
+        hint = next((h for h in hints if h), "")
+        return f"unrecognized arguments: {' '.join(extras)}{hint}"
+
+    def short_usage(self) -> str:
+        """One line: ``usage: PROG [options] POSITIONALS REQUIRED-OPTIONS (PROG --help: every option)``."""
+        needed = [a for a in self._actions if not a.option_strings or (a.required and a.option_strings)]
+        needed = [a for a in needed if a.help is not argparse.SUPPRESS
+                  and not isinstance(a, argparse._SubParsersAction)]
+        formatter = self._get_formatter()
+        parts = formatter._format_actions_usage(needed, [])  # argparse's own rendering of these arguments
+        commands = " COMMAND" if self._subparsers is not None else ""
+        return f"usage: {self.prog} [options]{commands} {parts}".rstrip() + f"  (all options: {self.prog} --help)"
+
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
+        text = one_line(message)
+        m = _INVALID_CHOICE.search(text)
+        if m and "did you mean" not in text:
+            choices = re.findall(r"'([^']*)'", m.group(2))
+            close = difflib.get_close_matches(m.group(1), choices, n=2, cutoff=0.6)
+            if close:
+                text += f" (did you mean {' or '.join(close)}?)"
+        self.exit(2, f"{self.short_usage()}\n{self.prog}: error: {text}\n")
 
 
 class _OnceSubparsers:
@@ -67,7 +115,10 @@ class _OnceSubparsers:
         kwargs.setdefault("description", kwargs.get("help"))
         if kwargs.get("formatter_class") in (None, argparse.ArgumentDefaultsHelpFormatter, argparse.HelpFormatter):
             kwargs["formatter_class"] = HelpFormatter  # defaults shown, but never "(default: None)"
-        return self._action.add_parser(name, **kwargs)
+        parser = self._action.add_parser(name, **kwargs)
+        if isinstance(parser, Parser):
+            parser.strict = True  # unknown arguments are this command's error, under its name
+        return parser
 
     def __getattr__(self, item: str) -> Any:
         return getattr(self._action, item)

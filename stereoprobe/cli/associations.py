@@ -60,6 +60,21 @@ def lift_threshold(text: str) -> float:
     return value
 
 
+def _show_paper_defaults(group: Any) -> None:
+    """Append the paper's constant (the :class:`MiningConfig` default an unset option means) to each statistics
+    option's help, in the help style of every command: ``(default: 10)``."""
+    from stereoprobe.cli.common import show_default
+    from stereoprobe.stereotales.mining.config import MiningConfig
+
+    paper = MiningConfig()
+    for action in group._group_actions:
+        field = CONFIG_OPTIONS.get(action.dest)
+        if field is not None and hasattr(paper, field):
+            value = getattr(paper, field)
+            shown = "off" if value is False else show_default(value)
+            action.help = f"{action.help} (default: {shown})".replace("%", "%%")
+
+
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         COMMAND,
@@ -76,31 +91,31 @@ def register(subparsers: Any) -> None:
                    help="output folder (created; replaced table by table at the end of a successful run)")
     p.add_argument("--by-language", action="store_true",
                    help="also run one slice per (model, language) and the cross-language analysis (Jaccard)")
-    g = p.add_argument_group("statistics (unset: the paper's constant, shown in brackets)")
+    g = p.add_argument_group("statistics (unset: the paper's constant, shown as the default)")
     g.add_argument("--min-row-sum", type=positive_int, default=None,
-                   help="drop base values with fewer stories in a table [10]")
+                   help="drop base values with fewer stories in a table")
     g.add_argument("--resamples", type=positive_int, default=None,
-                   help="Monte Carlo resamples of the step-1 test [500000]")
-    g.add_argument("--seed", type=nonnegative_int, default=None, help="Monte Carlo seed [42]")
-    g.add_argument("--alpha", type=probability, default=None, help="BH level of the attribute-pair tests [0.05]")
+                   help="Monte Carlo resamples of the step-1 test")
+    g.add_argument("--seed", type=nonnegative_int, default=None, help="Monte Carlo seed")
+    g.add_argument("--alpha", type=probability, default=None, help="BH level of the attribute-pair tests")
     g.add_argument("--p-method", choices=["auto", "reference-mc", "sequential-mc", "asymptotic"], default=None,
                    help="step-1 p-values: auto = exact/asymptotic/sequential Monte Carlo with the reference's "
-                        "decisions [auto]; reference-mc = the upstream Monte Carlo estimate exactly")
+                        "decisions; reference-mc = the upstream Monte Carlo estimate exactly")
     g.add_argument("--family", choices=["attribute", "run"], default=None,
-                   help="BH family: per (model, slice, base attribute) as upstream, or one family for the run "
-                        "[attribute]")
+                   help="BH family: per (model, slice, base attribute) as upstream, or one family for the run")
     g.add_argument("--max-p-by", type=probability, default=None,
-                   help="filter: BY-adjusted cell p below this [0.05]")
-    g.add_argument("--min-lift", type=lift_threshold, default=None, help="filter: lift at least this [2]")
+                   help="filter: BY-adjusted cell p below this")
+    g.add_argument("--min-lift", type=lift_threshold, default=None, help="filter: lift at least this")
     g.add_argument("--effects", type=effect_list, default=None,
-                   help="filter: kept Cramer's V categories, comma-separated [medium,large]")
-    g.add_argument("--ci-level", type=probability, default=None, help="confidence level of the lift intervals [0.95]")
+                   help="filter: kept Cramer's V categories, comma-separated")
+    g.add_argument("--ci-level", type=probability, default=None, help="confidence level of the lift intervals")
     g.add_argument("--bootstrap", type=nonnegative_int, default=None,
-                   help="bootstrap resamples of the stories for each association's stability; 0 = off [0]")
+                   help="bootstrap resamples of the stories for each association's stability; 0 = off")
     g.add_argument("--effect-all-pairs", action="store_const", const=True, default=None,
                    help="give every attribute pair its effect category; upstream writes N/A for pairs that are "
-                        "not significant [off]")
-    g.add_argument("--jobs", type=positive_int, default=None, help="worker processes, one (model, slice) per task [1]")
+                        "not significant")
+    g.add_argument("--jobs", type=positive_int, default=None, help="worker processes, one (model, slice) per task")
+    _show_paper_defaults(g)
     o = p.add_argument_group("output")
     o.add_argument("--examples", type=nonnegative_int, default=3, help="example stories kept per association")
     o.add_argument("--excerpt-chars", type=positive_int, default=400, help="characters of each example excerpt")

@@ -25,7 +25,7 @@ from stereoprobe.outputs import atomic_output_dir
 __all__ = [
     "HelpFormatter", "atomic_output_dir", "comma_list", "existing_dir", "existing_file", "existing_path",
     "finite_float", "info", "is_quiet", "nonnegative_float", "nonnegative_int", "out_dir", "positive_float",
-    "positive_int", "probability", "progress", "set_quiet", "spinner", "unit_interval",
+    "positive_int", "probability", "progress", "set_quiet", "show_default", "spinner", "unit_interval",
 ]
 
 
@@ -160,9 +160,21 @@ def comma_list(text: str) -> list[str]:
 # Help
 
 
+def show_default(value: object) -> str:
+    """A default as help shows it: ``(1,)`` -> ``1``, ``["a", "b"]`` -> ``a,b``, ``20.0`` -> ``20``, paths as
+    written; an empty string, list or tuple -> ``""`` (then no default is shown)."""
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return ",".join(show_default(v) for v in value)
+    if isinstance(value, float):
+        return format(value, "g")
+    return str(value)
+
+
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Plain-text help with defaults: ``(default: X)`` after each option that has a meaningful default
-    (not for flags, ``None`` defaults or help texts that already name their default)."""
+    """Plain-text help with defaults: ``(default: X)`` after each option that has a meaningful default, in
+    one style for every command (not for flags, ``None`` or empty defaults, or help texts that already name
+    their default); sequences are shown comma-separated and floats without trailing zeros
+    (:func:`show_default`)."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
@@ -174,8 +186,12 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
             or default is False
             or default is argparse.SUPPRESS
             or isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction, argparse._HelpAction,
-                                   argparse._VersionAction))
+                                   argparse._VersionAction, argparse._StoreConstAction))
             or not (action.option_strings or action.nargs in (argparse.OPTIONAL, argparse.ZERO_OR_MORE))
         ):
             return text
-        return f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
+        shown = show_default(default)
+        if not shown:
+            return text
+        shown = shown.replace("%", "%%")  # help strings are %-formatted by argparse
+        return f"{text} (default: {shown})" if text else f"(default: {shown})"

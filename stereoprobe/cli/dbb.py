@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "--log_samples output of dbb_mc / dbb_sg (samples_<task>_<time>.jsonl)")
     p.add_argument("--out", required=True, type=out_dir, help="output folder (replaced atomically)")
     p.add_argument("--threshold", type=float_between(0, 100), default=20.0,
-                   help="S threshold of a biased test instance, in [0, 100] (paper: 20)")
+                   help="S threshold of a biased test instance, from 0 to 100 (the paper's 20)")
     p.add_argument("--n-boot", type=positive_int, default=2000,
                    help="bootstrap draws for the CIs (cluster bootstrap over templates)")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="bootstrap seed")

@@ -16,7 +16,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Write the lm-eval docs of a DBB selection (dbb_mc: two docs per question, one per option "
         "order; dbb_sg: one per question) to a JSONL file, to run lm-eval on a fixed, inspectable set: "
         "--metadata '{\"data_file\": FILE}'.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument("--variant", choices=["mc", "sg"], required=True, help="mc: dbb_mc docs; sg: dbb_sg docs")
     p.add_argument("--out", required=True, help="JSONL file to write")

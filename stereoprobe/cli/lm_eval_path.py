@@ -13,7 +13,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Print the folder holding stereoprobe's lm-evaluation-harness tasks (dbb_mc, dbb_sg, "
         "globalbias; one sub-folder with a README per probe), for lm-eval's --include_path, e.g. "
         "lm-eval run --include_path \"$(stereoprobe lm-eval-path)\" --tasks globalbias ...",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.set_defaults(func=run)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         "units (stories, questions, sentences), inspect samples, model calls per role (epochs included), "
         "estimated input and output tokens (the model's local tokenizer, else characters / 4), estimated USD "
         "from a dated price table, and for local models an estimated time from --calibrate N samples.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument("task", metavar="TASK", help="task name, e.g. globalbias or stereoprobe/globalbias")
     p.add_argument("-T", dest="task_args", action="append", default=[], metavar="K=V",
@@ -77,6 +77,15 @@ def parse_roles(items: list[str]) -> dict[str, list[str]]:
     return roles
 
 
+def task_names() -> list[str]:
+    """The registered stereoprobe tasks, without the ``stereoprobe/`` prefix (sorted)."""
+    import stereoprobe._registry  # noqa: F401 - registers the tasks
+    from inspect_ai._util.registry import registry_find, registry_info
+
+    names = {registry_info(t).name for t in registry_find(lambda info: info.type == "task")}
+    return sorted(n.split("/", 1)[1] for n in names if n.startswith("stereoprobe/"))
+
+
 def load_task(name: str, args: dict[str, Any]) -> Any:
     """The task through inspect's registry (``stereoprobe/<name>``), built with ``args``."""
     import stereoprobe._registry  # noqa: F401 - registers the tasks
@@ -88,7 +97,10 @@ def load_task(name: str, args: dict[str, Any]) -> Any:
     candidates = [name] if "/" in name else [f"stereoprobe/{name}", name]
     full = next((c for c in candidates if registry_lookup("task", c) is not None), None)
     if full is None:
-        raise InputError(f"unknown task {name!r} (stereoprobe tasks: see `inspect list tasks` or the README)")
+        known = task_names()
+        close = difflib.get_close_matches(name.split("/")[-1], known, n=2, cutoff=0.6)
+        hint = f"did you mean {' or '.join(close)}? " if close else ""
+        raise InputError(f"unknown task {name!r}: {hint}stereoprobe's tasks are {', '.join(known)}")
     try:
         return task_create(full, **args)
     except InputError:

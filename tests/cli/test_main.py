@@ -32,6 +32,7 @@ def test_index_of_empty_folder_is_an_error(tmp_path: Path, capsys) -> None:
 
 # ------------------------------------------------------------------------------------- the command frame
 
+import argparse
 import importlib
 import re
 import sys
@@ -77,11 +78,14 @@ def test_subcommand_help_is_plain_text_with_defaults(name: str, capsys) -> None:
     assert "--quiet" in text and "--debug" in text
     assert "``" not in text, "raw markup in the help"
     assert "(default: None)" not in text
+    from stereoprobe.cli.common import show_default
+
+    assert "(default: )" not in text and "(default: [])" not in text and "(default: (" not in text
     for a in p._actions:
-        if a.option_strings and a.help and a.default not in (None, False, [], "==SUPPRESS==") and a.dest not in (
-                "help", "quiet", "debug"):
+        if a.option_strings and a.help and a.default not in (None, False, [], (), "", "==SUPPRESS==") and a.dest not in (
+                "help", "quiet", "debug") and not isinstance(a, argparse._StoreConstAction):
             flat = re.sub(r"-\s+", "-", " ".join(text.split()))  # argparse wraps lines after hyphens
-            assert "default" in a.help.lower() or f"(default: {a.default})" in flat, (name, a.dest)
+            assert "default" in a.help.lower() or f"(default: {show_default(a.default)})" in flat, (name, a.dest)
 
 
 TOY = """
@@ -135,6 +139,7 @@ def test_errors_quiet_and_debug(toy_command, capsys) -> None:
     assert main(["zz-toy", "ok"]) == 0 and capsys.readouterr().out == "done\n"
     assert main(["--quiet", "zz-toy", "ok"]) == 0 and capsys.readouterr().out == ""
     assert main(["zz-toy", "ok", "-q"]) == 0 and capsys.readouterr().out == ""
-    assert main(["zz-toy"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "the following arguments are required: what" in err
+    assert main(["zz-toy"]) == 2  # a command-line mistake: the command's one-line usage, then the error line
+    usage, error = capsys.readouterr().err.splitlines()
+    assert usage.startswith("usage: stereoprobe zz-toy [options] what")
+    assert error == "stereoprobe zz-toy: error: the following arguments are required: what"

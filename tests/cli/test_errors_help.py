@@ -1,0 +1,95 @@
+"""Command-line mistakes: the command's own prefix and usage line, "did you mean", one help style."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+from stereoprobe.cli import main
+from stereoprobe.cli.common import HelpFormatter, show_default
+
+
+def _err(capsys) -> tuple[str, str]:
+    usage, error = capsys.readouterr().err.splitlines()
+    return usage, error
+
+
+def test_misspelt_option_is_the_commands_error_with_usage_and_suggestion(tmp_path: Path, capsys) -> None:
+    assert main(["dbb", str(tmp_path), "--out", str(tmp_path / "o"), "--tresh", "20"]) == 2
+    usage, error = _err(capsys)
+    assert usage.startswith("usage: stereoprobe dbb [options] ") and "--out" in usage
+    assert error == "stereoprobe dbb: error: unrecognized arguments: --tresh 20 (did you mean --threshold?)"
+    assert not (tmp_path / "o").exists()
+
+
+def test_misspelt_option_with_equals_sign(tmp_path: Path, capsys) -> None:
+    assert main(["globalbias", str(tmp_path), "--out", str(tmp_path / "o"), "--permutatons=5"]) == 2
+    _, error = _err(capsys)
+    assert error.startswith("stereoprobe globalbias: error: unrecognized arguments: --permutatons=5")
+    assert error.endswith("(did you mean --permutations?)")
+
+
+def test_unknown_option_without_a_close_match_has_no_suggestion(tmp_path: Path, capsys) -> None:
+    assert main(["dbb", str(tmp_path), "--out", str(tmp_path / "o"), "--zzzzzz"]) == 2
+    _, error = _err(capsys)
+    assert error == "stereoprobe dbb: error: unrecognized arguments: --zzzzzz"
+
+
+def test_misspelt_command_and_choice(tmp_path: Path, capsys) -> None:
+    assert main(["dbbb"]) == 2
+    usage, error = _err(capsys)
+    assert usage.startswith("usage: stereoprobe [options] COMMAND")
+    assert error.startswith("stereoprobe: error: argument COMMAND: invalid choice: 'dbbb'")
+    assert error.endswith("(did you mean dbb?)")
+    assert main(["associations", str(tmp_path), "--out", str(tmp_path / "o"), "--p-method", "asymptotc"]) == 2
+    _, error = _err(capsys)
+    assert error.startswith("stereoprobe associations: error: argument --p-method: invalid choice")
+    assert error.endswith("(did you mean asymptotic?)")
+
+
+def test_plan_unknown_task_lists_the_tasks(capsys) -> None:
+    assert main(["plan", "nosuchtask"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("stereoprobe plan: error: unknown task 'nosuchtask'") and "\n" not in err
+    listed = err.split("stereoprobe's tasks are ", 1)[1].split(", ")
+    assert {"stereotales", "stereotales_judge", "dbb", "dbb_sg", "globalbias", "globalbias_profiles"} <= set(listed)
+    assert main(["plan", "globalbais"]) == 2
+    assert "did you mean globalbias" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("value", "shown"), [((1,), "1"), ([1, 2, 3], "1,2,3"), (("medium", "large"), "medium,large"),
+                                              (20.0, "20"), (0.05, "0.05"), (500000, "500000"), ("", ""), ([], "")])
+def test_show_default(value: object, shown: str) -> None:
+    assert show_default(value) == shown
+
+
+def _help_of(**kwargs: object) -> str:
+    p = argparse.ArgumentParser(prog="x", formatter_class=HelpFormatter)
+    p.add_argument("--opt", help="an option", **kwargs)
+    return " ".join(p.format_help().split())
+
+
+def test_help_formatter_hides_empty_and_none_defaults() -> None:
+    assert "default" not in _help_of(default="")
+    assert "default" not in _help_of(default=[])
+    assert "default" not in _help_of(default=None)
+    assert "an option (default: 1,2)" in _help_of(default=(1, 2))
+    assert "an option (default: 5%)" in _help_of(default="5%")
+
+
+def test_every_help_has_one_style(capsys) -> None:
+    from stereoprobe.cli import build_parser
+
+    parser = build_parser()
+    [sub] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    for name in sub.choices:
+        assert main([name, "--help"]) == 0
+        text = " ".join(capsys.readouterr().out.split())
+        options = text.split("options:", 1)[-1]
+        # defaults only as "(default: X)": no "[x]" bracket defaults, no raw tuples, no empty default
+        assert not re.search(r"\[(\d[\d.,]*|auto|off|attribute|medium,large)\]", options), name
+        assert "(default: )" not in text and "(default: (" not in text and "(default: [" not in text, name
+        assert "(paper: " not in text, name
