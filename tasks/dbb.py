@@ -26,13 +26,14 @@ from stereoprobe.dbb import contract as C
 from stereoprobe.dbb import questions as Q
 from stereoprobe.dbb import scoring as SC
 from stereoprobe.dbb import stats as ST
+from stereoprobe.listings import task_version
 from stereoprobe.scorers.dbb import dbb_epochs, dbb_mcq_scorer, dbb_metrics, dbb_sg_scorer
 from stereoprobe.solvers.dbb import (DBBLogprobsUnavailable, dbb_mcq_group_solver, dbb_mcq_solver,
                                      dbb_sg_group_solver, dbb_sg_solver)
 
 __all__ = ["DBBLogprobsUnavailable", "dbb", "dbb_sg"]
 
-TASK_VERSION = "2.0.0"
+TASK_VERSION = task_version("dbb")  # tasks/<probe>.eval.yaml
 _E = Q.D.DBBDataError  # raised for a bad task parameter (an InputError)
 
 

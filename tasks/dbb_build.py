@@ -25,10 +25,11 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from stereoprobe.dbb import builder as B
+from stereoprobe.listings import task_version
 from stereoprobe.scorers.dbb_build import build_status
 from stereoprobe.solvers.dbb_build import concept_pipeline, question_pipeline, variation_pipeline
 
-TASK_VERSION = "1.1.0"
+TASK_VERSION = task_version("dbb_build_concepts")  # tasks/<probe>.eval.yaml
 
 
 @task(

@@ -23,10 +23,11 @@ from inspect_ai.solver import generate
 from stereoprobe.globalbias.contract import check_task_args
 from stereoprobe.globalbias.data import build_sentences
 from stereoprobe.globalbias.samples import group_samples, sentence_samples
+from stereoprobe.listings import task_version
 from stereoprobe.scorers.globalbias import sentence_logprob, text_logprobs
 from stereoprobe.solvers.likelihood import score_texts
 
-TASK_VERSION = "1.1.0"
+TASK_VERSION = task_version("globalbias")  # tasks/<probe>.eval.yaml
 
 
 @task(

@@ -19,11 +19,12 @@ from stereoprobe import params as P
 from stereoprobe.globalbias.contract import check_task_args
 from stereoprobe.globalbias.data import load_names, select
 from stereoprobe.globalbias.samples import name_batches, profile_samples
+from stereoprobe.listings import task_version
 from stereoprobe.scorers.globalbias_profiles import profile_parser
 
 __all__ = ["globalbias_profiles", "name_batches"]
 
-TASK_VERSION = "1.0.0"
+TASK_VERSION = task_version("globalbias_profiles")  # tasks/<probe>.eval.yaml
 
 
 @task(

@@ -21,6 +21,7 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import GenerateConfig
 
+from stereoprobe.listings import task_version
 from stereoprobe.params import boolean, choice, integer
 from stereoprobe.scorers.stereotales import (
     CONSENSUS_RULES,
@@ -34,7 +35,7 @@ from stereoprobe.stereotales.taxonomy import load_taxonomy
 from stereoprobe.stereotales.taxonomy.files import TaxonomyError
 from stereoprobe.stereotales.taxonomy.samples import task_samples
 
-TASK_VERSION = "1.0.0"
+TASK_VERSION = task_version("stereotales")  # tasks/<probe>.eval.yaml
 # Stories at temperature 1.0 (the published runs' default, stereotales-pipeline configs/stereotales_run.json);
 # a generous budget so reasoning models and long stories are not truncated. Both are overridable with
 # --temperature / --max-tokens.

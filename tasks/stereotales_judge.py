@@ -15,6 +15,7 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import mean, stderr
 
+from stereoprobe.listings import task_version
 from stereoprobe.scorers.stereotales_judge import (
     harmful_share,
     judge_parse_failure_rate,
@@ -28,7 +29,7 @@ from stereoprobe.stereotales.judge.dataset import judge_dataset, select_associat
 from stereoprobe.params import boolean, choice, integer, names, number
 from stereoprobe.stereotales.judge.prompt import VALUE_LISTS, attribute_value_lists, load_judge_prompt
 
-TASK_VERSION = "1.0.0"
+TASK_VERSION = task_version("stereotales_judge")  # tasks/<probe>.eval.yaml
 
 
 @task(

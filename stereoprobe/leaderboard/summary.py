@@ -5,7 +5,7 @@ Hub export: a model repository shows evaluation results from YAML files in its `
 each a list of entries ``{dataset: {id, task_id}, value, date, source: {url, name}, notes}`` pointing at a
 benchmark dataset described by an Inspect-based ``eval.yaml`` (https://huggingface.co/docs/hub/eval-results).
 :func:`write_hub_eval_results` writes one file per probe and model from the leaderboard's figures, with the
-dataset id and task ids of the probe's listing (``datasets/leaderboard/listings/<probe>/eval.yaml``,
+dataset id and task ids of the probe's listing (``tasks/<probe>.eval.yaml``,
 section ``hub``).
 """
 
@@ -20,7 +20,6 @@ from typing import Any
 
 import pandas as pd
 
-from stereoprobe.errors import InputError
 
 SCHEMA_VERSION = "1.0"
 def data_dir() -> Path:
@@ -103,13 +102,10 @@ def write_summaries(out: Path, metrics: pd.DataFrame, pairwise: pd.DataFrame, so
 
 # -------------------------------------------------------------------------------------------- Hub export
 def load_listing(probe: str) -> dict[str, Any]:
-    """The ``eval.yaml`` listing of a probe (``stereotales``, ``dbb``, ``globalbias``)."""
-    import yaml
+    """The ``eval.yaml`` listing of a probe (``tasks/<probe>.eval.yaml``; :mod:`stereoprobe.listings`)."""
+    from stereoprobe.listings import load_listing as _load_listing
 
-    p = data_dir() / "listings" / probe / "eval.yaml"
-    if not p.is_file():
-        raise InputError(f"{p}: no listing for probe {probe!r}")
-    return yaml.safe_load(p.read_text(encoding="utf-8"))
+    return _load_listing(probe)
 
 
 def hub_entries(model: str, metrics: pd.DataFrame, source_url: str | None = None,

@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from stereoprobe.leaderboard.report import MAIN_METRICS
-from stereoprobe.leaderboard.summary import data_dir, load_listing
+from stereoprobe.leaderboard.summary import load_listing
+from stereoprobe.listings import listing_path
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBES = ("stereotales", "dbb", "globalbias")
@@ -49,7 +50,7 @@ def test_listing_fields_tasks_and_hub_metrics(probe):
     assert "/" in hub["dataset_id"]
     for t in hub["tasks"]:
         assert t["metric"] in MAIN_METRICS[t["probe"]], t  # a figure the leaderboard computes
-    assert (data_dir() / "listings" / probe / "eval.yaml").is_file()
+    assert listing_path(probe).is_file()
 
 
 def test_registry_names_are_namespaced_and_bare_scorers_resolve():
@@ -91,4 +92,4 @@ def test_bare_inspect_score_rescoring_a_mockllm_log(tmp_path):
     again = read_eval_log(log.location)
     assert again.status == "success" and again.results.scores[0].name == "profile_parser"
     assert again.samples[0].scores["profile_parser"].answer == "parse_failure"
-    assert yaml.safe_load((data_dir() / "listings" / "globalbias" / "eval.yaml").read_text())["tasks"]
+    assert yaml.safe_load(listing_path("globalbias").read_text())["tasks"]
