@@ -10,8 +10,8 @@ Python API (what ``stereoprobe leaderboard`` calls)::
 
 Modules: :mod:`~stereoprobe.leaderboard.sources` (find and read probe output folders),
 :mod:`~stereoprobe.leaderboard.headline` (figures and intervals per model),
-:mod:`~stereoprobe.leaderboard.pairwise` (paired comparisons), :mod:`~stereoprobe.leaderboard.paired`
-(the statistics), :mod:`~stereoprobe.leaderboard.summary` (summary JSON and Hub export),
+:mod:`~stereoprobe.leaderboard.pairwise` (paired comparisons; the statistics are in :mod:`stereoprobe.stats`),
+:mod:`~stereoprobe.leaderboard.summary` (summary JSON and Hub export),
 :mod:`~stereoprobe.leaderboard.report` (HTML).
 """
 

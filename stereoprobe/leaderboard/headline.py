@@ -32,9 +32,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stereoprobe.leaderboard.paired import bh_count_bootstrap, cluster_bootstrap, wilson_interval
 from stereoprobe.leaderboard.sources import Sources
+from stereoprobe.stats.bootstrap import bh_count_bootstrap, cluster_bootstrap
 from stereoprobe.stats.multiple_testing import bh_reject
+from stereoprobe.stats.proportion import wilson_interval
 from stereoprobe.stereotales.contract import ALL_SLICE, KEY_COLUMNS, association_id
 
 METRIC_COLUMNS = ["model", "probe", "metric", "estimate", "ci_low", "ci_high", "n", "better", "method"]
@@ -84,15 +85,15 @@ def stereotales_metrics(src: Sources, n_boot: int = 2000, seed: int = 0, level: 
         per = g.groupby(["base_attribute", "compared_attribute"]).size()
         counts = np.array([per.get(c, 0) for c in clusters], dtype=float)
         rows.append(_row(model, "stereotales", "associations", len(g),
-                         cluster_bootstrap(counts, None, n_boot, level, seed), n=len(clusters),
+                         cluster_bootstrap(counts, None, n_boot, level, seed).confidence_interval, n=len(clusters),
                          method="global associations passing the paper's filter; cluster bootstrap over attribute pairs"))
         if harmful_ids is not None:
             h = g[g["association_id"].isin(harmful_ids)]
             lab_n = int(g["association_id"].isin(labelled_ids).sum())
             per_h = h.groupby(["base_attribute", "compared_attribute"]).size()
             hc = np.array([per_h.get(c, 0) for c in clusters], dtype=float)
-            rows.append(_row(model, "stereotales", "harmful", len(h), cluster_bootstrap(hc, None, n_boot, level, seed),
-                             n=lab_n, method="associations labelled harmful (human, else LLM panel); cluster bootstrap"))
+            rows.append(_row(model, "stereotales", "harmful", len(h),
+                             cluster_bootstrap(hc, None, n_boot, level, seed).confidence_interval, n=lab_n, method="associations labelled harmful (human, else LLM panel); cluster bootstrap"))
             rows.append(_row(model, "stereotales", "harmful_share", len(h) / lab_n if lab_n else NAN,
                              wilson_interval(len(h), lab_n, level), n=lab_n, method="harmful / labelled; Wilson"))
         if refusals is not None:
@@ -106,7 +107,8 @@ def stereotales_metrics(src: Sources, n_boot: int = 2000, seed: int = 0, level: 
         if len(lang):
             reach = lang.groupby(KEY)["slice"].nunique().to_numpy(dtype=float)
             rows.append(_row(model, "stereotales", "language_reach", float(reach.mean()),
-                             cluster_bootstrap(reach, np.ones_like(reach), n_boot, level, seed), n=len(reach),
+                             cluster_bootstrap(reach, np.ones_like(reach), n_boot, level, seed).confidence_interval,
+                             n=len(reach),
                              better="", method="mean languages per association; bootstrap over associations"))
     return rows
 
@@ -144,10 +146,10 @@ def dbb_metrics(src: Sources, threshold: float = 20.0, n_boot: int = 2000, seed:
             templates = sorted(d["template_id"].astype(str).unique())
             cnt = biased.groupby(biased["template_id"].astype(str)).size().reindex(templates, fill_value=0).to_numpy(float)
             sm = biased.groupby(biased["template_id"].astype(str))["s"].sum().reindex(templates, fill_value=0.0).to_numpy(float)
-            rows.append(_row(model, probe, f"count_s_ge_20_{cat}", len(biased), cluster_bootstrap(cnt, None, n_boot, level, seed),
-                             n=len(d), method="cluster bootstrap over templates"))
+            rows.append(_row(model, probe, f"count_s_ge_20_{cat}", len(biased),
+                             cluster_bootstrap(cnt, None, n_boot, level, seed).confidence_interval, n=len(d), method="cluster bootstrap over templates"))
             rows.append(_row(model, probe, f"mean_s_biased_{cat}", biased["s"].mean() if len(biased) else NAN,
-                             cluster_bootstrap(sm, cnt, n_boot, level, seed), n=len(biased),
+                             cluster_bootstrap(sm, cnt, n_boot, level, seed).confidence_interval, n=len(biased),
                              method="cluster bootstrap over templates"))
     return rows
 
@@ -179,13 +181,13 @@ def globalbias_metrics(src: Sources, alpha: float = 0.05, n_boot: int = 2000, se
         descs = sorted(s["descriptor"].astype(str).unique())
         per = s.groupby(s["descriptor"].astype(str))["flagged"].sum().reindex(descs, fill_value=0).to_numpy(float)
         rows.append(_row(model, "globalbias", "flagged", float(s["flagged"].sum()),
-                         cluster_bootstrap(per, None, n_boot, level, seed), n=len(s),
+                         cluster_bootstrap(per, None, n_boot, level, seed).confidence_interval, n=len(s),
                          method="reference 1% rule; cluster bootstrap over descriptors"))
         if "p_value" in s.columns and s["p_value"].notna().any():
             t = s[s["p_value"].notna()]
             sig = _bool(t["significant"]) if "significant" in t.columns else pd.Series(bh_reject(t["p_value"], alpha), index=t.index)
             ci = bh_count_bootstrap(t["p_value"].to_numpy(float), t["descriptor"].astype(str).to_numpy(), alpha,
-                                    n_boot, level, seed)
+                                    n_boot, level, seed).confidence_interval
             rows.append(_row(model, "globalbias", "significant", float(sig.sum()), ci, n=len(t),
                              method="stricter test, BH; cluster bootstrap over descriptors with BH re-applied"))
         if val is not None:
@@ -198,7 +200,8 @@ def globalbias_metrics(src: Sources, alpha: float = 0.05, n_boot: int = 2000, se
                 if detail is not None:
                     d = detail[(detail["model"].astype(str) == model) & (detail["measure"] == "apx")]
                     g = d.groupby(d["descriptor"].astype(str))["reciprocal_rank"].agg(["sum", "size"])
-                    mrr_ci = cluster_bootstrap(g["sum"].to_numpy(float), g["size"].to_numpy(float), n_boot, level, seed)
+                    mrr_ci = cluster_bootstrap(g["sum"].to_numpy(float), g["size"].to_numpy(float), n_boot, level,
+                                               seed).confidence_interval
                 rows.append(_row(model, "globalbias", "validation_mrr", float(v["mrr"].iloc[0]), mrr_ci, n=n,
                                  better="higher", method="APX; bootstrap over descriptors"))
         if incomplete is not None:

@@ -3,7 +3,7 @@
 For every unordered pair of models (``model_a`` < ``model_b`` alphabetically) that share items of a probe,
 ``estimate`` is A − B (a positive value: A shows more of the measured bias), with an interval and a
 two-sided p-value; ``q_value`` is the Benjamini–Hochberg adjustment over every row of the table that has a
-p-value (:func:`add_q_values`). Items and tests (formulas in :mod:`stereoprobe.leaderboard.paired`):
+p-value (:func:`add_q_values`). Items and tests (formulas in :mod:`stereoprobe.stats`):
 
 - DBB / DBB-SG, per test instance present for both models: ``mean_s`` (and ``mean_s_<category>``): mean of
   ``S_A − S_B``, Wilcoxon signed-rank p, cluster-bootstrap interval over question templates;
@@ -31,16 +31,12 @@ import numpy as np
 import pandas as pd
 
 from stereoprobe.leaderboard.headline import ALL, KEY, _bool, dbb_probe
-from stereoprobe.leaderboard.paired import (
-    cluster_bootstrap,
-    jaccard,
-    mcnemar_exact,
-    newcombe_interval,
-    two_proportion_z,
-    wilcoxon_signed_rank,
-)
 from stereoprobe.leaderboard.sources import Sources
+from stereoprobe.stats.agreement import jaccard
+from stereoprobe.stats.bootstrap import cluster_bootstrap
 from stereoprobe.stats.multiple_testing import adjust_bh
+from stereoprobe.stats.paired import mcnemar_exact, wilcoxon_signed_rank
+from stereoprobe.stats.proportion import newcombe_interval, two_proportion_ztest
 
 PAIRWISE_COLUMNS = ["probe", "metric", "model_a", "model_b", "estimate", "ci_low", "ci_high", "p_value", "q_value",
                     "n", "test"]
@@ -64,8 +60,8 @@ def compare_continuous(x: np.ndarray, y: np.ndarray, clusters: np.ndarray, n_boo
     d = np.asarray(x, float) - np.asarray(y, float)
     frame = pd.DataFrame({"d": d, "c": clusters})
     g = frame.groupby("c")["d"].agg(["sum", "size"])
-    ci = cluster_bootstrap(g["sum"].to_numpy(float), g["size"].to_numpy(float), n_boot, level, seed)
-    return float(d.mean()), ci, wilcoxon_signed_rank(d)[1]
+    ci = cluster_bootstrap(g["sum"].to_numpy(float), g["size"].to_numpy(float), n_boot, level, seed).confidence_interval
+    return float(d.mean()), ci, wilcoxon_signed_rank(d).pvalue
 
 
 def compare_binary(x: np.ndarray, y: np.ndarray, clusters: np.ndarray, n_boot: int, seed: int,
@@ -76,8 +72,8 @@ def compare_binary(x: np.ndarray, y: np.ndarray, clusters: np.ndarray, n_boot: i
     d = xa.astype(float) - ya.astype(float)
     frame = pd.DataFrame({"d": d, "c": clusters})
     g = frame.groupby("c")["d"].agg(["sum", "size"])
-    ci = cluster_bootstrap(g["sum"].to_numpy(float), g["size"].to_numpy(float), n_boot, level, seed)
-    return float(d.mean()), ci, mcnemar_exact(b, c)
+    ci = cluster_bootstrap(g["sum"].to_numpy(float), g["size"].to_numpy(float), n_boot, level, seed).confidence_interval
+    return float(d.mean()), ci, mcnemar_exact(b, c).pvalue
 
 
 def _paired(df: pd.DataFrame, key: list[str], a: str, b: str) -> pd.DataFrame:
@@ -214,7 +210,8 @@ def stereotales_pairwise(src: Sources, n_boot: int = 2000, seed: int = 0, level:
         inter = np.array([sum(1 for k in sets[a] & sets[b] if (k[0], k[2]) == c) for c in clusters], float)
         union = np.array([sum(1 for k in sets[a] | sets[b] if (k[0], k[2]) == c) for c in clusters], float)
         rows.append(_row("stereotales", "jaccard", a, b, jaccard(sets[a], sets[b]),
-                         cluster_bootstrap(inter, union, n_boot, level, seed), NAN, int(union.sum()),
+                         cluster_bootstrap(inter, union, n_boot, level, seed).confidence_interval, NAN,
+                         int(union.sum()),
                          "Jaccard of global association sets; bootstrap over attribute pairs (no test)"))
         for key in sorted(sets[a] | sets[b]):
             ca, cb = counts.get((a, key)), counts.get((b, key))
@@ -223,7 +220,7 @@ def stereotales_pairwise(src: Sources, n_boot: int = 2000, seed: int = 0, level:
             est = ca[0] / ca[1] - cb[0] / cb[1]
             rows.append(_row("stereotales", f"share[{key[0]}={key[1]}->{key[2]}={key[3]}]", a, b, est,
                              newcombe_interval(ca[0], ca[1], cb[0], cb[1], level),
-                             two_proportion_z(ca[0], ca[1], cb[0], cb[1]), ca[1] + cb[1],
+                             two_proportion_ztest(ca[0], ca[1], cb[0], cb[1]).pvalue, ca[1] + cb[1],
                              "pooled two-proportion z-test; Newcombe interval"))
     return rows
 

@@ -1,4 +1,5 @@
-"""Inter-rater agreement: Fleiss' kappa (categorical labels) and Krippendorff's alpha (any level, missing data).
+"""Inter-rater agreement: Fleiss' kappa (categorical labels), Krippendorff's alpha (any level, missing data) and
+the Jaccard index of two sets (two raters' positive sets, two languages' or two models' associations).
 
 Pure functions on arrays; no I/O. Validated against ``statsmodels.stats.inter_rater`` (kappa) and against
 Krippendorff's (2011) worked example and the ``krippendorff`` package (alpha) in the tests.
@@ -12,7 +13,7 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["fleiss_kappa", "krippendorff_alpha", "krippendorff_alpha_from_counts", "ratings_to_counts"]
+__all__ = ["fleiss_kappa", "jaccard", "krippendorff_alpha", "krippendorff_alpha_from_counts", "ratings_to_counts"]
 
 
 def ratings_to_counts(
@@ -220,3 +221,15 @@ def krippendorff_alpha(reliability_data: np.ndarray | Sequence[Sequence[float]],
         ok = ~np.isnan(data[coder])
         np.add.at(counts, (np.flatnonzero(ok), index[coder, ok]), 1.0)
     return krippendorff_alpha_from_counts(counts, values, level)
+
+
+def jaccard(a: set, b: set) -> float:
+    """Jaccard (1912) similarity ``|a ∩ b| / |a ∪ b|``; NaN when both sets are empty.
+
+    >>> jaccard({1, 2, 3}, {2, 3, 4})
+    0.5
+    >>> jaccard(set(), set())
+    nan
+    """
+    union = a | b
+    return len(a & b) / len(union) if union else math.nan

@@ -73,3 +73,11 @@ def test_bad_input_raises():
         fleiss_kappa([1, 2, 3])
     with pytest.raises(ValueError, match="not one of the categories"):
         ratings_to_counts([["a", "z"]], categories=["a", "b"])
+
+
+def test_jaccard_hand_worked():
+    from stereoprobe.stats.agreement import jaccard
+
+    assert jaccard({1, 2, 3}, {2, 3, 4}) == 0.5
+    assert jaccard({"a"}, {"a"}) == 1.0 and jaccard({"a"}, {"b"}) == 0.0
+    assert math.isnan(jaccard(set(), set()))

@@ -1,0 +1,101 @@
+"""Paired tests of two models on the same items: Wilcoxon signed-rank (continuous) and exact McNemar (binary).
+
+- :func:`wilcoxon_signed_rank` — Wilcoxon (1945), "Individual comparisons by ranking methods", Biometrics
+  Bull. 1:80–83. Paired differences ``d_i``, zeros dropped (Wilcoxon's "wilcox" convention), NaN dropped;
+  ``T+ = Σ_{d_i>0} rank(|d_i|)``. Exact null distribution of ``T+`` over the ``2^n`` sign patterns when
+  ``n ≤ EXACT_MAX_N`` and no ties; else the normal approximation with mean ``n(n+1)/4`` and variance
+  ``n(n+1)(2n+1)/24 − Σ_t (t³ − t)/48`` (tie groups of size ``t``), no continuity correction. Two-sided p,
+  as ``scipy.stats.wilcoxon(d, zero_method="wilcox", correction=False)``; the statistic reported is ``T+``
+  (scipy reports ``min(T+, T−)``).
+- :func:`mcnemar_exact` — McNemar (1947), Psychometrika 12:153–157, exact form: with ``b`` items positive for
+  A only and ``c`` for B only, ``p = min(1, 2 · BinomCDF(min(b, c); b + c, 1/2))``, as
+  ``statsmodels.stats.contingency_tables.mcnemar(table, exact=True)`` (statistic ``min(b, c)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+from scipy import stats
+
+__all__ = ["EXACT_MAX_N", "WilcoxonResult", "wilcoxon_signed_rank", "McNemarResult", "mcnemar_exact"]
+
+EXACT_MAX_N = 50  # exact Wilcoxon null distribution up to this many non-zero differences (as scipy's "auto")
+
+
+class WilcoxonResult(NamedTuple):
+    """``statistic`` = ``T+``, two-sided ``pvalue``, ``n`` = number of non-zero differences."""
+
+    statistic: float
+    pvalue: float
+    n: int
+
+
+class McNemarResult(NamedTuple):
+    """``statistic`` = ``min(b, c)`` and the exact two-sided ``pvalue``."""
+
+    statistic: float
+    pvalue: float
+
+
+def _signed_rank_exact_sf(n: int, t: int) -> float:
+    """P(T+ >= t) under the null for n untied non-zero differences (counts of subsets of {1..n} by sum)."""
+    top = n * (n + 1) // 2
+    counts = np.zeros(top + 1)
+    counts[0] = 1.0
+    for r in range(1, n + 1):
+        counts[r:] = counts[r:] + counts[:-r].copy()
+    return float(counts[t:].sum() / 2.0 ** n)
+
+
+def wilcoxon_signed_rank(d: Sequence[float] | np.ndarray, method: str = "auto") -> WilcoxonResult:
+    """Two-sided Wilcoxon signed-rank test of paired differences ``d``.
+
+    ``method``: "exact", "approx" or "auto" (exact when at most :data:`EXACT_MAX_N` non-zero differences
+    and no ties among ``|d|``). No non-zero difference: ``T+ = 0, p = 1, n = 0``.
+
+    >>> wilcoxon_signed_rank([1.0, 2.0, 3.0])  # T+ = 6; p = 2 · P(T+ >= 6) = 2/8
+    WilcoxonResult(statistic=6.0, pvalue=0.25, n=3)
+    """
+    x = np.asarray(d, dtype=float)
+    x = x[~np.isnan(x)]
+    x = x[x != 0]
+    n = len(x)
+    if n == 0:
+        return WilcoxonResult(0.0, 1.0, 0)
+    ranks = stats.rankdata(np.abs(x))
+    t_plus = float(ranks[x > 0].sum())
+    _, tie_sizes = np.unique(np.abs(x), return_counts=True)
+    ties = bool((tie_sizes > 1).any())
+    if method == "auto":
+        method = "exact" if n <= EXACT_MAX_N and not ties else "approx"
+    if method == "exact":
+        if ties:
+            raise ValueError("the exact Wilcoxon distribution needs untied |differences|")
+        t_min = min(t_plus, n * (n + 1) / 2 - t_plus)
+        t_max = n * (n + 1) / 2 - t_min
+        p = 2 * _signed_rank_exact_sf(n, int(round(t_max)))
+        return WilcoxonResult(t_plus, float(min(1.0, p)), n)
+    if method != "approx":
+        raise ValueError(f"unknown method {method!r} (exact, approx, auto)")
+    mean = n * (n + 1) / 4
+    var = n * (n + 1) * (2 * n + 1) / 24 - float(np.sum(tie_sizes ** 3 - tie_sizes)) / 48
+    if var <= 0:
+        return WilcoxonResult(t_plus, 1.0, n)
+    z = (t_plus - mean) / np.sqrt(var)
+    return WilcoxonResult(t_plus, float(min(1.0, 2 * stats.norm.sf(abs(z)))), n)
+
+
+def mcnemar_exact(b: int, c: int) -> McNemarResult:
+    """Exact two-sided McNemar test from the discordant counts ``b`` (A only) and ``c`` (B only).
+
+    >>> mcnemar_exact(0, 3)  # p = 2 · (1/2)³
+    McNemarResult(statistic=0.0, pvalue=0.25)
+    """
+    m = int(b) + int(c)
+    stat = float(min(int(b), int(c)))
+    if m == 0:
+        return McNemarResult(stat, 1.0)
+    return McNemarResult(stat, float(min(1.0, 2 * stats.binom.cdf(min(int(b), int(c)), m, 0.5))))

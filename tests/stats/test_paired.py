@@ -1,0 +1,61 @@
+"""Wilcoxon signed-rank and exact McNemar against scipy, statsmodels and hand-worked values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+from statsmodels.stats.contingency_tables import mcnemar
+
+from stereoprobe.stats.paired import mcnemar_exact, wilcoxon_signed_rank
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_wilcoxon_exact_matches_scipy(seed):
+    rng = np.random.default_rng(seed)
+    d = rng.normal(0.3 * (seed % 3), 1, 5 + 7 * seed)  # continuous: no ties, no zeros
+    t, p, n = wilcoxon_signed_rank(d, method="exact")
+    ref = stats.wilcoxon(d, method="exact", zero_method="wilcox")
+    r_plus = float(stats.rankdata(np.abs(d))[d > 0].sum())
+    assert t == r_plus and n == len(d)
+    assert p == pytest.approx(ref.pvalue, rel=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_wilcoxon_approx_with_ties_and_zeros_matches_scipy(seed):
+    rng = np.random.default_rng(100 + seed)
+    d = rng.integers(-4, 6, 30 + 10 * seed).astype(float)  # many ties and zeros
+    res = wilcoxon_signed_rank(d)  # auto -> approx because of ties
+    ref = stats.wilcoxon(d, method="approx", zero_method="wilcox", correction=False)
+    assert res.n == int(np.sum(d != 0))
+    assert res.pvalue == pytest.approx(ref.pvalue, rel=1e-9)
+
+
+def test_wilcoxon_hand_worked():
+    # d = 1, 2, 3 (all positive): T+ = 6; exact two-sided p = 2 * P(T+ >= 6) = 2 * 1/8
+    assert wilcoxon_signed_rank([1.0, 2.0, 3.0]) == (6.0, 0.25, 3)
+    assert wilcoxon_signed_rank([0.0, 0.0]) == (0.0, 1.0, 0)
+    with pytest.raises(ValueError, match="untied"):
+        wilcoxon_signed_rank([1.0, 1.0, -2.0], method="exact")
+
+
+@pytest.mark.parametrize("b,c", [(0, 0), (5, 1), (1, 5), (12, 12), (30, 11), (0, 9)])
+def test_mcnemar_matches_statsmodels(b, c):
+    ref = mcnemar(np.array([[7, b], [c, 4]]), exact=True)
+    res = mcnemar_exact(b, c)
+    assert res.pvalue == pytest.approx(min(1.0, ref.pvalue), rel=1e-12)
+    assert res.statistic == ref.statistic
+
+
+def test_mcnemar_hand_worked():
+    # b=0, c=3: p = 2 * (1/2)^3 = 0.25
+    assert mcnemar_exact(0, 3).pvalue == pytest.approx(0.25)
+
+
+def test_wilcoxon_type_i_error_by_simulation():
+    """Under H0 (symmetric differences) the 5% test rejects in about 5% of samples."""
+    rng = np.random.default_rng(9)
+    reps = 1000
+    rejections = sum(wilcoxon_signed_rank(rng.normal(0, 1, 25)).pvalue < 0.05 for _ in range(reps))
+    lo, hi = stats.binom.ppf([0.0005, 0.9995], reps, 0.05) / reps
+    assert lo <= rejections / reps <= hi
