@@ -31,7 +31,7 @@ import json
 import sys
 import zipfile
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,10 @@ class LogInfo:
     model_roles: dict[str, Any]  # role -> model name, or list of model names
     created: str
     status: str  # "started" for an .eval log still being written (or interrupted): no header.json yet
+    model_args: dict[str, Any] = field(default_factory=dict)  # -M arguments
+    generate_config: dict[str, Any] = field(default_factory=dict)  # inspect's GenerateConfig of the model
+    dataset: dict[str, Any] = field(default_factory=dict)  # name, location, samples, sample_ids
+    epochs: int = 1  # epochs the run asked for (``config.epochs``)
 
 
 def _open_eval(path: Path) -> zipfile.ZipFile:
@@ -91,16 +95,51 @@ def _roles(model_roles: Mapping[str, Any] | None) -> dict[str, Any]:
     return {k: [name(m) for m in v] if isinstance(v, list) else name(v) for k, v in (model_roles or {}).items()}
 
 
+def _kind(v: Any) -> str:
+    return "null" if v is None else {dict: "an object", list: "a list", str: "text", bool: "a boolean"}.get(
+        type(v), f"a {type(v).__name__}")
+
+
+def _field(path: Path, spec: Mapping[str, Any], name: str, types: tuple[type, ...], need: str,
+           optional: bool = True) -> Any:
+    """``spec[name]`` when it is of ``types`` (absent or null: ``None`` when ``optional``), else a
+    :class:`LogReadError` naming the file and the field."""
+    v = spec.get(name)
+    if v is None and optional:
+        return None
+    if isinstance(v, bool) or not isinstance(v, types):
+        raise LogReadError(f"{path}: eval spec field '{name}' is {_kind(v)}, expected {need}")
+    return v
+
+
 def _info(path: Path, spec: Mapping[str, Any], status: str) -> LogInfo:
+    """A :class:`LogInfo` from an eval spec, each field the readers rely on checked (one line per bad field)."""
+    task = _field(path, spec, "task", (str,), "the task name", optional=False)
+    model = _field(path, spec, "model", (str,), "the model name", optional=False)
+    created = _field(path, spec, "created", (str,), "a time stamp", optional=False)
+    task_args = _field(path, spec, "task_args", (Mapping,), "an object of task arguments") or {}
+    roles = _field(path, spec, "model_roles", (Mapping,), "an object of role -> model") or {}
+    for role, m in roles.items():
+        if not isinstance(m, (Mapping, str, list)):
+            raise LogReadError(f"{path}: eval spec field 'model_roles.{role}' is {_kind(m)}, expected a model")
+    model_args = _field(path, spec, "model_args", (Mapping,), "an object of model arguments") or {}
+    gen = _field(path, spec, "model_generate_config", (Mapping,), "an object of generation settings") or {}
+    dataset = _field(path, spec, "dataset", (Mapping,), "an object (name, location, sample_ids)") or {}
+    ids = dataset.get("sample_ids")
+    if ids is not None and not isinstance(ids, list):
+        raise LogReadError(f"{path}: eval spec field 'dataset.sample_ids' is {_kind(ids)}, expected a list")
+    config = _field(path, spec, "config", (Mapping,), "an object (epochs, limit, ...)") or {}
+    epochs = config.get("epochs")
+    if epochs is not None and (isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1):
+        raise LogReadError(f"{path}: eval spec field 'config.epochs' is {epochs!r} ({_kind(epochs)}), "
+                           "expected a positive integer")
+    version = spec.get("task_version", 0)
+    if not isinstance(version, (str, int)) or isinstance(version, bool):
+        raise LogReadError(f"{path}: eval spec field 'task_version' is {_kind(version)}, expected a version")
     return LogInfo(
-        path=path,
-        task=str(spec["task"]).split("/")[-1],
-        task_version=spec.get("task_version", 0),
-        model=spec["model"],
-        task_args=dict(spec.get("task_args") or {}),
-        model_roles=_roles(spec.get("model_roles")),
-        created=spec["created"],
-        status=status,
+        path=path, task=task.split("/")[-1], task_version=version, model=model, task_args=dict(task_args),
+        model_roles=_roles(roles), created=created, status=status, model_args=dict(model_args),
+        generate_config=dict(gen), dataset=dict(dataset), epochs=int(epochs or 1),
     )
 
 
@@ -108,14 +147,19 @@ def _eval_header(z: zipfile.ZipFile, path: Path) -> tuple[dict[str, Any], str]:
     """(eval spec as JSON, status) of an open .eval archive."""
     names = set(z.namelist())
     if HEADER_JSON in names:
-        head = _member_json(z, path, HEADER_JSON)
-        status = head.get("status", "started")
+        member = HEADER_JSON
     elif START_JSON in names:
-        head, status = _member_json(z, path, START_JSON), "started"
+        member = START_JSON
     else:
         raise LogReadError(f"{path}: not an inspect .eval log (neither {HEADER_JSON} nor {START_JSON})")
-    if not isinstance(head, Mapping) or not isinstance(head.get("eval"), Mapping):
-        raise LogReadError(f"{path}: {HEADER_JSON} has no 'eval' spec (not an inspect log?)")
+    head = _member_json(z, path, member)
+    if not isinstance(head, Mapping):
+        raise LogReadError(f"{path}: {member} is {_kind(head)}, not an object (not an inspect log?)")
+    status = head.get("status", "started") if member == HEADER_JSON else "started"
+    if not isinstance(head.get("eval"), Mapping):
+        raise LogReadError(f"{path}: {member} has no 'eval' spec (not an inspect log?)")
+    if not isinstance(status, str):
+        raise LogReadError(f"{path}: {member} field 'status' is {_kind(status)}, expected text")
     return dict(head["eval"]), str(status)
 
 
@@ -129,10 +173,7 @@ def read_header(path: str | Path) -> LogInfo:
     if p.suffix == ".eval":
         with _open_eval(p) as z:
             spec, status = _eval_header(z, p)
-        try:
-            return _info(p, spec, status)
-        except KeyError as exc:
-            raise LogReadError(f"{p}: eval spec lacks {exc}") from exc
+        return _info(p, spec, status)
     h = _read_json_log(p, header_only=True)
     return _info(p, h.eval.model_dump(mode="json"), h.status)
 
@@ -150,7 +191,9 @@ def read_eval_spec(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if p.suffix == ".eval":
         with _open_eval(p) as z:
-            return _eval_header(z, p)[0]
+            spec, status = _eval_header(z, p)
+        _info(p, spec, status)
+        return spec
     return _read_json_log(p, header_only=True).eval.model_dump(mode="json")
 
 
@@ -196,7 +239,8 @@ def iter_raw_samples(path: str | Path) -> Iterator[dict[str, Any]]:
     p = Path(path)
     if p.suffix == ".eval":
         with _open_eval(p) as z:
-            spec, _status = _eval_header(z, p)
+            spec, status = _eval_header(z, p)
+            _info(p, spec, status)  # the fields read below are checked
             members: dict[str, str] = {}  # "<id>_epoch_<n>" key -> member name
             keyed: list[tuple[str, int]] = []
             for name in dict.fromkeys(z.namelist()):

@@ -134,12 +134,13 @@ def mining_config(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from stereoprobe.cli.common import atomic_output_dir
+    from stereoprobe.cli.common import atomic_output_dir, progress
     from stereoprobe.stereotales.mining.api import mine_association_tables, stale_tables, write_association_outputs
 
     result = mine_association_tables(
         args.inputs, mining_config(args), by_language=args.by_language, examples=args.examples,
         excerpt_chars=args.excerpt_chars, note=args.note or None,
+        progress=lambda it, what: progress(it, description=what),
     )
     with atomic_output_dir(args.out) as tmp:
         write_association_outputs(result, tmp, report=not args.no_report)

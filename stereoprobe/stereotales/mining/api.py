@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from stereoprobe.inputs import Progress, no_progress
 from stereoprobe.stereotales.contract import ALL_SLICE
 from stereoprobe.stereotales.mining import tables as T
 from stereoprobe.stereotales.mining.aggregate import aggregate_across_languages, aggregate_across_models
@@ -110,20 +111,22 @@ def mine_association_tables(
     examples: int = 3,
     excerpt_chars: int = 400,
     note: str | None = None,
+    progress: Progress = no_progress,
 ) -> AssociationTables:
     """Read StereoTales stories (inspect eval logs of the ``stereotales`` task, or the public release as
     Parquet/CSV) and run the paper's two-step association statistics.
 
     ``by_language`` adds one slice per (model, language) and the cross-language tables (Jaccard,
     language-specific associations); ``examples`` stories (excerpts of ``excerpt_chars`` characters) are
-    kept per association; ``note`` is shown at the top of the report. Bad input raises
+    kept per association; ``note`` is shown at the top of the report; ``progress`` reports the reading
+    (:data:`stereoprobe.inputs.Progress`, e.g. the CLI's progress bar). Bad input raises
     :class:`~stereoprobe.stereotales.mining.stories.StoriesError` (an ``InputError``) naming the file.
     """
     if examples < 0 or excerpt_chars < 1:
         raise ValueError("examples must be >= 0 and excerpt_chars >= 1")
     timings: dict[str, float] = {}
     t = time.perf_counter()
-    stories = read_stories(inputs)
+    stories = read_stories(inputs, progress=progress)
     timings["read_s"] = time.perf_counter() - t
     frame, attributes = stories.frame, stories.attributes
     if frame.empty:

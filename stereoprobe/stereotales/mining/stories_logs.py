@@ -10,14 +10,16 @@ from typing import Any
 import pandas as pd
 
 from stereoprobe.errors import InputError
+from stereoprobe.inputs import Progress, ReadStats, iter_samples, no_progress
+from stereoprobe.logs import LogReadError, error_message, iter_raw_samples, output_text
 from stereoprobe.stereotales import contract as C
-from stereoprobe.stereotales.contract import EXTRA_COLUMNS, ID_COLUMNS, ISSUE_COLUMNS, SCORER_NAME, TASK_NAME, UNKNOWN
-from stereoprobe.stereotales.mining.stories import (
+from stereoprobe.stereotales.contract import (EXTRA_COLUMNS, ID_COLUMNS, ISSUE_COLUMNS, SCORER_NAME, TASK_NAME, UNKNOWN,
+                                              normalize_language)
+from stereoprobe.stereotales.mining.stories_frame import (
     MixedInputsError,
     Stories,
     StoriesError,
     compact_frame,
-    normalize_language,
     normalize_value,
 )
 
@@ -35,8 +37,6 @@ class _SampleView:
 
 
 def _view(d: Mapping[str, Any]) -> _SampleView:
-    from stereoprobe.logs import error_message, output_text
-
     return _SampleView(
         id=d.get("id"),
         epoch=int(d.get("epoch", 1)),
@@ -50,8 +50,6 @@ def _view(d: Mapping[str, Any]) -> _SampleView:
 def iter_log_samples(path: str | Path) -> Iterator[_SampleView]:
     """Yield the samples of one eval log, one at a time (the fast reader :func:`stereoprobe.logs.iter_raw_samples`;
     an unreadable log raises :class:`StoriesError` naming the file)."""
-    from stereoprobe.logs import LogReadError, iter_raw_samples
-
     try:
         for d in iter_raw_samples(path):
             yield _view(d)
@@ -205,7 +203,8 @@ class _Sources:
         row["taxonomy_fingerprint"] = str(fp)
 
 
-def read_stories_from_logs(inputs: Sequence[str | Path], task: str = TASK_NAME) -> Stories:
+def read_stories_from_logs(inputs: Sequence[str | Path], task: str = TASK_NAME,
+                           progress: Progress = no_progress) -> Stories:
     """Build the stories frame from inspect eval logs of ``task``, streaming one sample at a time.
 
     Logs are read through :func:`stereoprobe.inputs.iter_samples`: files and folders (``inspect eval-set``
@@ -214,16 +213,13 @@ def read_stories_from_logs(inputs: Sequence[str | Path], task: str = TASK_NAME) 
     never scored; those without a complete copy anywhere are ``error`` issues. Logs of other tasks are
     listed in ``sources`` with ``used = False``. All logs must share one task version and one taxonomy
     fingerprint (sample metadata ``taxonomy_fingerprint``), else :class:`MixedInputsError` names two files
-    that disagree.
+    that disagree. ``progress``: the input layer's callback (:data:`stereoprobe.inputs.Progress`).
     """
-    from stereoprobe.console import progress
-    from stereoprobe.inputs import ReadStats, iter_samples
-
     stats = ReadStats()
     acc = _Accumulator()
     src = _Sources(task)
     try:
-        for info, d in progress(iter_samples(inputs, task, stats=stats), description="reading StereoTales logs"):
+        for info, d in progress(iter_samples(inputs, task, stats=stats, string_ids=True), "reading StereoTales logs"):
             row_src = src.seen(info)
             s = _view(d)
             row_src["samples_read"] += 1
@@ -257,11 +253,8 @@ def log_excerpts(
 ) -> dict[tuple[str, str, int], str]:
     """The (cut) story texts of the ``wanted`` (model, sample id, epoch) keys, from the same records
     :func:`read_stories_from_logs` used (newest complete copy)."""
-    from stereoprobe.inputs import iter_samples
-    from stereoprobe.logs import output_text
-
     out: dict[tuple[str, str, int], str] = {}
-    for info, d in iter_samples(logs, TASK_NAME):
+    for info, d in iter_samples(logs, TASK_NAME, string_ids=True):
         key = (info.model, str(d.get("id")), int(d.get("epoch") or 1))
         if key in wanted and key not in out:
             text = output_text(d)

@@ -11,15 +11,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stereoprobe.console import progress
-
-from stereoprobe.stereotales.contract import EXTRA_COLUMNS, ID_COLUMNS, ISSUE_COLUMNS, UNKNOWN
-from stereoprobe.stereotales.mining.stories import (
+from stereoprobe.inputs import Progress, no_progress, walk_files
+from stereoprobe.stereotales.contract import EXTRA_COLUMNS, ID_COLUMNS, ISSUE_COLUMNS, UNKNOWN, normalize_language
+from stereoprobe.stereotales.mining.stories_frame import (
     RELEASE_SUFFIXES,
     Stories,
     StoriesError,
     compact_frame,
-    normalize_language,
     normalize_value,
 )
 
@@ -107,6 +105,25 @@ def _parse_profiles(raw: Sequence[Any], where) -> list[dict[str, Any]]:
     return out
 
 
+def _nested(v: Any) -> bool:
+    """A list-like or object cell where one value is expected (a Parquet list cell reads as an array)."""
+    if isinstance(v, Mapping):
+        v = v.get("value")
+    return isinstance(v, (list, tuple, set, dict, np.ndarray))
+
+
+def _require_scalars(df: pd.DataFrame, columns: Sequence[str], where) -> None:
+    """:class:`StoriesError` naming the first row whose cell in one of ``columns`` holds several values
+    (``where(i)`` names row ``i``)."""
+    for col in columns:
+        if col in df.columns and df[col].dtype == object:
+            bad = df[col].map(_nested).to_numpy(dtype=bool)
+            if bad.any():
+                i = int(bad.argmax())
+                raise StoriesError(f"{where(i)}: {col!r} holds {type(df[col].iloc[i]).__name__} "
+                                   f"{str(df[col].iloc[i])[:60]!s}, expected one value")
+
+
 def _missing(col: pd.Series) -> pd.Series:
     return col.isna() | (col.astype(str).str.strip() == "")
 
@@ -123,6 +140,8 @@ def _normalize_column(col: pd.Series) -> pd.Series:
 def _release_file_stories(path: Path, df: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[dict[str, Any]]]:
     """Stories of one release table (vectorised), its attribute keys in order, and its issues."""
     issues: list[dict[str, Any]] = []
+    _require_scalars(df, [c for c in (*RELEASE_REQUIRED, *RELEASE_OPTIONAL) if c != "extracted_attributes_json"],
+                     lambda i: f"{path}: row {df.index[i]}")
     if "sample_id" not in df.columns:
         df["sample_id"] = [f"{path.stem}:{i}" for i in range(len(df))]
     for c in ("output_id", "scenario_group"):
@@ -149,6 +168,8 @@ def _release_file_stories(path: Path, df: pd.DataFrame) -> tuple[pd.DataFrame, l
     prof = pd.DataFrame.from_records(parsed, index=df.index)
     prof.columns = [str(c) for c in prof.columns]
     attributes = [str(c) for c in prof.columns]
+    _require_scalars(prof, attributes, lambda i: f"{path}: row {rows[i]} (sample_id {sids[i]!r}): "
+                                                 "extracted_attributes_json attribute")
     for a in attributes:
         prof[a] = _normalize_column(prof[a])
     out = pd.DataFrame(
@@ -177,7 +198,7 @@ def _release_file_stories(path: Path, df: pd.DataFrame) -> tuple[pd.DataFrame, l
     return out, attributes, issues
 
 
-def read_stories_from_release(paths: Sequence[str | Path]) -> Stories:
+def read_stories_from_release(paths: Sequence[str | Path], progress: Progress = no_progress) -> Stories:
     """Build the stories frame from the public StereoTales release (Parquet or CSV, one row per story).
 
     Rows without ``scenario_key`` (the ``additional_en`` bucket) are not stories of the scenario design and
@@ -190,7 +211,7 @@ def read_stories_from_release(paths: Sequence[str | Path]) -> Stories:
     files: list[tuple[Path, bool]] = []  # (file, named explicitly)
     for p in map(Path, paths):
         if p.is_dir():
-            files += [(q, False) for q in sorted(p.rglob("*")) if q.is_file() and q.suffix in RELEASE_SUFFIXES]
+            files += [(q, False) for q in walk_files(p) if q.suffix in RELEASE_SUFFIXES]
         else:
             files.append((p, True))
     if not files:
@@ -208,7 +229,7 @@ def read_stories_from_release(paths: Sequence[str | Path]) -> Stories:
             sources.append({"path": str(path), "kind": "release", "used": False, "note": f"not a stories table: {exc}"})
             continue
         n_read = n_used = 0
-        for df in progress(_chain(first, chunks), description=f"reading {path.name} (chunks of {RELEASE_CHUNK_ROWS:,} rows)"):
+        for df in progress(_chain(first, chunks), f"reading {path.name} (chunks of {RELEASE_CHUNK_ROWS:,} rows)"):
             st, attrs, iss = _release_file_stories(path, df)
             st["_source"] = str(path)
             frames.append(compact_frame(st, attrs))
