@@ -25,8 +25,10 @@ Confidence intervals:
 - count and mean S: percentile **cluster bootstrap over question templates** (instances of one template
   share its wording and are dependent): resample templates with replacement (``n_boot`` draws), recompute
   the count (sum of per-template counts) and the ratio mean (Σ S_biased / count). Seeded.
+  (:func:`stereoprobe.stats.bootstrap.cluster_bootstrap`.)
 - refusal rates: **Wilson score interval** for a binomial proportion over responses or questions (treats
-  them as independent; a lower bound on the uncertainty when a model refuses whole templates).
+  them as independent; a lower bound on the uncertainty when a model refuses whole templates)
+  (:func:`stereoprobe.stats.proportion.wilson_interval`).
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ THRESHOLD = 20.0
 _TOL = 1e-9
 
 from stereoprobe.dbb.contract import INSTANCE_COLUMNS, QUESTION_COLUMNS  # noqa: E402
+from stereoprobe.stats.bootstrap import cluster_bootstrap  # noqa: E402
+from stereoprobe.stats.proportion import wilson_interval  # noqa: E402
 
 
 def p_a(a: Sequence[float] | np.ndarray, valid: Sequence[float] | np.ndarray) -> float:
@@ -118,44 +122,6 @@ def instance_table(questions: pd.DataFrame, group_order: dict[str, Sequence[str]
     return pd.DataFrame(rows, columns=INSTANCE_COLUMNS + ["complete", "concept_a", "concept_b"])
 
 
-def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for k successes in n trials (Wilson 1927; statsmodels ``proportion_confint``):
-    centre (k + z²/2)/(n + z²), half-width z·sqrt(k(n−k)/n + z²/4)/(n + z²). NaN for n = 0."""
-    if n == 0:
-        return float("nan"), float("nan")
-    from statsmodels.stats.proportion import proportion_confint
-
-    lo, hi = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
-    return float(lo), float(hi)
-
-
-def cluster_bootstrap(
-    counts: np.ndarray, sums: np.ndarray, n_boot: int = 2000, confidence: float = 0.95, seed: int = 0
-) -> tuple[tuple[float, float], tuple[float, float]]:
-    """Percentile cluster-bootstrap CIs of ``Σ counts`` and ``Σ sums / Σ counts`` over clusters (templates).
-
-    ``counts[t]``: biased instances of template t; ``sums[t]``: their summed S. Each draw resamples the
-    templates with replacement (multinomial weights); a draw with zero count has an undefined mean and is
-    dropped from the mean's percentiles.
-    """
-    counts = np.asarray(counts, float)
-    sums = np.asarray(sums, float)
-    t = len(counts)
-    if t == 0:
-        nan = (float("nan"), float("nan"))
-        return nan, nan
-    rng = np.random.default_rng(seed)
-    w = rng.multinomial(t, np.full(t, 1.0 / t), size=n_boot).astype(float)
-    c_b = w @ counts
-    s_b = w @ sums
-    alpha = (1 - confidence) / 2
-    c_ci = tuple(float(x) for x in np.quantile(c_b, [alpha, 1 - alpha]))
-    ok = c_b > 0
-    m_ci = (tuple(float(x) for x in np.quantile(s_b[ok] / c_b[ok], [alpha, 1 - alpha]))
-            if ok.any() else (float("nan"), float("nan")))
-    return c_ci, m_ci  # type: ignore[return-value]
-
-
 def _cell_summary(inst: pd.DataFrame, resp: pd.DataFrame | None, threshold: float, n_boot: int,
                   seed: int, questions: pd.DataFrame | None = None) -> dict[str, float]:
     complete = inst["complete"].astype(bool) if "complete" in inst.columns else pd.Series(True, index=inst.index)
@@ -165,7 +131,9 @@ def _cell_summary(inst: pd.DataFrame, resp: pd.DataFrame | None, threshold: floa
     templates = sorted(done["template_id"].unique())
     cnt = biased.groupby("template_id")["s"].size().reindex(templates, fill_value=0).to_numpy()
     sm = biased.groupby("template_id")["s"].sum().reindex(templates, fill_value=0.0).to_numpy()
-    c_ci, m_ci = cluster_bootstrap(cnt, sm, n_boot=n_boot, seed=seed)
+    # one set of resamples (same seed, same templates) for the count and the mean
+    c_ci = cluster_bootstrap(cnt, n_resamples=n_boot, seed=seed).confidence_interval
+    m_ci = cluster_bootstrap(sm, cnt, n_resamples=n_boot, seed=seed).confidence_interval
     out = {
         "n": int(len(defined)),
         "n_undefined": int(len(done) - len(defined)),

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats as sst
 
 from stereoprobe.dbb import stats as ST
+from stereoprobe.stats.proportion import wilson_interval
 
 ORDER = {"race": ["white", "black", "latinx", "asian", "middle-east"], "gender": ["female", "male"]}
 
@@ -78,41 +77,6 @@ def test_undefined_p_excluded_and_counted():
     assert math.isnan(row["mean_s_biased"])
 
 
-def test_wilson_matches_the_closed_form():
-    z = 1.959963984540054  # Phi^-1(0.975)
-    for k, n in [(0, 10), (3, 40), (17, 17), (250, 1000)]:
-        centre = (k + z * z / 2) / (n + z * z)
-        half = z * math.sqrt(k * (n - k) / n + z * z / 4) / (n + z * z)
-        assert ST.wilson_interval(k, n) == pytest.approx((max(0, centre - half), min(1, centre + half)), abs=1e-12)
-    assert all(math.isnan(v) for v in ST.wilson_interval(0, 0))
-
-
-def test_cluster_bootstrap_matches_scipy():
-    rng = np.random.default_rng(5)
-    counts = rng.integers(0, 6, size=40).astype(float)
-    sums = counts * rng.uniform(20, 80, size=40)
-    c_ci, m_ci = ST.cluster_bootstrap(counts, sums, n_boot=20000, seed=1)
-    ref_c = sst.bootstrap((counts,), np.sum, n_resamples=20000, method="percentile", random_state=2)
-    ref_m = sst.bootstrap((counts, sums), lambda c, s, axis=-1: s.sum(axis=axis) / c.sum(axis=axis),
-                          paired=True, vectorized=True, n_resamples=20000, method="percentile", random_state=2)
-    width_c = ref_c.confidence_interval.high - ref_c.confidence_interval.low
-    width_m = ref_m.confidence_interval.high - ref_m.confidence_interval.low
-    assert c_ci == pytest.approx(tuple(ref_c.confidence_interval), abs=0.05 * width_c)
-    assert m_ci == pytest.approx(tuple(ref_m.confidence_interval), abs=0.05 * width_m)
-
-
-def test_bootstrap_coverage_by_simulation():
-    """Planted known mean S: the 95% CI of the mean over biased instances covers it ~95% of the time."""
-    rng = np.random.default_rng(11)
-    true_mean, cover, reps = 40.0, 0, 200
-    for _ in range(reps):
-        counts = rng.poisson(3, size=60).astype(float)
-        sums = np.array([rng.uniform(20, 60, int(c)).sum() for c in counts])
-        _, (lo, hi) = ST.cluster_bootstrap(counts, sums, n_boot=500, seed=int(rng.integers(1 << 30)))
-        cover += lo <= true_mean <= hi
-    assert 0.88 <= cover / reps <= 0.99
-
-
 def test_threshold_tolerance_and_top_associations():
     # P(A) from float sums: 100*(0.1+0.2)/1 = 30.000000000000004 -> S = 19.999999999999996, still biased
     s = ST.bias_score(50.0, 100 * (0.1 + 0.2))
@@ -147,7 +111,7 @@ def test_question_refusal_rate_and_category_totals():
     assert allrow["question_refusal_rate"] == pytest.approx(1 / 4)
     assert allrow["refusal_rate"] == pytest.approx(2 / 12)
     assert allrow["count_s_ge_20"] == 2  # gender 75, race |100 - 0| = 100
-    lo, hi = ST.wilson_interval(1, 4)
+    lo, hi = wilson_interval(1, 4)
     assert (allrow["question_refusal_ci_low"], allrow["question_refusal_ci_high"]) == pytest.approx((lo, hi))
 
 
@@ -158,3 +122,19 @@ def test_groups_outside_the_bundled_order_are_paired():
     assert sorted(inst["group_1"] + "|" + inst["group_2"]) == ["black|pacific", "white|black", "white|pacific"]
     inst2 = ST.instance_table(ST.question_table(resp), ORDER)
     assert len(inst2) == 3
+
+
+def test_summary_intervals_are_the_shared_cluster_bootstrap_over_templates():
+    """Count and mean S intervals: the shared cluster bootstrap over templates on per-template counts and sums
+    worked by hand (t1: S 30 and 50 biased, 5 not; t2: S 25; t3: none biased)."""
+    from stereoprobe.stats.bootstrap import cluster_bootstrap
+
+    inst = pd.DataFrame({"model": "m", "instance_id": [f"i{k}" for k in range(5)],
+                         "template_id": ["t1", "t1", "t1", "t2", "t3"], "category": "gender",
+                         "descriptor_type": "Gender 1", "group_1": "female", "group_2": "male",
+                         "p_a_1": 0.0, "p_a_2": [30.0, 50.0, 5.0, 25.0, 1.0], "s": [30.0, 50.0, 5.0, 25.0, 1.0]})
+    row = ST.summary_table(inst, n_boot=300, seed=3).iloc[0]
+    counts, sums = [2.0, 1.0, 0.0], [80.0, 25.0, 0.0]
+    assert (row["count_ci_low"], row["count_ci_high"]) == cluster_bootstrap(counts, None, 300, 0.95, 3).confidence_interval
+    assert (row["mean_s_ci_low"], row["mean_s_ci_high"]) == cluster_bootstrap(sums, counts, 300, 0.95, 3).confidence_interval
+    assert row["count_s_ge_20"] == 3 and row["mean_s_biased"] == pytest.approx(35.0)
