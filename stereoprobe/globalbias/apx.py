@@ -20,7 +20,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from stereoprobe.stats.bootstrap import cluster_bootstrap
 from stereoprobe.stats.multiple_testing import adjust_bh
+from stereoprobe.stats.proportion import wilson_interval
 
 Z_ONE_PERCENT = float(stats.norm.ppf(0.99))  # 2.3263478740408408, notebook 8
 
@@ -366,7 +368,7 @@ def validation(
             row["predicted"] = b.loc[row["descriptor"], "eth_group"]
             row["correct"] = bool(row["predicted"] == row["target"])
         acc_lo, acc_hi = wilson_interval(int(correct.sum()), len(correct))
-        mrr_lo, mrr_hi = bootstrap_mean_interval(rr)
+        mrr_lo, mrr_hi = cluster_bootstrap(rr, np.ones(len(rr)), n_resamples=2000, seed=0).confidence_interval
         summary.append({
             "measure": "apx" if measure == "apx" else "ppl",
             "accuracy": float(correct.mean()),
@@ -381,30 +383,6 @@ def validation(
             "chance_mrr": float(np.mean([1.0 / r for r in range(1, k + 1)])),
         })
     return pd.DataFrame(summary), pd.DataFrame(detail)
-
-
-def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval of a proportion (statsmodels ``proportion_confint(method="wilson")``)."""
-    from statsmodels.stats.proportion import proportion_confint
-
-    if n == 0:
-        return float("nan"), float("nan")
-    lo, hi = proportion_confint(successes, n, alpha=1 - level, method="wilson")
-    return float(lo), float(hi)
-
-
-def bootstrap_mean_interval(values: Sequence[float], level: float = 0.95, n_resamples: int = 2000,
-                            seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap interval of a mean over its units (here: descriptors), seeded."""
-    x = np.asarray(values, dtype=float)
-    if len(x) == 0:
-        return float("nan"), float("nan")
-    if np.all(x == x[0]):
-        return float(x[0]), float(x[0])
-    rng = np.random.default_rng(seed)
-    means = x[rng.integers(0, len(x), size=(n_resamples, len(x)))].mean(axis=1)
-    lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
-    return float(lo), float(hi)
 
 
 def _template_average(d: pd.DataFrame, keys: list[str], measure: str, round2: bool) -> pd.DataFrame:

@@ -86,6 +86,8 @@ def cluster_bootstrap(
     --------
     >>> cluster_bootstrap([2, 2, 2], n_resamples=200).confidence_interval
     ConfidenceInterval(low=6.0, high=6.0)
+    >>> cluster_bootstrap([0.1, 0.1, 0.1], [1, 1, 1]).confidence_interval  # equal ratios: exact
+    ConfidenceInterval(low=0.1, high=0.1)
     >>> res = cluster_bootstrap([0, 1, 5, 2], [1, 1, 1, 1], n_resamples=500, seed=3)
     >>> lo, hi = res.confidence_interval
     >>> bool(lo <= 2.0 <= hi), res.bootstrap_distribution.shape
@@ -100,8 +102,11 @@ def cluster_bootstrap(
     top = w @ x
     if den is None:
         return _result(top, confidence_level)
-    bottom = w @ np.asarray(den, dtype=float)
+    d = np.asarray(den, dtype=float)
+    bottom = w @ d
     ok = bottom > 0
+    if np.all(d > 0) and np.ptp(x / d) == 0:  # every cluster has the same ratio: exactly that ratio, no rounding
+        return _result(np.full(n_resamples, x[0] / d[0]), confidence_level)
     return _result(top[ok] / bottom[ok], confidence_level)
 
 
