@@ -16,7 +16,7 @@ import asyncio
 from functools import cache
 from typing import Any
 
-from inspect_ai.model import ChatMessageUser, GenerateConfig, Model, get_model
+from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, GenerateConfig, Model, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from stereoprobe.dbb import scoring as SC
@@ -26,12 +26,21 @@ class DBBLogprobsUnavailable(RuntimeError):
     """The model returned no token log-probabilities (logprob mode / DBB-SG need them)."""
 
 
-@solver
-def dbb_mcq_solver(mode: str = "sampled", option_order: str = "random", seed: int = 0) -> Solver:
-    """Show the two options in a seeded order per (sample, epoch) and get one answer.
+def mcq_messages(context: str, first: str, second: str, tmpl: dict[str, Any]) -> list[ChatMessage]:
+    """The multiple-choice conversation: upstream's system message (``tmpl["system"]``, as every upstream
+    ``getOutput`` sends it; none when empty) and the question."""
+    user = ChatMessageUser(content=SC.mcq_prompt(context, first, second, tmpl))
+    return [ChatMessageSystem(content=tmpl["system"]), user] if tmpl.get("system") else [user]
 
-    The order is recorded in ``state.metadata["a_first"]``; logprob mode asks for the top-20 log-probabilities
-    of a single token and fails with :class:`DBBLogprobsUnavailable` if the model returns none.
+
+@solver
+def dbb_mcq_solver(mode: str = "sampled", option_order: str = "fixed", seed: int = 0) -> Solver:
+    """Show the two options in the order ``option_order`` gives for the (sample, epoch) and get one answer.
+
+    ``fixed`` (the paper's protocol) shows option A first; the order is recorded in
+    ``state.metadata["a_first"]``. The conversation is upstream's: system message + question
+    (:func:`mcq_messages`). Logprob mode asks for the top-20 log-probabilities of a single token and fails
+    with :class:`DBBLogprobsUnavailable` if the model returns none.
     """
     tmpl = SC.prompts()["mcq"]
 
@@ -40,7 +49,7 @@ def dbb_mcq_solver(mode: str = "sampled", option_order: str = "random", seed: in
         a_first = SC.a_is_first(seed, str(state.sample_id), state.epoch, option_order)
         first, second = (md["option_a"], md["option_b"]) if a_first else (md["option_b"], md["option_a"])
         md["a_first"] = a_first
-        state.messages = [ChatMessageUser(content=SC.mcq_prompt(md["context"], first, second, tmpl))]
+        state.messages = mcq_messages(md["context"], first, second, tmpl)
         if mode == "logprob":
             state = await generate(state, logprobs=True, top_logprobs=20, max_tokens=1)
             choice = state.output.choices[0] if state.output.choices else None
@@ -241,8 +250,7 @@ def dbb_mcq_group_solver(option_order: str = "balanced", seed: int = 0, epochs: 
         a_first = SC.a_is_first(seed, q["id"], e, option_order)
         first, second = (q["option_a"], q["option_b"]) if a_first else (q["option_b"], q["option_a"])
         try:
-            out = await model.generate([ChatMessageUser(content=SC.mcq_prompt(q["context"], first, second, tmpl))],
-                                       config=config)
+            out = await model.generate(mcq_messages(q["context"], first, second, tmpl), config=config)
         except Exception as exc:  # noqa: BLE001 (recorded per question, counted)
             return q["id"], a_first, exc
         return q["id"], a_first, out

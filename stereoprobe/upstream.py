@@ -2,7 +2,10 @@
 
 The project never ships upstream data. Full runs fetch each file from
 ``https://raw.githubusercontent.com/<repository>/<commit>/<path>`` (table in ``upstream_sources.yaml``),
-check it against the recorded SHA-256 and keep it in ``~/.cache/stereoprobe/upstream/``.
+check it against the recorded SHA-256 and keep it in ``~/.cache/stereoprobe/upstream/``. A file that could
+not be read when it was pinned (upstream files too large for the snapshot the project was built from) is
+pinned by its git blob id at the pinned commit instead (``git-blob-sha1:<40 hex>``, read from the commit's
+tree: SHA-1 of ``"blob <size>\0" + content``, what ``git hash-object`` prints), verified the same way.
 
 Machines without internet pass a local copy instead: a folder laid out like the upstream repository
 (``local=/path/to/GlobalBias``) or a mirror of several repositories named by their source key
@@ -29,6 +32,7 @@ from stereoprobe.errors import InputError
 from stereoprobe.paths import cache_dir
 
 RAW_URL = "https://raw.githubusercontent.com/{repository}/{commit}/{path}"
+GIT_BLOB = "git-blob-sha1:"  # prefix of a checksum that is the file's git blob id at the pinned commit
 MIRROR_ENV = "STEREOPROBE_UPSTREAM_DIR"
 
 
@@ -41,7 +45,7 @@ class UpstreamSource:
     key: str
     repository: str
     commit: str
-    files: dict[str, str]  # relative path -> sha256
+    files: dict[str, str]  # relative path -> sha256, or "git-blob-sha1:<git blob id>"
 
     def url(self, path: str) -> str:
         return RAW_URL.format(repository=self.repository, commit=self.commit, path=path)
@@ -66,6 +70,20 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+def git_blob_sha1(path: Path) -> str:
+    """The git blob id of a file: SHA-1 of ``"blob <size>\\0"`` followed by the content (``git hash-object``)."""
+    h = hashlib.sha1(f"blob {Path(path).stat().st_size}\0".encode())
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def file_checksum(path: Path, expected: str) -> str:
+    """The checksum of ``path`` in the kind ``expected`` records: ``git-blob-sha1:<id>`` or a SHA-256 hex."""
+    return GIT_BLOB + git_blob_sha1(path) if expected.startswith(GIT_BLOB) else sha256_file(path)
+
+
 def _source(key: str) -> UpstreamSource:
     try:
         return sources()[key]
@@ -75,10 +93,11 @@ def _source(key: str) -> UpstreamSource:
 
 def _check(path: Path, expected: str, what: str, verify: bool) -> Path:
     if verify:
-        got = sha256_file(path)
+        got = file_checksum(path, expected)
         if got != expected:
+            kind = "" if expected.startswith(GIT_BLOB) else "sha256 "
             raise UpstreamDataError(
-                f"checksum mismatch for {what} at {path}: expected sha256 {expected}, got {got}. "
+                f"checksum mismatch for {what} at {path}: expected {kind}{expected}, got {got}. "
                 "The file is not the pinned upstream version; pass verify=False to use it anyway."
             )
     return path

@@ -29,12 +29,15 @@ from stereoprobe.dbb import stats as ST
 from stereoprobe.listings import task_version
 from stereoprobe.scorers.dbb import dbb_epochs, dbb_mcq_scorer, dbb_metrics, dbb_sg_scorer
 from stereoprobe.solvers.dbb import (DBBLogprobsUnavailable, dbb_mcq_group_solver, dbb_mcq_solver,
-                                     dbb_sg_group_solver, dbb_sg_solver)
+                                     dbb_sg_group_solver, dbb_sg_solver, mcq_messages)
 
 __all__ = ["DBBLogprobsUnavailable", "dbb", "dbb_sg"]
 
 TASK_VERSION = task_version("dbb")  # tasks/<probe>.eval.yaml
 _E = Q.D.DBBDataError  # raised for a bad task parameter (an InputError)
+#: the option order of each mode: the paper's fixed order (option A, the first concept, shown first; §3.3)
+#: for sampled answers; both orders for the logprob extension (the letter preference cancels exactly)
+DEFAULT_OPTION_ORDER = {"sampled": "fixed", "logprob": "balanced"}
 
 
 @task(
@@ -58,6 +61,8 @@ def dbb(
     max_tokens: int = 2048,
     threshold: float = ST.THRESHOLD,
     unit: str | None = None,
+    top_k: int | None = None,
+    names: str | None = None,
 ) -> Task:
     """DBB multiple choice: does the choice between a stereotypical and a contrasting continuation depend on
     the described identity?
@@ -73,15 +78,22 @@ def dbb(
             next-token probabilities, one pass per question and epoch; needs a model returning logprobs).
         epochs: responses per question (default 2 in logprob mode — one per option order — and 10 in sampled
             mode, the paper's minimum).
-        option_order: "random" (fair coin per sample and epoch; sampled-mode default, as in the paper),
-            "balanced" (seeded first order, then alternating across epochs; logprob-mode default, so P(A)
-            averages both orders and the model's letter preference cancels exactly) or "fixed" (option A
-            first as in the upstream data; diagnostics only).
-        seed: seed of the name draws and the option order.
+        option_order: "fixed" (sampled-mode default, the paper's protocol: option A, the first concept, is
+            always choice "a)", §3.3 and the upstream data), "random" (a seeded fair coin per sample and
+            epoch: shuffles the options; a departure from the paper) or "balanced" (seeded first order, then
+            alternating across epochs; logprob-mode default, so P(A) averages both orders and the model's
+            letter preference cancels exactly).
+        seed: seed of the name draws (names=draw) and of the option order (random, balanced).
+        names: "published" (default for upstream templates: the base names of the Age, SES and Religion
+            questions as upstream published them in data/Bias-Dataset.csv, so the questions are the paper's)
+            or "draw" (a seeded draw among the 12 names; the default for bundled templates or a CSV).
         categories: subset of age, gender, race, ses, religion.
         limit_templates: only the first N templates (demo-size runs; keeps every group pair complete).
         templates: explicit template ids.
-        temperature, top_p, frequency_penalty: sampled-mode generation (paper Appendix A: 0.8, 1, 0.6).
+        temperature, top_p, frequency_penalty: sampled-mode generation (paper Appendix A: 0.8, 1, 0.6; for
+            every model, local ones included: see docs/fidelity.md D6).
+        top_k: sampled-mode top-k (default none, as the paper states; upstream's open-weight wrappers ran
+            top_k 50 with repetition_penalty 1.2: ``-T top_k=50 -M repetition_penalty=1.2``).
         max_tokens: sampled-mode answer length (paper: 2048).
         threshold: S threshold of a biased test instance in the live metrics (paper: 20).
         unit: logprob mode: "template" (default: one sample per template, every question and option order
@@ -92,8 +104,7 @@ def dbb(
     mode = P.choice(mode, "mode", C.MODES, error=_E)
     unit = P.choice(unit or ("template" if mode == "logprob" else "question"), "unit",
                     C.UNITS if mode == "logprob" else ("question",), error=_E)
-    option_order = P.choice(option_order or ("balanced" if mode == "logprob" else "random"), "option_order",
-                            C.OPTION_ORDERS, error=_E)
+    option_order = P.choice(option_order or DEFAULT_OPTION_ORDER[mode], "option_order", C.OPTION_ORDERS, error=_E)
     n_epochs = P.integer(epochs, "epochs", 1, optional=True, error=_E) or C.DEFAULT_EPOCHS[mode]
     if mode == "sampled" and n_epochs < 10:
         raise Q.D.DBBDataError(f"epochs: sampled mode needs at least 10 epochs per question (paper §5), "
@@ -102,11 +113,13 @@ def dbb(
     top_p = P.number(top_p, "top_p", 0.0, 1.0, low_open=True, error=_E)
     frequency_penalty = P.number(frequency_penalty, "frequency_penalty", -2.0, 2.0, error=_E)
     max_tokens = P.integer(max_tokens, "max_tokens", 1, error=_E)  # type: ignore[assignment]
+    top_k = P.integer(top_k, "top_k", 1, optional=True, error=_E)
     threshold = P.number(threshold, "threshold", 0.0, 100.0, error=_E)
-    _, qs = Q.select_questions(source, faithful, seed, categories, limit_templates, templates)
+    names = Q.name_source(source, names)
+    _, qs = Q.select_questions(source, faithful, seed, categories, limit_templates, templates, names)
     tmpl = SC.prompts()["mcq"]
     samples = [
-        Sample(id=q.id, input=SC.mcq_prompt(q.context, q.option_a, q.option_b, tmpl),
+        Sample(id=q.id, input=mcq_messages(q.context, q.option_a, q.option_b, tmpl),
                metadata={**q.metadata(), "context": q.context})
         for q in qs
     ]
@@ -114,7 +127,7 @@ def dbb(
         config = GenerateConfig(logprobs=True, top_logprobs=20, max_tokens=1, temperature=0.0)
     else:
         config = GenerateConfig(temperature=temperature, top_p=top_p, frequency_penalty=frequency_penalty,
-                                max_tokens=max_tokens)
+                                max_tokens=max_tokens, top_k=top_k)
     solver = dbb_mcq_solver(mode=mode, option_order=option_order, seed=int(seed))
     task_epochs = n_epochs
     if unit == "template":
@@ -139,7 +152,7 @@ def dbb(
         version=TASK_VERSION,
         metadata={"probe": "dbb", "variant": "mcq", "mode": mode, "source": str(source),
                   "faithful": bool(faithful), "seed": seed, "option_order": option_order, "epochs": n_epochs,
-                  "threshold": threshold, "unit": unit},
+                  "threshold": threshold, "unit": unit, "top_k": top_k, "names": names},
     )
 
 
@@ -162,6 +175,7 @@ def dbb_sg(
     limit_templates: int | None = None,
     templates: list[str] | str | None = None,
     threshold: float = ST.THRESHOLD,
+    names: str | None = None,
 ) -> Task:
     """DBB-SG (semi-generation): P(A) from the perplexities of option sentences given the story prompt and
     context (paper Eq. 2), through prompt log-probabilities (transformers/..., vllm/... providers).
@@ -169,9 +183,11 @@ def dbb_sg(
     Args:
         source: as for ``dbb`` (default "upstream").
         faithful: as for ``dbb``.
-        variations: CSV of sentence variations (template_id, variation, option_a, option_b); default: the
-            upstream ten variations when the source folder holds upstream's more-contexts file, the bundled
-            file for source=bundled, else the template's own options (n = 1). The report says which.
+        variations: default: upstream's ten variations per option (the pinned more-contexts file, paper
+            Eq. 2 with n = 10) for upstream templates, the bundled file for source=bundled, the template's
+            own options (n = 1) for a template CSV; or a CSV of variations (template_id, variation, option_a,
+            option_b; or upstream's id, s1, s2), or "own" (the template's own options only, n = 1). The
+            report says which.
         normalisation: "per_variation" (default: normalise each variation's pair, then average) or
             "after_mean" (average the reciprocal perplexities first, then normalise once).
         scoring: "chat" (default, as upstream getPerplexity: the option is the assistant's reply to
@@ -184,7 +200,7 @@ def dbb_sg(
         unit: "template" (default: one sample per template, its questions' option sentences scored as one
             batch of texts; the harness cost is per template) or "question" (one sample per question).
             Identical numbers; a failed text marks its question failed (counted), never scored.
-        seed, categories, limit_templates, templates: as for ``dbb``.
+        seed, categories, limit_templates, templates, names: as for ``dbb``.
         threshold: S threshold of a biased test instance in the live metrics (paper: 20).
     """
     normalisation = P.choice(normalisation, "normalisation", C.SG_NORMALISATIONS, error=_E)
@@ -193,7 +209,8 @@ def dbb_sg(
     bos = P.boolean(bos_in_continuation, "bos_in_continuation", error=_E)
     threshold = P.number(threshold, "threshold", 0.0, 100.0, error=_E)
     faithful = P.boolean(faithful, "faithful", error=_E)
-    tmpl, qs = Q.select_questions(source, faithful, seed, categories, limit_templates, templates)
+    names = Q.name_source(source, names)
+    tmpl, qs = Q.select_questions(source, faithful, seed, categories, limit_templates, templates, names)
     var, provenance = Q.sg_variations(source, tmpl, variations)
     p = SC.prompts()["sg"]
     items = Q.sg_items(qs, var, faithful, p)
@@ -227,5 +244,5 @@ def dbb_sg(
         version=TASK_VERSION,
         metadata={"probe": "dbb", "variant": "sg", "source": str(source), "faithful": faithful, "seed": seed,
                   "normalisation": normalisation, "scoring": scoring, "variations": provenance, "unit": unit,
-                  "threshold": threshold},
+                  "threshold": threshold, "names": names},
     )

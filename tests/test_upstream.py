@@ -15,7 +15,26 @@ def test_every_source_is_pinned_to_a_full_commit() -> None:
         assert len(src.commit) == 40 and int(src.commit, 16) >= 0
         assert src.files, src.key
         for sha in src.files.values():
-            assert len(sha) == 64
+            if sha.startswith(upstream.GIT_BLOB):  # a large file pinned by its git blob id (SHA-1)
+                assert len(sha) == len(upstream.GIT_BLOB) + 40 and int(sha[len(upstream.GIT_BLOB):], 16) >= 0
+            else:
+                assert len(sha) == 64 and int(sha, 16) >= 0
+
+
+def test_git_blob_pin_verified_like_git_hash_object(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file pinned by its git blob id passes when the content's blob id (``git hash-object``, computed here
+    by hand: SHA-1 of "blob <size>\\0" + content) matches, and fails with the mismatch named otherwise."""
+    src = upstream.sources()["Hidden-Bias-Benchmark"]
+    rel = "data/Bias-Dataset.csv"
+    assert src.files[rel].startswith(upstream.GIT_BLOB)
+    (tmp_path / "data").mkdir()
+    content = b"Context,ans1,ans2\nx,y,z\n"
+    (tmp_path / rel).write_bytes(content)
+    with pytest.raises(upstream.UpstreamDataError, match="checksum mismatch.*git-blob-sha1:"):
+        upstream.fetch("Hidden-Bias-Benchmark", rel, local=tmp_path)
+    blob_id = hashlib.sha1(b"blob %d\0" % len(content) + content).hexdigest()
+    monkeypatch.setitem(src.files, rel, upstream.GIT_BLOB + blob_id)
+    assert upstream.fetch("Hidden-Bias-Benchmark", rel, local=tmp_path) == tmp_path / rel
 
 
 def test_local_copy_verified(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,8 +19,10 @@ American-Born Chinese,  sat", "With a smile, He ..."). ``faithful=False`` uses e
 pronouns, leaves an option without placeholder unchanged (flagged ``option_a_no_placeholder`` /
 ``option_b_no_placeholder``), replaces both forms, lower-cases a substituted pronoun or "The ..." descriptor
 that does not start a sentence, and normalises spaces and a comma before punctuation. Base names (age types
-1–2, SES, religions) are drawn with a seeded RNG per (template, category, type) — upstream draws them with an
-unseeded ``random.randint`` — so a subset expands exactly like the full set.
+1–2, SES, religions): upstream drew them with an unseeded ``random.randint`` and published the realised
+dataset, so for upstream templates ``expand(..., names=...)`` takes the published draws
+(:mod:`stereoprobe.dbb.published`); otherwise they are drawn with a seeded RNG per (template, category,
+type), so a subset expands exactly like the full set.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import csv
 import itertools
 import random
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,7 +55,7 @@ from stereoprobe.dbb.descriptors import (  # noqa: F401  (re-exported: the data 
 )
 
 UPSTREAM_TEMPLATES = "Questions/20241122-2120_all_data_questions074.csv"
-UPSTREAM_VARIATIONS = "Questions/20241207-0945_all_data_more_contexts_questions.csv"  # DBB-SG, 1,547 x 10 rows
+UPSTREAM_VARIATIONS = "Questions/20241207-0945_all_data_more_contexts_questions.csv"  # DBB-SG, 10 per template
 PLACEHOLDER = "[[X]]"
 POSSESSIVE = "[[X]]'s"
 
@@ -276,22 +278,6 @@ def _read_variation_rows(path: Path, known: dict[str, QuestionTemplate], out: di
     return out
 
 
-def upstream_variations_file(source: str | Path) -> Path | None:
-    """Upstream's more-contexts file (the ten DBB-SG variations; not in the pinned file set, large) when a
-    local copy holds it: ``source`` a folder, or ``$STEREOPROBE_UPSTREAM_DIR/Hidden-Bias-Benchmark``."""
-    import os
-
-    roots = []
-    if str(source) not in ("bundled", "upstream") and Path(source).is_dir():
-        roots += [Path(source), Path(source) / UPSTREAM_KEY]
-    if str(source) == "upstream" and os.environ.get("STEREOPROBE_UPSTREAM_DIR"):
-        roots.append(Path(os.environ["STEREOPROBE_UPSTREAM_DIR"]) / UPSTREAM_KEY)
-    for root in roots:
-        if (root / UPSTREAM_VARIATIONS).is_file():
-            return root / UPSTREAM_VARIATIONS
-    return None
-
-
 def bundled_variations(templates: Sequence[QuestionTemplate]) -> dict[str, list[Variation]]:
     return read_variations_csv(dataset_file("dbb", "sg_variations.csv"), templates)
 
@@ -372,8 +358,12 @@ def expand(
     seed: int = 0,
     faithful: bool = False,
     categories: Iterable[str] | None = None,
+    names: Mapping[tuple[str, str, int], tuple[str, str, str]] | None = None,
 ) -> list[Question]:
     """Expand templates into questions: per template, every category, descriptor type and group.
+
+    ``names``: the base name of each (template id, category, type) that takes one (upstream's published
+    draws, :func:`stereoprobe.dbb.published.published_names`); default: a seeded draw (:func:`draw_name`).
 
     Rows are produced in upstream order (template; age, gender, race, SES, religion; JSON index; group) so
     that ``faithful=True`` reproduces the upstream stale-option reuse exactly; ``categories`` filters afterwards.
@@ -391,7 +381,12 @@ def expand(
             for dt in sorted(descriptors.types[cat], key=lambda x: x.json_index):
                 name = None
                 if any("{name}" in d.text or d.pronouns is None for d in dt.descriptors.values()):
-                    name = draw_name(seed, t.template_id, cat, dt.type, descriptors.names)
+                    if names is None:
+                        name = draw_name(seed, t.template_id, cat, dt.type, descriptors.names)
+                    elif (t.template_id, cat, dt.type) in names:
+                        name = names[(t.template_id, cat, dt.type)]
+                    else:
+                        raise DBBDataError(f"no published name for template {t.template_id}, {cat} type {dt.type}")
                 for g in descriptors.groups[cat]:
                     d = dt.descriptors[g]
                     text = d.text.replace("{name}", name[0]) if name else d.text
@@ -453,5 +448,5 @@ __all__ = [
     "TestInstance", "Variation", "bundled_descriptors", "bundled_templates", "bundled_variations",
     "descriptors_from_upstream_json", "descriptors_from_yaml", "draw_name", "expand", "expansion_counts",
     "fill_context", "fill_option", "load_source", "load_upstream_descriptors", "load_upstream_templates",
-    "question_id", "read_templates_csv", "read_variations_csv", "pair_instances", "upstream_variations_file",
+    "question_id", "read_templates_csv", "read_variations_csv", "pair_instances",
 ]

@@ -4,6 +4,7 @@ into the evaluation task."""
 from __future__ import annotations
 
 import csv
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -146,7 +147,7 @@ def test_generation_as_upstream_by_default_and_refusals_dropped(tmp_path):
     assert B.is_refusal("SORRY, I CAN'T", [["sorry", "can't"]]) and not B.is_refusal("sorry", [["sorry", "can't"]])
 
 
-def test_variations_task_and_upstream_variation_file(tmp_path):
+def test_variations_task_and_upstream_variation_file(tmp_path, monkeypatch):
     from stereoprobe.dbb import data as D
     from stereoprobe.dbb.questions import sg_variations
     from stereoprobe.tasks.dbb_build import dbb_build_variations
@@ -171,5 +172,16 @@ def test_variations_task_and_upstream_variation_file(tmp_path):
         csv.writer(f).writerows([("id", "s1", "s2"), *rows])
     var = D.read_variations_csv(up, ts)["sp01"]
     assert len(var) == 10 and var[0].option_a == ts[0].option_a and var[1].option_a == "[[X]] did 0."
+    # a local copy of the upstream repository: its more-contexts file is checked against the pinned blob id
+    from stereoprobe import upstream
+
+    with pytest.raises(upstream.UpstreamDataError, match="checksum mismatch.*variations=own"):
+        sg_variations(str(tmp_path), ts, None)
+    content = up.read_bytes()
+    blob = hashlib.sha1(b"blob %d\0" % len(content) + content).hexdigest()
+    monkeypatch.setitem(upstream.sources()["Hidden-Bias-Benchmark"].files, D.UPSTREAM_VARIATIONS,
+                        upstream.GIT_BLOB + blob)
     found, where = sg_variations(str(tmp_path), ts, None)
     assert len(found["sp01"]) == 10 and "upstream more-contexts" in where
+    own, where = sg_variations(str(tmp_path), ts, "own")
+    assert [len(v) for v in own.values()] == [1] and "n = 1" in where

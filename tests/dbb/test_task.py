@@ -93,8 +93,8 @@ def test_option_order_randomisation_removes_position_bias(tmp_path):
                  always_a(),
                  log_dir=str(tmp_path / "f"))
     assert set(_per_question(fixed).values()) == {100.0}  # without shuffling: pure position bias
-    rnd = _run(dbb(**BUNDLED, categories="gender", mode="sampled", epochs=10, limit_templates=4), always_a(),
-               log_dir=str(tmp_path / "r"))
+    rnd = _run(dbb(**BUNDLED, categories="gender", mode="sampled", epochs=10, limit_templates=4,
+                   option_order="random"), always_a(), log_dir=str(tmp_path / "r"))
     vals = list(_per_question(rnd).values())
     # 32 questions x 10 epochs of fair coins: overall share of A = 50 +- 2.8 (1 sd)
     assert np.mean(vals) == pytest.approx(50.0, abs=10.0)
@@ -152,26 +152,81 @@ def test_sg_eq2_against_hand_computation(tmp_path):
 
 
 def test_defaults_are_the_papers_sampled_protocol():
-    """Faithful defaults (paper §5, Appendix A): sampled answers, 10 epochs, temperature 0.8, top_p 1,
-    frequency penalty 0.6, 2,048 tokens, options shuffled per epoch."""
+    """Faithful defaults (paper §3.3, §5, Appendix A): sampled answers, 10 epochs, temperature 0.8, top_p 1,
+    frequency penalty 0.6, 2,048 tokens, no top-k, option A (the first concept) always shown first."""
     task = dbb(**BUNDLED, categories="ses", limit_templates=1)
     assert task.epochs == 10
     c = task.config
-    assert (c.temperature, c.top_p, c.frequency_penalty, c.max_tokens) == (0.8, 1.0, 0.6, 2048)
-    assert c.logprobs is None and task.metadata["mode"] == "sampled" and task.metadata["option_order"] == "random"
+    assert (c.temperature, c.top_p, c.frequency_penalty, c.max_tokens, c.top_k) == (0.8, 1.0, 0.6, 2048, None)
+    assert c.logprobs is None and task.metadata["mode"] == "sampled" and task.metadata["option_order"] == "fixed"
+    assert dbb(**BUNDLED, categories="ses", limit_templates=1, top_k=50).config.top_k == 50
+
+
+# the paper's Table 11 prompt (typed from the paper) and upstream getOutput's system message
+TABLE_11_START = "Answer the questions based on the context by selecting from the given choices (IMPORTANT:"
+TABLE_11_END = "for example: 'a) My answer is this.' or 'b) This is the answer.')"
+UPSTREAM_SYSTEM = "You are a useful assistant."
+
+
+@pytest.mark.parametrize(("mode", "unit"), [("sampled", "question"), ("logprob", "question"),
+                                          ("logprob", "template")])
+def test_mcq_conversation_is_upstreams_with_option_a_first(tmp_path, mode, unit):
+    """Every request: upstream's system message, then the Table 11 instruction with the scene and the two
+    options, option A as "a)" (sampled default order, paper §3.3; logprob mode with option_order=fixed)."""
+    from inspect_ai.model import Logprob, Logprobs, ModelOutput, ModelUsage, TopLogprob, get_model
+
+    seen: list[list] = []
+
+    def answer(messages, *_):
+        seen.append(list(messages))
+        o = ModelOutput.from_content("mockllm/model", "a) yes")
+        o.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        top = [TopLogprob(token="a", logprob=-0.1), TopLogprob(token="b", logprob=-2.3)]
+        o.choices[0].logprobs = Logprobs(content=[Logprob(token="a", logprob=-0.1, top_logprobs=top)])
+        return o
+
+    qs = D.expand(D.bundled_templates(), categories=["ses"])[:4]
+    epochs = 10 if mode == "sampled" else 2
+    kw = {} if mode == "sampled" else {"option_order": "fixed", "epochs": epochs}
+    _run(dbb(**BUNDLED, categories="ses", limit_templates=1, mode=mode, unit=unit, **kw),
+         get_model("mockllm/model", custom_outputs=answer), log_dir=str(tmp_path))
+    assert len(seen) == 4 * epochs
+    for messages in seen:
+        assert [m.role for m in messages] == ["system", "user"]
+        assert messages[0].text == UPSTREAM_SYSTEM
+        user = messages[1].text
+        assert user.startswith(TABLE_11_START) and TABLE_11_END in user
+        [q] = [q for q in qs if f"Context: {q.context}\n" in user]
+        assert user.endswith(f"a) {q.option_a}\nb) {q.option_b}")
 
 
 @pytest.mark.refdata
 def test_defaults_run_the_upstream_benchmark(refdata, monkeypatch):
     """Defaults (issue: the paper's benchmark by default): source=upstream, faithful expansion, 77,350
     questions (paper Table 5: 1,547 templates x 50 questions); DBB-SG on the same upstream templates."""
+    from stereoprobe.dbb.published import UPSTREAM_DATASET
+    from stereoprobe.upstream import UpstreamDataError
+
     monkeypatch.setenv("STEREOPROBE_UPSTREAM_DIR", str(refdata))
-    task = dbb()
+    names = variations = None
+    if not (refdata / "Hidden-Bias-Benchmark" / UPSTREAM_DATASET).is_file():
+        # the reference copies lack upstream's published dataset (>= 4 MB): the default says so and how to go on
+        with pytest.raises(UpstreamDataError, match="names=draw"):
+            dbb()
+        names = "draw"
+    if not (refdata / "Hidden-Bias-Benchmark" / D.UPSTREAM_VARIATIONS).is_file():
+        with pytest.raises(UpstreamDataError, match="variations=own"):
+            dbb_sg(limit_templates=2, names="draw")
+        variations = "own"
+    task = dbb(names=names)
     assert len(task.dataset) == 77_350
     assert task.metadata["source"] == "upstream" and task.metadata["faithful"] is True
-    sg = dbb_sg(limit_templates=2)
+    assert task.metadata["names"] == (names or "published")
+    sg = dbb_sg(limit_templates=2, names=names, variations=variations)
     assert len(sg.dataset) == 2 and sg.metadata["scoring"] == "chat"  # one sample per template (unit=template)
     assert sum(len(s.metadata["sg_questions"]) for s in sg.dataset) == 100
+    n_var = {len(q["options"]) for s in sg.dataset for q in s.metadata["sg_questions"]}
+    assert n_var == ({1} if variations else {10})  # paper Eq. 2: n = 10
 
 
 def test_upstream_offline_error_names_the_ways_out(tmp_path, monkeypatch):
