@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from stereoprobe.stats.correlation import pearson, spearman
 from stereoprobe.stereotales.judge.contract import HUMAN, POOLED_LLMS
 
 __all__ = [
@@ -36,7 +37,9 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Correlation:
-    """A correlation coefficient with its two-sided p-value and confidence interval."""
+    """One row of the ``alignment_correlations`` table: a coefficient with its two-sided p-value and confidence
+    interval. The statistics are :func:`stereoprobe.stats.correlation.pearson` and
+    :func:`~stereoprobe.stats.correlation.spearman`."""
 
     method: str
     estimate: float
@@ -51,67 +54,11 @@ class Correlation:
         return asdict(self)
 
 
-def _paired(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
-    a = np.asarray(x, dtype=float)
-    b = np.asarray(y, dtype=float)
-    if a.shape != b.shape or a.ndim != 1:
-        raise ValueError("x and y must be 1-D arrays of the same length")
-    keep = ~(np.isnan(a) | np.isnan(b))
-    return a[keep], b[keep]
-
-
-def _r(a: np.ndarray, b: np.ndarray) -> float:
-    da, db = a - a.mean(), b - b.mean()
-    den = math.sqrt(float(np.dot(da, da)) * float(np.dot(db, db)))
-    return float(np.dot(da, db) / den) if den > 0 else float("nan")
-
-
-def _t_pvalue(r: float, n: int) -> float:
-    """Two-sided p of H0: ρ = 0 from t = r √((n−2)/(1−r²)) with n − 2 df."""
-    if n < 3 or math.isnan(r):
-        return float("nan")
-    if abs(r) >= 1:
-        return 0.0
-    t = r * math.sqrt((n - 2) / (1 - r * r))
-    return float(2 * stats.t.sf(abs(t), n - 2))
-
-
-def _fisher_z_interval(r: float, se: float, confidence: float) -> tuple[float, float]:
-    if math.isnan(r) or math.isnan(se):
-        return float("nan"), float("nan")
-    if abs(r) >= 1:
-        return r, r
-    zc = stats.norm.ppf(0.5 + confidence / 2)
-    z = math.atanh(r)
-    return math.tanh(z - zc * se), math.tanh(z + zc * se)
-
-
 def pearson_ci(x: Sequence[float], y: Sequence[float], confidence: float = 0.95) -> Correlation:
-    """Pearson r with the Fisher z interval: tanh(atanh(r) ± z_{1−α/2} / √(n − 3)) (Fisher 1921).
-
-    Pairs with a NaN are dropped. p-value: t-test with n − 2 df. Needs n ≥ 4 for an interval.
-    """
-    a, b = _paired(x, y)
-    n = len(a)
-    r = _r(a, b) if n >= 2 else float("nan")
-    se = 1 / math.sqrt(n - 3) if n > 3 else float("nan")
-    lo, hi = _fisher_z_interval(r, se, confidence)
-    return Correlation("pearson", r, lo, hi, _t_pvalue(r, n), n, "fisher-z", confidence)
-
-
-def _average_ranks(a: np.ndarray) -> np.ndarray:
-    """Ranks 1..n with ties given their average rank."""
-    order = np.argsort(a, kind="mergesort")
-    ranks = np.empty(len(a), dtype=float)
-    sa = a[order]
-    i = 0
-    while i < len(a):
-        j = i
-        while j + 1 < len(a) and sa[j + 1] == sa[i]:
-            j += 1
-        ranks[order[i : j + 1]] = (i + j) / 2 + 1
-        i = j + 1
-    return ranks
+    """Pearson r of the pairs without a NaN, t-test p-value and Fisher z interval (needs n ≥ 4), as a row."""
+    res = pearson(x, y)
+    lo, hi = res.confidence_interval(confidence)
+    return Correlation("pearson", res.statistic, lo, hi, res.pvalue, res.n, "fisher-z", confidence)
 
 
 def spearman_ci(
@@ -122,48 +69,11 @@ def spearman_ci(
     n_resamples: int = 9999,
     seed: int = 0,
 ) -> Correlation:
-    """Spearman ρ (Pearson r of average ranks) with a confidence interval.
-
-    - ``bonett-wright``: Fisher z interval with the standard error √((1 + ρ²/2) / (n − 3)) of Bonett & Wright
-      (2000, Psychometrika 65(1):23–28), better calibrated than 1/√(n − 3) for ρ.
-    - ``bootstrap``: percentile interval of ρ over ``n_resamples`` paired resamples (rows drawn with
-      replacement; numpy ``default_rng(seed)``); resamples with a constant column are skipped.
-    p-value: t approximation with n − 2 df (as ``scipy.stats.spearmanr``).
-    """
-    a, b = _paired(x, y)
-    n = len(a)
-    rho = _r(_average_ranks(a), _average_ranks(b)) if n >= 2 else float("nan")
-    if method == "bonett-wright":
-        se = math.sqrt((1 + rho * rho / 2) / (n - 3)) if n > 3 and not math.isnan(rho) else float("nan")
-        lo, hi = _fisher_z_interval(rho, se, confidence)
-    elif method == "bootstrap":
-        lo, hi = _bootstrap_spearman(a, b, confidence, n_resamples, seed) if n >= 3 else (float("nan"),) * 2
-    else:
-        raise ValueError(f"unknown Spearman interval method {method!r} (bonett-wright or bootstrap)")
-    return Correlation("spearman", rho, lo, hi, _t_pvalue(rho, n), n, method, confidence)
-
-
-def _bootstrap_spearman(a: np.ndarray, b: np.ndarray, confidence: float, n_resamples: int, seed: int) -> tuple[float, float]:
-    rng = np.random.default_rng(seed)
-    n = len(a)
-    rhos: list[np.ndarray] = []
-    done = 0
-    while done < n_resamples:  # blocks of at most 500 resamples keep memory small for large n
-        k = min(500, n_resamples - done)
-        idx = rng.integers(0, n, size=(k, n))
-        ra = stats.rankdata(a[idx], axis=1)
-        rb = stats.rankdata(b[idx], axis=1)
-        ra -= ra.mean(axis=1, keepdims=True)
-        rb -= rb.mean(axis=1, keepdims=True)
-        den = np.sqrt((ra * ra).sum(axis=1) * (rb * rb).sum(axis=1))
-        ok = den > 0
-        rhos.append((ra * rb).sum(axis=1)[ok] / den[ok])
-        done += k
-    allr = np.concatenate(rhos)
-    if len(allr) == 0:
-        return float("nan"), float("nan")
-    alpha = 1 - confidence
-    return float(np.quantile(allr, alpha / 2)), float(np.quantile(allr, 1 - alpha / 2))
+    """Spearman ρ with the Bonett–Wright interval (``method="bootstrap"``: percentile interval over
+    ``n_resamples`` paired resamples, ``seed``), as a row."""
+    res = spearman(x, y)
+    lo, hi = res.confidence_interval(confidence, method, n_resamples, seed)
+    return Correlation("spearman", res.statistic, lo, hi, res.pvalue, res.n, method, confidence)
 
 
 # --------------------------------------------------------------------------------------- aggregation
