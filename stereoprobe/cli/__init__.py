@@ -31,7 +31,7 @@ import zipfile
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from stereoprobe.cli.common import HelpFormatter, set_quiet
+from stereoprobe.cli.common import HelpFormatter, claim_outputs, set_quiet
 from stereoprobe.errors import InputError, one_line
 
 PROG = "stereoprobe"
@@ -212,7 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     prog = f"{PROG} {args.command}"
     try:
-        return int(func(args) or 0)
+        with claim_outputs(args, parser):  # outputs checked against the inputs and locked for the whole run
+            return int(func(args) or 0)
     except SystemExit as exc:
         if isinstance(exc.code, int) or exc.code is None:
             return int(exc.code or 0)

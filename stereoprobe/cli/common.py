@@ -19,13 +19,32 @@ import math
 from collections.abc import Callable
 from pathlib import Path
 
+from stereoprobe.cli._bounds import (
+    MAX_COUNT,
+    MAX_JOBS,
+    MAX_MC_RESAMPLES,
+    MAX_SEED,
+    IntBetween,
+    bootstrap_count,
+    int_between,
+    jobs,
+    mc_resamples,
+    resample_count,
+    seed,
+)
+from stereoprobe.cli._claims import claim_outputs
 from stereoprobe.console import info, is_quiet, progress, set_quiet, spinner
-from stereoprobe.outputs import atomic_output_dir
+from stereoprobe.errors import InputError
+from stereoprobe.output_paths import check_output_dir, check_output_file
+from stereoprobe.outputs import atomic_output_dir, atomic_output_file
 
 __all__ = [
-    "HelpFormatter", "atomic_output_dir", "comma_list", "existing_dir", "existing_file", "existing_path",
-    "finite_float", "info", "is_quiet", "nonnegative_float", "nonnegative_int", "out_dir", "positive_float",
-    "positive_int", "probability", "progress", "set_quiet", "show_default", "spinner", "unit_interval",
+    "MAX_COUNT", "MAX_JOBS", "MAX_MC_RESAMPLES", "MAX_SEED", "HelpFormatter", "IntBetween", "atomic_output_dir",
+    "atomic_output_file", "bootstrap_count", "claim_outputs", "comma_list", "existing_dir", "existing_file",
+    "existing_path", "finite_float", "float_between", "info", "int_between", "is_quiet", "jobs", "mc_resamples",
+    "nonnegative_float", "nonnegative_int", "out_dir", "out_file", "positive_float", "positive_int",
+    "probability", "progress", "resample_count", "seed", "set_quiet", "show_default", "spinner",
+    "unit_interval",
 ]
 
 
@@ -138,14 +157,28 @@ def existing_dir(text: str) -> Path:
 
 
 def out_dir(text: str) -> Path:
-    """An output folder: may exist (then it must be a folder) or not yet (created at the end of the run)."""
-    p = Path(text)
-    if p.exists() and not p.is_dir():
-        raise argparse.ArgumentTypeError(f"{text}: exists and is not a folder")
-    for parent in p.parents:
-        if parent.exists() and not parent.is_dir():
-            raise argparse.ArgumentTypeError(f"{text}: {parent} is a file, not a folder")
-    return p
+    """An output folder: may exist (then it must be a folder) or not yet (created at the end of the run).
+
+    Refused (:mod:`stereoprobe.output_paths`): ``""``, the file-system root, the current folder or one above
+    it, a file, device or other non-folder, a path below a file, a dangling symbolic link.
+    """
+    try:
+        check_output_dir(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return Path(text)
+
+
+def out_file(text: str) -> Path:
+    """An output file: may exist (then it must be a regular file, not a symbolic link) or not yet.
+
+    Refused: ``""``, a folder, a device, pipe or socket, a symbolic link, a path below a file.
+    """
+    try:
+        check_output_file(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return Path(text)
 
 
 def comma_list(text: str) -> list[str]:

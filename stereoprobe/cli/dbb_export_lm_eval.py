@@ -7,7 +7,7 @@ import argparse
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``dbb-export-lm-eval`` subcommand."""
-    from stereoprobe.cli.common import positive_int
+    from stereoprobe.cli.common import out_file, positive_int
     from stereoprobe.dbb import questions as Q
 
     p = sub.add_parser(
@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--metadata '{\"data_file\": FILE}'.",
     )
     p.add_argument("--variant", choices=["mc", "sg"], required=True, help="mc: dbb_mc docs; sg: dbb_sg docs")
-    p.add_argument("--out", required=True, help="JSONL file to write")
+    p.add_argument("--out", required=True, type=out_file, help="JSONL file to write")
     p.add_argument("--source", default=Q.DEFAULT_SOURCE,
                    help="upstream (the paper's data), bundled (a small demo set), or a local copy of the upstream data")
     p.add_argument("--faithful", action=argparse.BooleanOptionalAction, default=Q.DEFAULT_FAITHFUL,

@@ -5,17 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from stereoprobe.cli.common import existing_path, info, nonnegative_int
-
-
-def _csv_out(text: str) -> Path:
-    p = Path(text)
-    if p.is_dir():
-        raise argparse.ArgumentTypeError(f"{text}: is a folder (expected the CSV file to write)")
-    for parent in p.parents:
-        if parent.exists() and not parent.is_dir():
-            raise argparse.ArgumentTypeError(f"{text}: {parent} is a file, not a folder")
-    return p
+from stereoprobe.cli.common import existing_path, info, nonnegative_int, out_file
 
 
 def _source(text: str) -> str:
@@ -38,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     r.add_argument("associations", type=_source,
                    help="associations.csv / .parquet, a questions.json-format file or 'upstream'")
-    r.add_argument("--out", required=True, type=_csv_out, help="CSV file to write")
+    r.add_argument("--out", required=True, type=out_file, help="CSV file to write")
     r.add_argument("--slices", nargs="*", help="keep only these slices (e.g. all)")
     r.add_argument("--shuffle-seed", type=nonnegative_int, help="shuffle the rows with this seed")
     r.add_argument("--upstream-dir", type=existing_path,

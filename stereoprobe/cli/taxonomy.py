@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from stereoprobe.cli.common import comma_list, info
+from stereoprobe.cli.common import comma_list, info, out_file
 from stereoprobe.errors import InputError
 
 COMMAND = "taxonomy"
@@ -31,7 +31,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--languages", type=comma_list, default=None,
                    help="comma-separated languages for the sample count and export (unset: every language)")
     p.add_argument("--extra-english", action="store_true", help="include the English-only extra templates")
-    p.add_argument("--prompts", metavar="FILE", help="write the samples as JSON lines to this file")
+    p.add_argument("--prompts", metavar="FILE", type=out_file, help="write the samples as JSON lines to this file")
     p.add_argument("--show-prompt", metavar="ID", help="print the story prompt of one sample id")
     p.add_argument("--show-extraction-prompt", choices=["fixed", "faithful"],
                    help="print the extraction prompt (with a placeholder story)")

@@ -61,9 +61,10 @@ def build_docs(variant: str, source: str | None = None, faithful: bool | None = 
 
 def write_jsonl(docs: list[dict[str, Any]], path: str | Path) -> Path:
     """Write docs as JSON lines (parent folders created); returns the path."""
+    from stereoprobe.outputs import atomic_output_file
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
+    with atomic_output_file(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
         for d in docs:
             f.write(json.dumps(d, ensure_ascii=False) + "\n")
     return path

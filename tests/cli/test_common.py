@@ -13,6 +13,7 @@ import pytest
 from stereoprobe.cli import common
 from stereoprobe.cli.common import atomic_output_dir
 from stereoprobe.errors import InputError
+from stereoprobe.outputs import MANIFEST
 
 # ------------------------------------------------------------------------------------------------- types
 
@@ -101,15 +102,16 @@ def test_atomic_output_dir_creates_and_replaces(tmp_path):
     assert sorted(p.name for p in out.parent.iterdir()) == ["out"]  # no temporary folder or lock left
 
 
-def test_atomic_output_dir_current_folder(tmp_path, monkeypatch):
+def test_atomic_output_dir_refuses_the_current_folder(tmp_path, monkeypatch):
     work = tmp_path / "work"
     work.mkdir()
     (work / "old.csv").write_text("kept")
     monkeypatch.chdir(work)
-    with atomic_output_dir(".") as tmp:
-        assert tmp.parent == tmp_path  # beside the folder, not inside it
-        (tmp / "a.csv").write_text("a")
-    assert sorted(p.name for p in work.iterdir()) == ["a.csv", "old.csv"]
+    for out in (".", "", str(tmp_path)):  # the run replaces its folder: never the one the user stands in
+        with pytest.raises(InputError, match="current folder|empty path"):
+            with atomic_output_dir(out):
+                pass
+    assert sorted(p.name for p in work.iterdir()) == ["old.csv"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["work"]
 
 
@@ -153,7 +155,7 @@ def test_second_run_into_the_same_out_refuses(tmp_path):
     assert (out / "a.csv").read_text() == "first"
     with atomic_output_dir(out) as tmp:  # the lock is released afterwards
         (tmp / "b.csv").write_text("second")
-    assert sorted(p.name for p in out.iterdir()) == ["a.csv", "b.csv"]
+    assert sorted(p.name for p in out.iterdir() if p.name != MANIFEST) == ["b.csv"]  # a.csv: the same writer's
 
 
 def _hold(out: str, started, release) -> None:

@@ -1,0 +1,99 @@
+"""A command's outputs, claimed before it reads anything: checked against its inputs and locked.
+
+:func:`claim_outputs` is entered by :func:`stereoprobe.cli.main` around every command. From the command's
+parser it finds the outputs (options typed :func:`~stereoprobe.cli.common.out_dir` or
+:func:`~stereoprobe.cli.common.out_file`) and the inputs (every other option or argument naming an existing
+path), refuses an output that is an input or lies inside an input folder (one line, exit code 2, nothing
+written), and holds the lock of every output folder for the whole run, so a second run into the same folder
+stops at once instead of computing and then writing too. Outputs are written under the command's name (the
+writer of :func:`stereoprobe.outputs.atomic_output_dir`).
+
+A command that reads only its own kind of folders below an input (the leaderboard: folders above the
+probes' output folders, ``results/ --out results/leaderboard``) sets ``out_inside_inputs_ok=True`` in its
+parser's defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from stereoprobe.errors import InputError
+from stereoprobe.output_paths import check_not_an_input
+from stereoprobe.outputs import output_lock, writer
+
+__all__ = ["claim_outputs", "command_parser"]
+
+
+def command_parser(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser | None:
+    """The sub-parser of ``command`` in the ``stereoprobe`` parser (None when there is none)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            sub = action.choices[command]
+            return sub if isinstance(sub, argparse.ArgumentParser) else None
+    return None
+
+
+def _paths(value: Any) -> list[Path]:
+    """The existing paths a parsed value names (a path, a text, ``LABEL=PATH``, or a list of them)."""
+    if isinstance(value, (list, tuple)):
+        return [p for v in value for p in _paths(v)]
+    if isinstance(value, Path):
+        return [value] if value.exists() else []
+    if isinstance(value, str) and value:
+        if Path(value).exists():
+            return [Path(value)]
+        if "=" in value and Path(value.partition("=")[2]).exists():
+            return [Path(value.partition("=")[2])]
+    return []
+
+
+def _outputs_and_inputs(sub: argparse.ArgumentParser, args: argparse.Namespace
+                        ) -> tuple[list[Path], list[Path], list[Path]]:
+    from stereoprobe.cli.common import out_dir, out_file
+
+    folders: list[Path] = []
+    files: list[Path] = []
+    inputs: list[Path] = []
+    for action in sub._actions:
+        value = getattr(args, action.dest, None)
+        if value is None or action.dest in ("help", "func", "command"):
+            continue
+        if action.type is out_dir:
+            folders.append(Path(value))
+        elif action.type is out_file:
+            files.append(Path(value))
+        elif not action.choices and not isinstance(value, (bool, int, float)):
+            inputs += _paths(value)
+    return folders, files, inputs
+
+
+@contextlib.contextmanager
+def claim_outputs(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Iterator[None]:
+    """Check the outputs of the parsed command against its inputs, lock its output folders for the whole run
+    and name the writer; raises :class:`~stereoprobe.errors.InputError` (one line) on a refusal."""
+    command = getattr(args, "command", None)
+    sub = command_parser(parser, command)
+    if sub is None:
+        yield
+        return
+    folders, files, inputs = _outputs_and_inputs(sub, args)
+    inside_ok = bool(getattr(args, "out_inside_inputs_ok", False))
+    for out in folders:
+        check_not_an_input(out, inputs, inside_inputs_ok=inside_ok)
+    for out in files:
+        check_not_an_input(out, inputs, inside_inputs_ok=True)
+    absolute = [Path(os.path.abspath(f)) for f in folders]
+    for i, a in enumerate(absolute):  # two output folders of one run: distinct, neither inside the other
+        for j, b in enumerate(absolute):
+            if i != j and (a == b or b in a.parents):
+                raise InputError(f"{folders[i]}: is the same as or inside the other output folder {folders[j]}")
+    with contextlib.ExitStack() as stack:
+        for out in folders:
+            stack.enter_context(output_lock(out))
+        stack.enter_context(writer(str(command)))
+        yield

@@ -1,0 +1,204 @@
+"""Real runs of ``associations``, ``dbb`` and ``leaderboard`` with a crash injected at each step of the final
+swap, stale tables of an earlier run, and a second run while one holds the output folder.
+
+What is guaranteed (and asserted): after a crash at any step, ``--out`` holds exactly the earlier run's
+entries or exactly the new run's entries (after the next run's repair), never a mix; an entry that the
+previous run of the same command wrote and this run does not is gone; a run into a folder that another run
+holds stops with one line and exit code 2 before it reads its inputs. No assertion depends on timing.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from inspect_ai import eval as inspect_eval
+
+from stereoprobe import outputs
+from stereoprobe.cli import main
+from stereoprobe.outputs import MANIFEST, atomic_output_dir
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "stereotales"))
+from _stories_fixtures import ATTRS, planted_stories, release_rows  # noqa: E402
+
+
+class Crash(BaseException):
+    """Stands for the process being killed: nothing after it runs (``finally`` cleanup is disabled)."""
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _names(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir()}
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> dict[str, Path]:
+    from fake_model import fake_model
+    from stereoprobe.dbb import data as D
+    from stereoprobe.tasks.dbb import dbb
+
+    d = tmp_path_factory.mktemp("atomic_inputs")
+    release_rows(planted_stories(per_cell=12), ATTRS).to_parquet(d / "stories.parquet")
+    qs = D.expand(D.bundled_templates(), categories=["ses"])
+    a_texts = {q.option_a for q in qs}
+    p = {q.context: (0.9 if q.group == "poor" else 0.2) for q in qs}
+    inspect_eval(dbb(source="bundled", faithful=False, categories="ses", limit_templates=2, mode="logprob"),
+                 model=fake_model(p_a=lambda c: p[c], is_a=lambda o: o in a_texts), display="none",
+                 log_dir=str(d / "dbb_logs"), log_realtime=False)
+    assert main(["dbb", str(d / "dbb_logs"), "--out", str(d / "dbb_a"), "--n-boot", "50", "-q"]) == 0
+    assert main(["dbb", str(d / "dbb_logs"), "--out", str(d / "dbb_b"), "--n-boot", "60", "-q"]) == 0
+    return {"stories": d / "stories.parquet", "dbb_logs": d / "dbb_logs", "dbb_a": d / "dbb_a", "dbb_b": d / "dbb_b"}
+
+
+# Each command twice into the same folder: a first run, then a second one with other settings, whose tables
+# differ from the first run's (the crash tests tell old from new by content).
+RUNS: dict[str, Callable[[dict[str, Path], Path], tuple[list[str], list[str]]]] = {
+    "associations": lambda i, out: (
+        ["associations", str(i["stories"]), "--out", str(out), "--resamples", "2000", "--no-report", "-q",
+         "--by-language"],
+        ["associations", str(i["stories"]), "--out", str(out), "--resamples", "3000", "--no-report", "-q"]),
+    "dbb": lambda i, out: (
+        ["dbb", str(i["dbb_logs"]), "--out", str(out), "--n-boot", "50", "-q"],
+        ["dbb", str(i["dbb_logs"]), "--out", str(out), "--n-boot", "70", "--seed", "3", "-q"]),
+    "leaderboard": lambda i, out: (
+        ["leaderboard", f"a={i['dbb_a']}", f"b={i['dbb_b']}", "--out", str(out), "--n-boot", "50", "-q"],
+        ["leaderboard", f"a={i['dbb_a']}", "--out", str(out), "--n-boot", "60", "-q"]),
+}
+
+
+def _two_runs(cmd: str, inputs: dict[str, Path], out: Path) -> tuple[dict[str, bytes], list[str]]:
+    first, second = RUNS[cmd](inputs, out)
+    assert main(first) == 0
+    return _snapshot(out), second
+
+
+def _fresh(cmd: str, inputs: dict[str, Path], tmp_path: Path) -> dict[str, bytes]:
+    """The entries of a clean run of the second command line (into a folder of its own)."""
+    clean = tmp_path / "clean" / "out"
+    _, second = RUNS[cmd](inputs, clean)
+    assert main(second) == 0
+    return _snapshot(clean)
+
+
+def _same_files(a: dict[str, bytes], b: dict[str, bytes]) -> bool:
+    """Same entries; contents compared for the tables that do not carry a date or a timing."""
+    if set(a) != set(b):
+        return False
+    stable = [k for k in a if k.endswith(".csv") and "run_info" not in k]
+    return all(a[k] == b[k] for k in stable)
+
+
+@pytest.mark.parametrize("cmd", sorted(RUNS))
+def test_crash_before_the_swap_keeps_the_earlier_run_whole(cmd, inputs, tmp_path, monkeypatch) -> None:
+    out = tmp_path / "out"
+    before, second = _two_runs(cmd, inputs, out)
+
+    def crash(a: Path, b: Path) -> None:
+        raise Crash
+
+    monkeypatch.setattr(outputs, "_exchange", crash)
+    monkeypatch.setattr(outputs, "_discard", lambda folder: None)  # killed: no cleanup
+    with pytest.raises(Crash):
+        main(second)
+    assert _snapshot(out) == before  # every entry of the earlier run, byte for byte, nothing new
+    monkeypatch.undo()
+    assert main(second) == 0  # the next run removes the crashed run's leftovers and succeeds
+    assert _same_files(_snapshot(out), _fresh(cmd, inputs, tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".out")) == []
+
+
+@pytest.mark.parametrize("cmd", sorted(RUNS))
+def test_crash_after_the_swap_leaves_the_new_run_whole(cmd, inputs, tmp_path, monkeypatch) -> None:
+    out = tmp_path / "out"
+    before, second = _two_runs(cmd, inputs, out)
+
+    def crash(folder: Path) -> None:
+        raise Crash
+
+    monkeypatch.setattr(outputs, "_discard", crash)
+    with pytest.raises(Crash):
+        main(second)
+    monkeypatch.undo()
+    fresh = _fresh(cmd, inputs, tmp_path)
+    assert _same_files(_snapshot(out), fresh)  # only the new run's entries: no stale table of the first run
+    assert _snapshot(out) != before
+    assert [p for p in tmp_path.iterdir() if p.name.startswith(".out.tmp-")]  # the old folder, beside, whole
+    assert main(second) == 0
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
+
+
+@pytest.mark.parametrize("cmd", sorted(RUNS))
+def test_crash_between_the_two_renames_of_the_fallback_is_repaired(cmd, inputs, tmp_path, monkeypatch) -> None:
+    """Where the file system cannot exchange two folders, ``out`` is moved aside, then the new one in."""
+    out = tmp_path / "out"
+    before, second = _two_runs(cmd, inputs, out)
+    real_rename = outputs.os.rename
+
+    def no_exchange(a: Path, b: Path) -> None:
+        raise outputs._NoExchange
+
+    def rename(src, dst) -> None:
+        if Path(dst) == out and Path(src).name.startswith(".out.tmp-"):
+            raise Crash  # killed after ``out`` was moved aside, before the new folder took its name
+        real_rename(src, dst)
+
+    monkeypatch.setattr(outputs, "_exchange", no_exchange)
+    monkeypatch.setattr(outputs.os, "rename", rename)
+    monkeypatch.setattr(outputs, "_discard", lambda folder: None)
+    with pytest.raises(Crash):
+        main(second)
+    monkeypatch.undo()
+    assert not out.exists() and (tmp_path / ".out.old").is_dir()
+    outputs._recover(out)  # what the next run does first, under the lock
+    assert _snapshot(out) == before
+    monkeypatch.setattr(outputs, "_exchange", no_exchange)
+    assert main(second) == 0  # the fallback swap, uninterrupted
+    assert _same_files(_snapshot(out), _fresh(cmd, inputs, tmp_path))
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
+
+
+@pytest.mark.parametrize("cmd", sorted(RUNS))
+def test_a_run_into_a_held_folder_stops_at_once(cmd, inputs, tmp_path, capsys) -> None:
+    """Another run (a thread here; processes in tests/test_outputs.py) holds ``out``: this one exits 2 with
+    one line, whatever the order in which the two were started, and the holder's results are the ones kept."""
+    out = tmp_path / "out"
+    first, second = RUNS[cmd](inputs, out)
+    held, release, done = threading.Event(), threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with atomic_output_dir(out, owner="holder") as tmp:
+            (tmp / "holder.csv").write_text("x\n")
+            held.set()
+            release.wait(60)
+        done.set()
+
+    t = threading.Thread(target=holder)
+    t.start()
+    try:
+        assert held.wait(60)
+        capsys.readouterr()
+        assert main(second) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "another stereoprobe run" in err[0], err
+    finally:
+        release.set()
+        t.join(60)
+    assert done.is_set() and _names(out) == {"holder.csv", MANIFEST}
+
+
+def test_stale_tables_of_an_earlier_run_are_gone_and_other_commands_tables_stay(inputs, tmp_path) -> None:
+    out = tmp_path / "out"
+    by_language, plain = RUNS["associations"](inputs, out)
+    assert main(by_language) == 0
+    per_language = {n for n in _names(out) if "language" in n or "jaccard" in n}
+    assert per_language  # the --by-language tables
+    (out / "notes.txt").write_text("the user's notes")  # not written by associations: kept
+    assert main(plain) == 0
+    assert not per_language & _names(out)
+    assert (out / "notes.txt").read_text() == "the user's notes"
