@@ -177,8 +177,8 @@ def dbb_mcq_scorer(mode: str = "sampled") -> Any:
 
     async def score(state: TaskState, target: Target) -> Score:
         md = state.metadata
-        if "mcq_results" in md:
-            return _group_mcq_score(md["mcq_results"])
+        if C.META_MCQ_RESULTS in md:
+            return _group_mcq_score(md[C.META_MCQ_RESULTS])
         a_first = bool(md.get("a_first", True))
         if mode == "logprob":
             choice = state.output.choices[0]
@@ -210,15 +210,15 @@ def dbb_sg_scorer(normalisation: str = "per_variation") -> Any:
     """``a`` = Eq. 2 share of option A in [0, 1] (so P(A) = 100·a), ``valid`` = 1."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        if "sg_results" in state.metadata:
-            return _group_score(state.metadata["sg_results"], normalisation)
-        nll = state.metadata.get("sg_nll")
+        if C.META_SG_RESULTS in state.metadata:
+            return _group_score(state.metadata[C.META_SG_RESULTS], normalisation)
+        nll = state.metadata.get(C.META_SG_NLL)
         if not nll:
             return Score(value={C.KEY_A: 0.0, C.KEY_VALID: 0.0}, explanation="no perplexities computed")
         a = SC.sg_share([x[0] for x in nll], [x[1] for x in nll], normalisation)
         return Score(value={C.KEY_A: a, C.KEY_VALID: 1.0},
                      explanation=f"P(A) = {100 * a:.2f} over {len(nll)} variation(s)",
-                     metadata={"sg_nll": nll, "sg_tokens": state.metadata.get("sg_tokens")})
+                     metadata={C.META_SG_NLL: nll, C.META_SG_TOKENS: state.metadata.get(C.META_SG_TOKENS)})
 
     return score
 

@@ -22,6 +22,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
 from stereoprobe.globalbias.contract import SCORE_KEYS
+from stereoprobe.likelihood import N_BYTES, N_TOKENS, SUM_LOGPROB
 from stereoprobe.scorers.likelihood import text_logprobs
 
 __all__ = ["KEYS", "sentence_logprob", "sentence_mean_perplexity", "text_logprobs", "unscored_sentences"]
@@ -44,9 +45,9 @@ def sentence_mean_perplexity() -> Metric:
 
     def compute(scores: list[SampleScore]) -> float:
         ppl = [
-            math.exp(-v["sum_logprob"] / v["n_tokens"])
+            math.exp(-v[SUM_LOGPROB] / v[N_TOKENS])
             for v in _vals(scores)
-            if v.get("n_tokens") == v.get("n_tokens") and (v.get("n_tokens") or 0) > 0
+            if v.get(N_TOKENS) == v.get(N_TOKENS) and (v.get(N_TOKENS) or 0) > 0
         ]
         return sum(ppl) / len(ppl) if ppl else float("nan")
 
@@ -58,7 +59,7 @@ def unscored_sentences() -> Metric:
     """Number of sentences the model returned no prompt log-probabilities for."""
 
     def compute(scores: list[SampleScore]) -> float:
-        return float(sum(1 for v in _vals(scores) if not (v.get("n_tokens") == v.get("n_tokens"))))
+        return float(sum(1 for v in _vals(scores) if not (v.get(N_TOKENS) == v.get(N_TOKENS))))
 
     return compute
 
@@ -75,7 +76,7 @@ def sentence_logprob():
         if plp is None or not plp.content:
             reason = state.output.error if state.output and state.output.error else "no prompt_logprobs returned"
             return Score(
-                value={"sum_logprob": float("nan"), "n_tokens": float("nan"), "n_bytes": float(n_bytes)},
+                value={SUM_LOGPROB: float("nan"), N_TOKENS: float("nan"), N_BYTES: float(n_bytes)},
                 explanation=f"unscored: {reason}",
                 metadata={"unscored": True},
             )
@@ -83,13 +84,13 @@ def sentence_logprob():
         bad = [i for i, x in enumerate(lps) if x is None or not math.isfinite(x)]
         if bad:
             return Score(
-                value={"sum_logprob": float("nan"), "n_tokens": float("nan"), "n_bytes": float(n_bytes)},
+                value={SUM_LOGPROB: float("nan"), N_TOKENS: float("nan"), N_BYTES: float(n_bytes)},
                 explanation=f"unscored: non-finite log-probability at token(s) {bad[:5]}",
                 metadata={"unscored": True},
             )
         total = float(sum(lps))
         return Score(
-            value={"sum_logprob": total, "n_tokens": float(len(lps)), "n_bytes": float(n_bytes)},
+            value={SUM_LOGPROB: total, N_TOKENS: float(len(lps)), N_BYTES: float(n_bytes)},
             answer=f"ppl={math.exp(-total / len(lps)):.4g}",
         )
 

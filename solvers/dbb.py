@@ -19,6 +19,7 @@ from typing import Any
 from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser, GenerateConfig, Model, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from stereoprobe.dbb import contract as C
 from stereoprobe.dbb import scoring as SC
 
 
@@ -164,16 +165,16 @@ def dbb_sg_solver(separator: str = " ", scoring: str = "chat", system: str | Non
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         md = state.metadata
-        options = [opt for pair in md["sg_options"] for opt in pair]
+        options = [opt for pair in md[C.META_SG_OPTIONS] for opt in pair]
         if scoring == "chat":
             tok = chat_tokenizer(get_model(), tokenizer)
-            prefix = chat_prefix_ids(tok, system, md["sg_prompt"])
+            prefix = chat_prefix_ids(tok, system, md[C.META_SG_PROMPT])
             jobs = [chat_continuation_nll(tok, prefix, o, bos_in_continuation) for o in options]
         else:
-            jobs = [continuation_nll(md["sg_prompt"], o, separator) for o in options]
+            jobs = [continuation_nll(md[C.META_SG_PROMPT], o, separator) for o in options]
         res = await asyncio.gather(*jobs)
-        md["sg_nll"] = [[res[2 * j][0], res[2 * j + 1][0]] for j in range(len(md["sg_options"]))]
-        md["sg_tokens"] = [[res[2 * j][1], res[2 * j + 1][1]] for j in range(len(md["sg_options"]))]
+        md[C.META_SG_NLL] = [[res[2 * j][0], res[2 * j + 1][0]] for j in range(len(md[C.META_SG_OPTIONS]))]
+        md[C.META_SG_TOKENS] = [[res[2 * j][1], res[2 * j + 1][1]] for j in range(len(md[C.META_SG_OPTIONS]))]
         state.completed = True
         return state
 
@@ -207,7 +208,7 @@ def dbb_sg_group_solver(separator: str = " ", scoring: str = "chat", system: str
         tok = chat_tokenizer(get_model(), tokenizer) if scoring == "chat" else None
         bos = (tok.bos_token or "") if (tok is not None and bos_in_continuation) else ""
         items = []
-        for q in md["sg_questions"]:
+        for q in md[C.META_SG_QUESTIONS]:
             # raw: the separator belongs to the option's tokens (a BPE space joins the next word), exactly as
             # continuation_nll counts len(tok(prompt + sep + option)) - len(tok(prompt))
             ctx, join = (chat_prefix_text(tok, system, q["prompt"]), bos) if tok is not None else (q["prompt"], separator)
@@ -228,7 +229,7 @@ def dbb_sg_group_solver(separator: str = " ", scoring: str = "chat", system: str
                 continue
             res["nll"][k][s] = -r.sum_logprob / r.n_tokens
             res["tokens"][k][s] = r.n_tokens
-        md["sg_results"] = out
+        md[C.META_SG_RESULTS] = out
         state.completed = True
         return state
 
@@ -257,7 +258,7 @@ def dbb_mcq_group_solver(option_order: str = "balanced", seed: int = 0, epochs: 
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
-        qs = state.metadata["mcq_questions"]
+        qs = state.metadata[C.META_MCQ_QUESTIONS]
         answers = await asyncio.gather(*(ask(model, q, e) for q in qs for e in range(1, epochs + 1)))
         results: dict[str, dict[str, Any]] = {q["id"]: {"a": [], "valid": [], "a_first": [], "error": None}
                                               for q in qs}
@@ -278,7 +279,7 @@ def dbb_mcq_group_solver(option_order: str = "balanced", seed: int = 0, epochs: 
             r["a"].append(a)
             r["valid"].append(valid)
             r["a_first"].append(a_first)
-        state.metadata["mcq_results"] = results
+        state.metadata[C.META_MCQ_RESULTS] = results
         state.completed = True
         return state
 

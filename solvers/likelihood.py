@@ -24,9 +24,12 @@ from inspect_ai.model import ChatMessageUser, GenerateConfig, Model, ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from stereoprobe.likelihood import (
+    N_TOKENS,
     REQUEST_KEYS,
+    RESULT_ERROR,
     RESULTS_KEY,
     STATE_KEY,
+    SUM_LOGPROB,
     TEXTS_KEY,
     TEXTS_METADATA,
     TextResult,
@@ -58,13 +61,13 @@ async def _score_batch(model: Model, items: Sequence[Mapping[str, Any]], config:
                               metadata={TEXTS_KEY: [_request_item(it) for it in items]})
     out = await model.generate([message], config=config)
     res = (out.metadata or {}).get(RESULTS_KEY)
-    if not isinstance(res, Mapping) or len(res.get("sum_logprob", ())) != len(items):
+    if not isinstance(res, Mapping) or len(res.get(SUM_LOGPROB, ())) != len(items):
         raise RuntimeError(f"model {model} answered a batch of {len(items)} texts without per-text results "
                            f"({out.error or 'no ' + RESULTS_KEY + ' in the output metadata'})")
     out_list = []
     for k, it in enumerate(items):
-        err = res["error"][k]
-        lp, nt = res["sum_logprob"][k], res["n_tokens"][k]
+        err = res[RESULT_ERROR][k]
+        lp, nt = res[SUM_LOGPROB][k], res[N_TOKENS][k]
         if err is None and (lp is None or not math.isfinite(lp) or not nt):
             err = "no finite log-probability returned"
         out_list.append(TextResult(id=str(it["id"]), sum_logprob=None if err else float(lp),

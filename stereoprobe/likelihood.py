@@ -48,6 +48,8 @@ SUM_LOGPROB = "sum_logprob"
 N_TOKENS = "n_tokens"
 N_BYTES = "n_bytes"
 ERRORS = "errors"
+# keys of a provider's answer, ``ModelOutput.metadata[RESULTS_KEY]`` (aligned lists): SUM_LOGPROB, N_TOKENS and
+RESULT_ERROR = "error"
 
 
 @dataclass(frozen=True)

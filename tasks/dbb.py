@@ -26,6 +26,7 @@ from stereoprobe.dbb import contract as C
 from stereoprobe.dbb import questions as Q
 from stereoprobe.dbb import scoring as SC
 from stereoprobe.dbb import stats as ST
+from stereoprobe.likelihood import N_TEXTS_METADATA
 from stereoprobe.listings import task_version
 from stereoprobe.scorers.dbb import dbb_epochs, dbb_mcq_scorer, dbb_metrics, dbb_sg_scorer
 from stereoprobe.solvers.dbb import (DBBLogprobsUnavailable, dbb_mcq_group_solver, dbb_mcq_solver,
@@ -136,8 +137,8 @@ def dbb(
             by_t.setdefault(q.template_id, []).append(q)
         samples = [Sample(id=tid, input=f"DBB template {tid}: {len(group)} questions x {n_epochs} option orders",
                           metadata={"template_id": tid, "concept_a": group[0].concept_a,
-                                    "concept_b": group[0].concept_b, "n_texts": len(group) * n_epochs,
-                                    "mcq_questions": [{"id": q.id, "context": q.context, "option_a": q.option_a,
+                                    "concept_b": group[0].concept_b, N_TEXTS_METADATA: len(group) * n_epochs,
+                                    C.META_MCQ_QUESTIONS: [{"id": q.id, "context": q.context, "option_a": q.option_a,
                                                        "option_b": q.option_b} for q in group]})
                    for tid, group in by_t.items()]
         solver = dbb_mcq_group_solver(option_order=option_order, seed=int(seed), epochs=n_epochs)
@@ -218,8 +219,8 @@ def dbb_sg(
                    "tokenizer": tokenizer, "bos_in_continuation": bos}
     if unit == "question":
         samples = [Sample(id=it.question.id, input=it.prompt,
-                          metadata={**it.question.metadata(), "context": it.question.context, "sg_prompt": it.prompt,
-                                    "sg_options": it.options})
+                          metadata={**it.question.metadata(), "context": it.question.context, C.META_SG_PROMPT: it.prompt,
+                                    C.META_SG_OPTIONS: it.options})
                    for it in items]
         solver = dbb_sg_solver(**solver_args)
     else:
@@ -229,8 +230,8 @@ def dbb_sg(
         samples = [Sample(id=tid, input=f"DBB-SG template {tid}: {len(group)} questions",
                           metadata={"template_id": tid, "concept_a": group[0].question.concept_a,
                                     "concept_b": group[0].question.concept_b,
-                                    "n_texts": sum(2 * len(it.options) for it in group),
-                                    "sg_questions": [{"id": it.question.id, "prompt": it.prompt,
+                                    N_TEXTS_METADATA: sum(2 * len(it.options) for it in group),
+                                    C.META_SG_QUESTIONS: [{"id": it.question.id, "prompt": it.prompt,
                                                       "options": it.options} for it in group]})
                    for tid, group in by_t.items()]
         solver = dbb_sg_group_solver(**solver_args)

@@ -39,6 +39,17 @@ GROUP_ERRORS = "errors"
 # ---- sample metadata keys written by the task, read back by the post-processing
 META_KEYS = ("template_id", "category", "descriptor_type", "group", "concept_a", "concept_b")
 
+# ---- sample metadata keys written by the tasks and read by the solvers, scorers and the run planner
+META_SG_PROMPT = "sg_prompt"  # DBB-SG, one question per sample: the prompt the option sentences continue
+META_SG_OPTIONS = "sg_options"  # DBB-SG, one question per sample: [[option A, option B], ...] per variation
+META_SG_QUESTIONS = "sg_questions"  # DBB-SG grouped (unit=template): [{"id", "prompt", "options"}, ...]
+META_MCQ_QUESTIONS = "mcq_questions"  # MCQ logprob grouped: [{"id", "context", "option_a", "option_b"}, ...]
+# ---- solver results in the sample metadata, read by the scorers
+META_SG_NLL = "sg_nll"  # DBB-SG one question: [[nll A, nll B], ...]
+META_SG_TOKENS = "sg_tokens"  # DBB-SG one question: [[tokens A, tokens B], ...]
+META_SG_RESULTS = "sg_results"  # DBB-SG grouped: question id -> {"nll", "tokens", "error"}
+META_MCQ_RESULTS = "mcq_results"  # MCQ logprob grouped: question id -> {"a", "valid", "a_first", "error"}
+
 
 def variant_name(task: str, mode: str | None) -> str:
     """The ``variant`` column of every table: ``sg`` for DBB-SG, ``mcq-<mode>`` for the multiple choice."""

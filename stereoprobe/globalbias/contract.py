@@ -19,7 +19,7 @@ UNITS = ("group", "sentence")
 TEMPLATES = (1, 2, 3)  # the sentence templates (-T templates)
 GROUP_SCORER = likelihood.SCORER  # compact per-sentence results (stereoprobe.likelihood)
 SENTENCE_SCORER = "sentence_logprob"  # one sentence per sample
-SCORE_KEYS = ("sum_logprob", "n_tokens", "n_bytes")  # value of SENTENCE_SCORER
+SCORE_KEYS = (likelihood.SUM_LOGPROB, likelihood.N_TOKENS, likelihood.N_BYTES)  # value of SENTENCE_SCORER
 
 # metadata of one sentence (per-sentence samples; per-text items of grouped samples carry TEXT_KEYS)
 SENTENCE_METADATA = ("group", "ethnicity", "gender", "name", "name_index", "descriptor", "descriptor_index",

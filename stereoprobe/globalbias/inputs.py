@@ -37,7 +37,7 @@ from stereoprobe.console import progress
 from stereoprobe.errors import InputError
 from stereoprobe.globalbias.apx import byte_perplexity, token_perplexity
 from stereoprobe.globalbias.contract import GROUP_SCORER, SENTENCE_COLUMNS, SENTENCE_SCORER, TASK
-from stereoprobe.likelihood import TEXTS_METADATA, read_results
+from stereoprobe.likelihood import N_BYTES, N_TOKENS, SUM_LOGPROB, TEXTS_METADATA, read_results
 
 COLUMNS = SENTENCE_COLUMNS
 TABLE_SUFFIXES = (".csv", ".parquet")
@@ -140,10 +140,10 @@ def _sample_rows(info: I.LogInfo, s: dict[str, Any], measure: str, rep: LoadRepo
             return
         sc = scores.get(SENTENCE_SCORER)
         v = sc.get("value") if isinstance(sc, dict) else None
-        if not (isinstance(v, dict) and v.get("n_tokens") is not None and v["n_tokens"] == v["n_tokens"]):
+        if not (isinstance(v, dict) and v.get(N_TOKENS) is not None and v[N_TOKENS] == v[N_TOKENS]):
             rep.note_unscored(where)
             return
-        yield _row(info.model, md, _ppl(v["sum_logprob"], v["n_tokens"], v["n_bytes"], measure))
+        yield _row(info.model, md, _ppl(v[SUM_LOGPROB], v[N_TOKENS], v[N_BYTES], measure))
     except KeyError as e:
         raise InputError(f"{where}: the sample lacks the field {e} (not a stereoprobe globalbias log?)") from None
 

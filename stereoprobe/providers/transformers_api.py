@@ -54,7 +54,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from stereoprobe.likelihood import RESULTS_KEY, TEXTS_KEY
+from stereoprobe.likelihood import N_TOKENS, RESULT_ERROR, RESULTS_KEY, SUM_LOGPROB, TEXTS_KEY
 from stereoprobe.providers.generation import run_generate
 from stereoprobe.providers.loading import DEFAULT_NAME, context_window, load, model_kind, pick_device, pick_dtype
 from stereoprobe.providers.scoring import CausalScorer, TokenScores, masked_pll, seq2seq_logprobs
@@ -236,7 +236,7 @@ class TransformersAPI(ModelAPI):
             message=ChatMessageAssistant(content="", model=self.model_name, source="generate"), stop_reason="max_tokens")
         return ModelOutput(model=self.model_name, choices=[choice],
                            usage=ModelUsage(input_tokens=tokens, output_tokens=0, total_tokens=tokens),
-                           metadata={RESULTS_KEY: {"sum_logprob": sums, "n_tokens": counts, "error": errors}})
+                           metadata={RESULTS_KEY: {SUM_LOGPROB: sums, N_TOKENS: counts, RESULT_ERROR: errors}})
 
     # ---- requests ---------------------------------------------------------------------------------------
     def _score_request(self, input: list[ChatMessage], config: GenerateConfig) -> _Request:

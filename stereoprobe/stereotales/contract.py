@@ -35,6 +35,10 @@ __all__ = [
     "UNKNOWN",
     "association_id",
     "normalize_language",
+    "PAIR_COLUMNS",
+    "REFUSAL_RATE_COLUMNS",
+    "TABLES",
+    "VALUE_COLUMNS",
 ]
 
 # --------------------------------------------------------------------------------------- task and scorer
@@ -93,6 +97,43 @@ ISSUE_COLUMNS: tuple[str, ...] = ("source", "model", "language", "sample_id", "e
 # ------------------------------------------------------------------------------------ association tables
 KEY_COLUMNS: list[str] = ["base_attribute", "base_value", "compared_attribute", "compared_value"]
 ALL_SLICE: Final = "all"  # the slice pooling every language of a model
+
+#: ``pair_tests``: one row per tested (model, slice, A, B) (step 1 of the mining)
+PAIR_COLUMNS: list[str] = [
+    "model", "slice", "base_attribute", "compared_attribute", "n", "rows", "cols", "p", "p_method",
+    "p_bh", "significant", "cramers_v", "effect", "chi2", "dof", "n_resamples", "p_bh_run",
+    "row_values", "col_values", "table",
+]
+#: ``value_tests`` (and ``associations``, its passing rows): one row per cell of a significant pair (step 2)
+VALUE_COLUMNS: list[str] = [
+    "model", "slice", "base_attribute", "base_value", "compared_attribute", "compared_value", "n", "count",
+    "base_total", "compared_total", "expected", "fraction", "lift", "lift_ci_low", "lift_ci_high", "p",
+    "p_by", "cramers_v", "effect", "passes", "stability", "pair_p_method",
+]
+#: ``refusal_rates``: per model x language x prompted attribute (with ``all`` pools)
+REFUSAL_RATE_COLUMNS: list[str] = [
+    "model", "language", "target_attribute", "stories", "refused", "extraction_failed", "errored", "no_profile",
+    "refusal_rate", "extraction_failure_rate", "error_rate",
+]
+
+#: tables written by ``stereoprobe associations`` (CSV + Parquet each) -> what each holds
+TABLES: Mapping[str, str] = {
+    "associations": "associations passing the filter, one row per model × slice × (A=a → B=b)",
+    "associations_across_models": "per slice and association: models count, mean percentage, mean lift",
+    "explorer_global": "per model, the global associations with the association-explorer columns",
+    "associations_by_language": "per association: languages count in the per-language run",
+    "language_jaccard": "language × language Jaccard similarity of the association sets",
+    "language_specific": "associations found in exactly one language",
+    "pair_tests": "step 1: every attribute-pair test (p-value and the method that produced it, BH, Cramér's V)",
+    "value_tests": "step 2: every value-pair test of the significant pairs (BY, fraction, lift, CI)",
+    "attribute_distributions": "extracted attribute values per model and language",
+    "attribute_distributions_by_scenario": "extracted attribute values per model and scenario (languages pooled)",
+    "refusal_rates": "stories, refusals and errored samples per model, language, prompted attribute",
+    "unknown_rates": "unknown/other answers per model, language, attribute",
+    "association_examples": "a few stories (ids + excerpt) per association",
+    "input_issues": "samples that are not stories of the analysis (errored, no profile, extra set)",
+    "input_sources": "input files read",
+}
 
 
 def association_id(base_attribute: str, base_value: str, compared_attribute: str, compared_value: str) -> str:

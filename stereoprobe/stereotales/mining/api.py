@@ -27,12 +27,13 @@ import numpy as np
 import pandas as pd
 
 from stereoprobe.inputs import Progress, no_progress
-from stereoprobe.stereotales.contract import ALL_SLICE
+from stereoprobe.report.run_info import RUN_INFO
+from stereoprobe.stereotales.contract import ALL_SLICE, TABLES
 from stereoprobe.stereotales.mining import tables as T
 from stereoprobe.stereotales.mining.aggregate import aggregate_across_languages, aggregate_across_models
 from stereoprobe.stereotales.mining.associations import mine_associations
 from stereoprobe.stereotales.mining.config import MiningConfig, config_dict
-from stereoprobe.stereotales.mining.report import RUN_INFO, TABLES, write_associations_report
+from stereoprobe.stereotales.mining.report import write_associations_report
 from stereoprobe.stereotales.mining.stories import Stories, StoriesError, read_stories, read_story_excerpts
 
 __all__ = ["AssociationTables", "mine_association_tables", "write_association_outputs"]
@@ -41,7 +42,7 @@ __all__ = ["AssociationTables", "mine_association_tables", "write_association_ou
 @dataclass
 class AssociationTables:
     """The result of :func:`mine_association_tables`: ``tables`` (name -> DataFrame, names of
-    :data:`~stereoprobe.stereotales.mining.report.TABLES`) and ``info`` (the run manifest written to
+    :data:`~stereoprobe.stereotales.contract.TABLES`) and ``info`` (the run manifest written to
     ``run_info.json``: counts, models, languages, settings, p-value methods, timings)."""
 
     tables: dict[str, pd.DataFrame]

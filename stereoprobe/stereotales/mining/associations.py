@@ -36,7 +36,7 @@ from stereoprobe.stats.effect import cramers_v_corrected, effect_category, fract
 from stereoprobe.stats.fisher import fisher_cells_greater
 from stereoprobe.stats.intervals import lift_interval
 from stereoprobe.stats.multiple_testing import adjust_bh, adjust_by
-from stereoprobe.stereotales.contract import ALL_SLICE, KEY_COLUMNS
+from stereoprobe.stereotales.contract import ALL_SLICE, KEY_COLUMNS, PAIR_COLUMNS, VALUE_COLUMNS
 from stereoprobe.stereotales.mining.aggregate import (
     aggregate_across_languages,
     aggregate_across_models,
@@ -61,16 +61,6 @@ __all__ = [
 ]
 
 
-PAIR_COLUMNS = [
-    "model", "slice", "base_attribute", "compared_attribute", "n", "rows", "cols", "p", "p_method",
-    "p_bh", "significant", "cramers_v", "effect", "chi2", "dof", "n_resamples", "p_bh_run",
-    "row_values", "col_values", "table",
-]
-VALUE_COLUMNS = [
-    "model", "slice", "base_attribute", "base_value", "compared_attribute", "compared_value", "n", "count",
-    "base_total", "compared_total", "expected", "fraction", "lift", "lift_ci_low", "lift_ci_high", "p",
-    "p_by", "cramers_v", "effect", "passes", "stability", "pair_p_method",
-]
 _KEY = KEY_COLUMNS
 NOT_APPLICABLE = "N/A"  # effect category of a pair that is not significant (upstream's value)
 

@@ -1,7 +1,7 @@
 """The StereoTales association report: one offline HTML file rebuilt from the tables of an output folder.
 
 :func:`write_associations_report` reads only what ``stereoprobe associations`` wrote into ``out_dir`` (the
-table names are in :data:`TABLES`), plus an optional ``harm_labels.csv`` (columns ``base_attribute,
+table names are in :data:`stereoprobe.stereotales.contract.TABLES`), plus an optional ``harm_labels.csv`` (columns ``base_attribute,
 base_value, compared_attribute, compared_value, harmful, source``) written by the harm judge, and appends
 the caller's extra sections. So the judge step can add its sections to the same report without re-running
 the statistics.
@@ -18,29 +18,11 @@ from pathlib import Path
 import pandas as pd
 
 from stereoprobe.report.html import Section, plot_is_empty, write_report
-from stereoprobe.stereotales.contract import ALL_SLICE, KEY_COLUMNS
+from stereoprobe.report.run_info import RUN_INFO
+from stereoprobe.stereotales.contract import ALL_SLICE, KEY_COLUMNS, TABLES
+
 REPORT_NAME = "report.html"
 HARM_LABELS = "harm_labels.csv"
-RUN_INFO = "run_info.json"
-
-# table name -> what it holds (CSV + Parquet each)
-TABLES: dict[str, str] = {
-    "associations": "associations passing the filter, one row per model × slice × (A=a → B=b)",
-    "associations_across_models": "per slice and association: models count, mean percentage, mean lift",
-    "explorer_global": "per model, the global associations with the association-explorer columns",
-    "associations_by_language": "per association: languages count in the per-language run",
-    "language_jaccard": "language × language Jaccard similarity of the association sets",
-    "language_specific": "associations found in exactly one language",
-    "pair_tests": "step 1: every attribute-pair test (p-value and the method that produced it, BH, Cramér's V)",
-    "value_tests": "step 2: every value-pair test of the significant pairs (BY, fraction, lift, CI)",
-    "attribute_distributions": "extracted attribute values per model and language",
-    "attribute_distributions_by_scenario": "extracted attribute values per model and scenario (languages pooled)",
-    "refusal_rates": "stories, refusals and errored samples per model, language, prompted attribute",
-    "unknown_rates": "unknown/other answers per model, language, attribute",
-    "association_examples": "a few stories (ids + excerpt) per association",
-    "input_issues": "samples that are not stories of the analysis (errored, no profile, extra set)",
-    "input_sources": "input files read",
-}
 
 P_METHOD_NOTE = (
     "Step-1 p-values: each attribute-pair test records how its p-value was computed (pair_tests.p_method; "
