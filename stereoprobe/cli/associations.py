@@ -16,11 +16,10 @@ from stereoprobe.cli.common import (
     existing_path,
     finite_float,
     info,
-    nonnegative_int,
     out_dir,
-    positive_int,
     probability,
 )
+from stereoprobe.cli.common import int_between, jobs, mc_resamples, resample_count, seed
 
 COMMAND = "associations"
 EFFECTS = ("negligible", "small", "medium", "large")
@@ -92,11 +91,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--by-language", action="store_true",
                    help="also run one slice per (model, language) and the cross-language analysis (Jaccard)")
     g = p.add_argument_group("statistics (unset: the paper's constant, shown as the default)")
-    g.add_argument("--min-row-sum", type=positive_int, default=None,
+    g.add_argument("--min-row-sum", type=int_between(1, 10**9), default=None,
                    help="drop base values with fewer stories in a table")
-    g.add_argument("--resamples", type=positive_int, default=None,
+    g.add_argument("--resamples", type=mc_resamples, default=None,
                    help="Monte Carlo resamples of the step-1 test")
-    g.add_argument("--seed", type=nonnegative_int, default=None, help="Monte Carlo seed")
+    g.add_argument("--seed", type=seed, default=None, help="Monte Carlo seed")
     g.add_argument("--alpha", type=probability, default=None, help="BH level of the attribute-pair tests")
     g.add_argument("--p-method", choices=["auto", "reference-mc", "sequential-mc", "asymptotic"], default=None,
                    help="step-1 p-values: auto = exact/asymptotic/sequential Monte Carlo with the reference's "
@@ -109,16 +108,16 @@ def register(subparsers: Any) -> None:
     g.add_argument("--effects", type=effect_list, default=None,
                    help="filter: kept Cramer's V categories, comma-separated")
     g.add_argument("--ci-level", type=probability, default=None, help="confidence level of the lift intervals")
-    g.add_argument("--bootstrap", type=nonnegative_int, default=None,
+    g.add_argument("--bootstrap", type=resample_count, default=None,
                    help="bootstrap resamples of the stories for each association's stability; 0 = off")
     g.add_argument("--effect-all-pairs", action="store_const", const=True, default=None,
                    help="give every attribute pair its effect category; upstream writes N/A for pairs that are "
                         "not significant")
-    g.add_argument("--jobs", type=positive_int, default=None, help="worker processes, one (model, slice) per task")
+    g.add_argument("--jobs", type=jobs, default=None, help="worker processes, one (model, slice) per task")
     _show_paper_defaults(g)
     o = p.add_argument_group("output")
-    o.add_argument("--examples", type=nonnegative_int, default=3, help="example stories kept per association")
-    o.add_argument("--excerpt-chars", type=positive_int, default=400, help="characters of each example excerpt")
+    o.add_argument("--examples", type=int_between(0, 1000), default=3, help="example stories kept per association")
+    o.add_argument("--excerpt-chars", type=int_between(1, 100_000), default=400, help="characters of each example excerpt")
     o.add_argument("--note", default="", help="a line shown at the top of the report (e.g. 'demo settings')")
     o.add_argument("--no-report", action="store_true", help="write the tables only")
     p.set_defaults(func=run)

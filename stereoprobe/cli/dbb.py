@@ -21,7 +21,7 @@ DESCRIPTION = (
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``dbb`` subcommand."""
-    from stereoprobe.cli.common import float_between, nonnegative_int, out_dir, positive_int
+    from stereoprobe.cli.common import bootstrap_count, float_between, int_between, out_dir, seed
 
     p = sub.add_parser("dbb", help="DBB: bias scores S, counts of S >= 20, refusal rates and report from eval logs",
                        description=DESCRIPTION)
@@ -30,10 +30,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, type=out_dir, help="output folder (replaced atomically)")
     p.add_argument("--threshold", type=float_between(0, 100), default=20.0,
                    help="S threshold of a biased test instance, from 0 to 100 (the paper's 20)")
-    p.add_argument("--n-boot", type=positive_int, default=2000,
+    p.add_argument("--n-boot", type=bootstrap_count, default=2000,
                    help="bootstrap draws for the CIs (cluster bootstrap over templates)")
-    p.add_argument("--seed", type=nonnegative_int, default=0, help="bootstrap seed")
-    p.add_argument("--top", type=nonnegative_int, default=5, help="top biased associations per category")
+    p.add_argument("--seed", type=seed, default=0, help="bootstrap seed")
+    p.add_argument("--top", type=int_between(0, 10_000), default=5, help="top biased associations per category")
     p.add_argument("--term-based", nargs="+", default=None, metavar="PATH",
                    help="lm-eval results files (results_*.json) or inspect logs of BBQ, CrowS-Pairs or StereoSet "
                         "runs (files or folders), shown next to DBB as in the paper's Tables 1 and 6")

@@ -7,7 +7,7 @@ import argparse
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``dbb-export-lm-eval`` subcommand."""
-    from stereoprobe.cli.common import out_file, positive_int
+    from stereoprobe.cli.common import int_between, out_file, seed
     from stereoprobe.dbb import questions as Q
 
     p = sub.add_parser(
@@ -23,9 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="upstream (the paper's data), bundled (a small demo set), or a local copy of the upstream data")
     p.add_argument("--faithful", action=argparse.BooleanOptionalAction, default=Q.DEFAULT_FAITHFUL,
                    help="reproduce the upstream expansion quirks (--no-faithful: the fixed expansion)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the name draws")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the name draws")
     p.add_argument("--categories", default=None, help="comma-separated subset of age,gender,race,ses,religion")
-    p.add_argument("--limit-templates", type=positive_int, default=None, help="only the first N templates")
+    p.add_argument("--limit-templates", type=int_between(1, 10**6), default=None, help="only the first N templates")
     p.add_argument("--variations", default=None, help="DBB-SG variations CSV")
     p.set_defaults(func=run)
 

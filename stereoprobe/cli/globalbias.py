@@ -10,11 +10,10 @@ from stereoprobe.cli.common import (
     atomic_output_dir,
     existing_path,
     info,
-    nonnegative_int,
     out_dir,
-    positive_int,
     probability,
 )
+from stereoprobe.cli.common import bootstrap_count, seed
 from stereoprobe.errors import InputError
 
 
@@ -53,13 +52,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="stricter test (names as units)")
     p.add_argument("--alpha", type=probability, default=0.05,
                    help="false discovery rate of the stricter test (Benjamini-Hochberg)")
-    p.add_argument("--permutations", type=positive_int, default=2000, help="permutations for --test permutation")
+    p.add_argument("--permutations", type=bootstrap_count, default=2000, help="permutations for --test permutation")
     p.add_argument("--test-scale", choices=["log", "minmax"], default="log",
                    help="name-level statistic: group-centred log perplexity or min-max normalised APX")
     p.add_argument("--validation-templates", type=_templates, default=(1,),
                    help="templates of the validation, e.g. 1,2,3 for the paper's normalised average "
                    "(1 = the reference code)")
-    p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the permutation test")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the permutation test")
     p.set_defaults(func=_run)
 
 

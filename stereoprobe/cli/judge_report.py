@@ -12,13 +12,12 @@ from stereoprobe.cli.common import (
     existing_path,
     float_between,
     info,
-    nonnegative_int,
     out_dir,
-    positive_int,
     probability,
     progress,
     spinner,
 )
+from stereoprobe.cli.common import bootstrap_count, resample_count, seed
 
 DESCRIPTION = """\
 Read the logs of the stereotales_judge task (files, folders or inspect eval-set folders; an interrupted log and
@@ -62,13 +61,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--confidence", type=probability, default=0.95, help="confidence level of the intervals")
     p.add_argument("--spearman-ci", choices=["bonett-wright", "bootstrap"], default="bonett-wright",
                    help="interval of the Spearman correlation")
-    p.add_argument("--bootstrap", type=positive_int, default=9999,
+    p.add_argument("--bootstrap", type=bootstrap_count, default=9999,
                    help="resamples of the Spearman bootstrap interval (with --spearman-ci bootstrap)")
-    p.add_argument("--reliability-resamples", type=nonnegative_int, default=1000,
+    p.add_argument("--reliability-resamples", type=resample_count, default=1000,
                    help="bootstrap resamples of the Krippendorff's alpha intervals (0: no interval)")
-    p.add_argument("--split-half-splits", type=positive_int, default=200,
+    p.add_argument("--split-half-splits", type=bootstrap_count, default=200,
                    help="random splits averaged by the split-half reliability")
-    p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the bootstrap and the random splits")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the bootstrap and the random splits")
     p.add_argument("--dimension", choices=["both", "base", "compared"], default="both",
                    help="which side of an association counts for the per-dimension delta")
     p.add_argument("--language-groups", type=existing_file,

@@ -19,11 +19,10 @@ from stereoprobe.cli.common import (
     HelpFormatter,
     atomic_output_dir,
     info,
-    nonnegative_float,
     out_dir,
-    positive_int,
     probability,
 )
+from stereoprobe.cli.common import bootstrap_count, float_between, seed
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,20 +44,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="probe output folders (or folders above them); LABEL=PATH renames the folder's model "
                         "to LABEL, e.g. to compare two runs of one model")
     p.add_argument("--out", required=True, type=out_dir, metavar="DIR", help="output folder")
-    p.add_argument("--threshold", type=nonnegative_float, default=None,
+    p.add_argument("--threshold", type=float_between(0, 100), default=None,
                    help="DBB: S threshold of a biased instance (default: the one the dbb folders were made with, "
                         "else 20)")
     p.add_argument("--alpha", type=probability, default=None,
                    help="GlobalBias: FDR level of the stricter test, re-applied in its bootstrap (default: the one "
                         "the globalbias folders were made with, else 0.05)")
-    p.add_argument("--n-boot", type=positive_int, default=2000, help="bootstrap draws of the intervals")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--n-boot", type=bootstrap_count, default=2000, help="bootstrap draws of the intervals")
+    p.add_argument("--seed", type=seed, default=0, help="bootstrap seed")
     p.add_argument("--level", type=probability, default=0.95, help="confidence level of the intervals")
     p.add_argument("--hub-eval-results", type=out_dir, metavar="HUB", default=None,
                    help="also write HUB/<model>/.eval_results/*.yaml (Hugging Face Hub evaluation results)")
     p.add_argument("--hub-source-url", default=None,
                    help="source URL written into the Hub files (e.g. where the logs are published)")
-    p.set_defaults(func=_run)
+    # it reads only probe output folders below its inputs: results/ --out results/leaderboard is fine
+    p.set_defaults(func=_run, out_inside_inputs_ok=True)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from stereoprobe.cli.common import existing_path, info, nonnegative_int, out_file
+from stereoprobe.cli.common import existing_path, info, out_file, seed
 
 
 def _source(text: str) -> str:
@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="associations.csv / .parquet, a questions.json-format file or 'upstream'")
     r.add_argument("--out", required=True, type=out_file, help="CSV file to write")
     r.add_argument("--slices", nargs="*", help="keep only these slices (e.g. all)")
-    r.add_argument("--shuffle-seed", type=nonnegative_int, help="shuffle the rows with this seed")
+    r.add_argument("--shuffle-seed", type=seed, help="shuffle the rows with this seed")
     r.add_argument("--upstream-dir", type=existing_path,
                    help="local copy of the upstream repositories (for 'upstream')")
     r.set_defaults(func=run)
