@@ -13,7 +13,11 @@ __all__ = ["pearson_chi2", "cramers_v_corrected", "effect_category", "fraction_a
 def pearson_chi2(table) -> float:
     """Pearson's χ² without continuity correction, ``Σ (n_ij − E_ij)² / E_ij`` with ``E_ij = R_i C_j / n``
     (= ``scipy.stats.chi2_contingency(table, correction=False).statistic``; zero-margin rows/columns must be
-    removed first)."""
+    removed first).
+
+    >>> round(pearson_chi2([[10, 20], [30, 40]]), 6)  # scipy: 0.793651
+    0.793651
+    """
     t = np.asarray(table, dtype=float)
     n = t.sum()
     e = np.outer(t.sum(axis=1), t.sum(axis=0)) / n
@@ -28,6 +32,12 @@ def cramers_v_corrected(table) -> float:
         φ² = χ²/n ; φ²* = max(0, φ² − (k−1)(r−1)/(n−1)) ;
         r* = r − (r−1)²/(n−1) ; k* = k − (k−1)²/(n−1) ;
         V* = sqrt(φ²* / min(k*−1, r*−1))   (0 when the denominator is ≤ 0)
+
+    By hand for ``[[30, 10], [10, 30]]``: χ² = 20, n = 80, φ²* = 0.25 − 1/79, r* = k* = 2 − 1/79, so
+    V* = √(0.237342 / 0.987342) = 0.490290:
+
+    >>> round(cramers_v_corrected([[30, 10], [10, 30]]), 6)
+    0.49029
     """
     t = np.asarray(table, dtype=float)
     n = t.sum()
@@ -46,7 +56,11 @@ def cramers_v_corrected(table) -> float:
 
 def effect_category(v: float, df_star: int) -> str:
     """Cohen's (1988) w thresholds 0.1 / 0.3 / 0.5 divided by √df*, df* = min(r, c) − 1 of the filtered table:
-    ``large`` if V ≥ 0.5/√df*, ``medium`` if ≥ 0.3/√df*, ``small`` if ≥ 0.1/√df*, else ``negligible``."""
+    ``large`` if V ≥ 0.5/√df*, ``medium`` if ≥ 0.3/√df*, ``small`` if ≥ 0.1/√df*, else ``negligible``.
+
+    >>> effect_category(0.35, 1), effect_category(0.35, 4)  # thresholds 0.1/0.3/0.5, then 0.05/0.15/0.25
+    ('medium', 'large')
+    """
     if df_star < 1:
         raise ValueError(f"df* must be >= 1, got {df_star}")
     s = math.sqrt(df_star)
@@ -61,7 +75,12 @@ def effect_category(v: float, df_star: int) -> str:
 
 def fraction_and_lift(table) -> tuple[np.ndarray, np.ndarray]:
     """Per cell ``fraction = n_ij / R_i`` (P(B=j | A=i)) and ``lift = n_ij / E_ij`` with
-    ``E_ij = R_i C_j / n`` (= P(B=j | A=i) / P(B=j))."""
+    ``E_ij = R_i C_j / n`` (= P(B=j | A=i) / P(B=j)).
+
+    >>> fraction, lift = fraction_and_lift([[30, 10], [10, 30]])
+    >>> fraction[0].tolist(), lift[0].tolist()
+    ([0.75, 0.25], [1.5, 0.5])
+    """
     t = np.asarray(table, dtype=float)
     n = t.sum()
     rows = t.sum(axis=1, keepdims=True)

@@ -53,6 +53,9 @@ def ffh_log_pmf(table) -> float:
 
     ``log P(T) = Σ log R_i! + Σ log C_j! − log n! − Σ log n_ij!`` (equals
     ``log scipy.stats.random_table(R, C).pmf(T)``).
+
+    >>> round(ffh_log_pmf([[8, 2], [1, 5]]), 6)  # log(10! 6! 9! 7! / (16! 8! 2! 1! 5!))
+    -3.746449
     """
     t = _as_table(table)
     g = special.gammaln
@@ -104,7 +107,11 @@ def ffh_asymptotic_pvalue(table) -> float:
 
 def fisher_2x2_two_sided(table) -> float:
     """Exact two-sided Fisher p-value of a 2×2 table (sum of the hypergeometric probabilities at most the
-    observed one, relative tolerance 1e-7, as ``scipy.stats.fisher_exact``)."""
+    observed one, relative tolerance 1e-7, as ``scipy.stats.fisher_exact``).
+
+    >>> round(fisher_2x2_two_sided([[8, 2], [1, 5]]), 6)
+    0.034965
+    """
     t = _as_table(table)
     if t.shape != (2, 2):
         raise ValueError(f"expected a 2x2 table, got {t.shape}")
@@ -118,6 +125,9 @@ def fisher_cells_greater(table) -> np.ndarray:
     ``c = C_j − a``, ``d = n − a − b − c``; under the null ``a ~ Hypergeom(n, R_i, C_j)`` and
     ``p_ij = P(X >= a) = hypergeom.sf(a − 1, n, R_i, C_j)``, identical to
     ``scipy.stats.fisher_exact([[a, b], [c, d]], alternative="greater").pvalue``.
+
+    >>> fisher_cells_greater([[8, 2], [1, 5]]).round(6).tolist()  # scipy "greater": 0.024476 for cell (0, 0)
+    [[0.024476, 0.999126], [0.999126, 0.024476]]
     """
     t = _as_table(table)
     n = int(t.sum())
@@ -166,6 +176,9 @@ def exact_ffh_pvalue(table, max_tables: int = 200_000) -> float | None:
     The exceedance event is the reference's own: ``pmf(T′) <= pmf(T) + 100·eps·pmf(T)`` on scipy's pmf
     values, so the result is exactly the quantity that ``scipy.stats.fisher_exact(..., MonteCarloMethod)``
     estimates (for a 2×2 table it equals ``fisher_exact(table).pvalue`` up to the tie tolerance).
+
+    >>> round(exact_ffh_pvalue([[8, 2], [1, 5]]), 6)  # scipy fisher_exact: 0.034965
+    0.034965
     """
     t = _as_table(table)
     rows, cols = t.sum(axis=1), t.sum(axis=0)
@@ -205,7 +218,12 @@ def reference_mc_pvalue(table, n_resamples: int = 500_000, seed: int = 42) -> fl
 
 def clopper_pearson(x, k, delta):
     """Two-sided Clopper–Pearson (1934) interval of level ``1 − delta`` for a binomial proportion with
-    ``x`` successes in ``k`` trials (vectorised): ``[Beta(δ/2; x, k−x+1), Beta(1−δ/2; x+1, k−x)]``."""
+    ``x`` successes in ``k`` trials (vectorised): ``[Beta(δ/2; x, k−x+1), Beta(1−δ/2; x+1, k−x)]``.
+    Takes the error ``delta`` (the sequential Monte Carlo test spends a budget of it), not a confidence level.
+
+    >>> [round(float(b), 6) for b in clopper_pearson(7, 50, 0.05)]  # statsmodels method="beta"
+    [0.058192, 0.267396]
+    """
     x = np.asarray(x, dtype=float)
     k = np.asarray(k, dtype=float)
     with np.errstate(invalid="ignore"):

@@ -32,12 +32,20 @@ def _adjust(p, factor: float) -> np.ndarray:
 
 
 def adjust_bh(p) -> np.ndarray:
-    """Benjamini–Hochberg adjusted p-values (step-up, FDR under independence/PRDS)."""
+    """Benjamini–Hochberg adjusted p-values (step-up, FDR under independence/PRDS).
+
+    >>> adjust_bh([0.01, 0.04, 0.03, 0.5]).round(6).tolist()  # scipy false_discovery_control
+    [0.04, 0.053333, 0.053333, 0.5]
+    """
     return _adjust(p, 1.0)
 
 
 def adjust_by(p) -> np.ndarray:
-    """Benjamini–Yekutieli adjusted p-values (FDR under arbitrary dependence): BH × Σ_{i<=m} 1/i."""
+    """Benjamini–Yekutieli adjusted p-values (FDR under arbitrary dependence): BH × Σ_{i<=m} 1/i.
+
+    >>> adjust_by([0.01, 0.04, 0.03, 0.5]).round(6).tolist()  # BH × 25/12
+    [0.083333, 0.111111, 0.111111, 1.0]
+    """
     m = np.asarray(p).size
     return _adjust(p, float(np.sum(1.0 / np.arange(1, m + 1))) if m else 1.0)
 
@@ -47,5 +55,8 @@ def bh_reject(p, alpha: float = 0.05) -> np.ndarray:
 
     Monotone: lowering any p-value can only enlarge the rejected set, which is what lets a sequential test
     stop once the decisions at the upper and at the lower ends of every p-value's interval coincide.
+
+    >>> bh_reject([0.01, 0.04, 0.03, 0.5], alpha=0.05).tolist()
+    [True, False, False, False]
     """
     return adjust_bh(p) < alpha

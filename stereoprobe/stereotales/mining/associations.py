@@ -142,7 +142,7 @@ def _value_rows(model, slc, a, b, table, row_vals, col_vals, v, effect, config) 
     p = fisher_cells_greater(table)
     p_by = adjust_by(p.ravel()).reshape(p.shape)
     frac, lift = fraction_and_lift(table)
-    lo, hi = lift_interval(table, 1 - config.lift_ci_level)
+    lo, hi = lift_interval(table, config.lift_ci_level)
     n = int(table.sum())
     rt, ct = table.sum(axis=1), table.sum(axis=0)
     res = []
