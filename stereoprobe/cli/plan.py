@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import os
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +16,7 @@ from stereoprobe.errors import InputError
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``plan`` subcommand."""
-    from stereoprobe.cli.common import positive_int
+    from stereoprobe.cli.common import int_between, out_file
 
     p = sub.add_parser(
         "plan",
@@ -30,10 +33,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", default=None, help="model under evaluation, e.g. openai/gpt-4o or transformers/default")
     p.add_argument("--model-role", dest="roles", action="append", default=[], metavar="R=M[,M...]",
                    help="role binding as inspect eval --model-role (a comma-separated list binds several models)")
-    p.add_argument("--epochs", type=positive_int, default=None, help="epochs (default: the task's)")
-    p.add_argument("--json", dest="json_out", default=None, metavar="FILE", help="also write the plan as JSON")
+    p.add_argument("--epochs", type=int_between(1, 10_000), default=None, help="epochs (default: the task's)")
+    p.add_argument("--json", dest="json_out", type=out_file, default=None, metavar="FILE", help="also write the plan as JSON")
     p.add_argument("--prices", default=None, metavar="FILE", help="price table (default: bundled datasets/prices.yaml)")
-    p.add_argument("--calibrate", type=positive_int, default=None, metavar="N",
+    p.add_argument("--calibrate", type=int_between(1, 10_000), default=None, metavar="N",
                    help="time N samples on the (local) model to estimate the run's duration")
     p.set_defaults(func=run)
 
@@ -115,6 +118,77 @@ def _fmt(x: Any) -> str:
     return f"{x:,.2f}" if isinstance(x, float) else f"{x:,}"
 
 
+class CalibrationProgress:
+    """Progress of ``--calibrate`` on stderr: a rich bar with elapsed time and ETA on a terminal, a plain line
+    per step otherwise, nothing with ``--quiet``. Called as ``on_progress(stage, done, total)`` by
+    :func:`stereoprobe.plan.calibrate.calibrate`."""
+
+    def __init__(self, model: str) -> None:
+        from stereoprobe.console import is_quiet
+
+        self.model = model
+        self.quiet = is_quiet()
+        self.tty = sys.stderr.isatty() and not os.environ.get("STEREOPROBE_NO_PROGRESS")
+        self.bar: Any = None
+        self.task: Any = None
+        self.started = 0.0
+
+    def __enter__(self) -> CalibrationProgress:
+        if not self.quiet and self.tty:
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
+                                       TimeElapsedColumn, TimeRemainingColumn)
+
+            self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                                console=Console(stderr=True), transient=True)
+            self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if self.quiet:
+            return
+        what = f"calibrating on {self.model}: " + ("loading the model(s)" if stage == "loading" else "timed samples")
+        if self.bar is not None:
+            if self.task is None or stage != self.stage:
+                if self.task is not None:
+                    self.bar.remove_task(self.task)
+                self.task = self.bar.add_task(what, total=total)
+                self.stage = stage
+            self.bar.update(self.task, completed=done)
+            return
+        now = time.perf_counter()
+        if stage == "samples" and done == 0:
+            self.started = now
+        line = f"{what} {done}/{total}"
+        if stage == "samples" and done:
+            elapsed = now - self.started
+            line += f", {elapsed:,.0f} s elapsed, ETA {elapsed / done * (total - done):,.0f} s"
+        print(line, file=sys.stderr, flush=True)
+
+
+def cost_line(plan: Any, prices: Any) -> str:
+    """The dollars of a plan in one line: the total (or the partial sum and what has no price) and the price
+    with inspect's ``--batch`` for providers that offer a batch API."""
+    if plan.usd is not None:
+        text = f"USD {_fmt(plan.usd)}"
+        batch = plan.usd_batch
+    else:
+        text = f"USD unknown: {_fmt(plan.usd_priced)} for the priced models (no price for {', '.join(plan.unpriced)})"
+        batch = plan.usd_batch_priced
+    if plan.batch_models:
+        offers = {}
+        for m in plan.batch_models:
+            offers.setdefault(m.split("/", 1)[0], prices.batch_discount(m))
+        saving = ", ".join(f"{provider} {100 * x:.0f}% off" for provider, x in offers.items())
+        text += f", {_fmt(batch)} with inspect eval --batch ({saving})"
+    return f"{text}; prices as of {prices.as_of}"
+
+
 def run(args: argparse.Namespace) -> int:
     """Build the task, count, print (and write --json)."""
     from stereoprobe.plan import load_prices, plan_task
@@ -128,7 +202,9 @@ def run(args: argparse.Namespace) -> int:
     if args.calibrate:
         if not args.model or not prices.is_local(args.model):
             raise InputError("--calibrate needs a local --model (transformers/..., hf/..., vllm/...)")
-        spc = calibrate(lambda: load_task(args.task, task_args), args.model, roles, args.calibrate)
+        with CalibrationProgress(args.model) as on_progress:
+            spc = calibrate(lambda: load_task(args.task, task_args), args.model, roles, args.calibrate,
+                            on_progress=on_progress)
     plan = plan_task(task, model=args.model, roles=roles, epochs=args.epochs, prices=prices, seconds_per_call=spc)
     d = plan.as_dict()
     print(f"{args.task}: {_fmt(plan.items)} {plan.unit}, {_fmt(plan.samples)} inspect samples x {plan.epochs} epoch(s)")
@@ -137,10 +213,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {role:<10} {_fmt(n):>12} model calls  {_fmt(t['input']):>15} input tokens  "
               f"{_fmt(t['output']):>13} output tokens  ({', '.join(plan.models.get(role) or ['?'])})")
     print(f"  total: {_fmt(plan.input_tokens)} input, {_fmt(plan.output_tokens)} output tokens; "
-          f"USD {_fmt(plan.usd)} (prices as of {prices.as_of}); "
           f"time {'unknown (use --calibrate N on a local model)' if plan.seconds is None else f'{plan.seconds / 3600:,.2f} h'}")
+    print(f"  {cost_line(plan, prices)}")
+    for note in plan.notes:  # stale prices: a warning on stderr (below), not a note
+        if not note.startswith("prices of "):
+            print(f"  note: {note}")
     for note in plan.notes:
-        print(f"  note: {note}")
+        if note.startswith("prices of "):
+            print(f"stereoprobe plan: warning: {note}", file=sys.stderr)
     if args.json_out:
         Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json_out).write_text(json.dumps(d, indent=2) + "\n", encoding="utf-8")

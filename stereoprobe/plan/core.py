@@ -21,12 +21,14 @@ Per task family:
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from stereoprobe.errors import InputError
-from stereoprobe.plan.prices import PriceTable, load_prices
+from stereoprobe.plan.cost import price_run
+from stereoprobe.plan.prices import PriceTable, load_prices, stale_prices
 from stereoprobe.plan.tokens import count_texts, counter_for
 
 #: the benchmark's own unit per task (the ``items`` of a plan)
@@ -55,12 +57,19 @@ class Plan:
     models: dict[str, list[str]] = field(default_factory=dict)
     tokens_by_role: dict[str, dict[str, int]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    usd_priced: float = 0.0
+    usd_batch: float | None = None
+    usd_batch_priced: float = 0.0
+    unpriced: list[str] = field(default_factory=list)
+    batch_models: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """The plan as a JSON-ready dict (required keys first)."""
         return {"task": self.task, "items": self.items, "unit": self.unit, "samples": self.samples,
                 "epochs": self.epochs, "model_calls": dict(self.model_calls), "input_tokens": self.input_tokens,
                 "output_tokens": self.output_tokens, "usd": self.usd, "seconds": self.seconds,
+                "usd_priced": self.usd_priced, "unpriced": list(self.unpriced), "usd_batch": self.usd_batch,
+                "usd_batch_priced": self.usd_batch_priced, "batch_models": list(self.batch_models),
                 "models": self.models, "tokens_by_role": self.tokens_by_role, "notes": list(self.notes)}
 
 
@@ -117,12 +126,13 @@ def _short_name(task: Any) -> str:
 def plan_task(task: Any, model: str | None = None, roles: Mapping[str, Sequence[str]] | None = None,
               epochs: int | None = None, prices: PriceTable | None = None,
               seconds_per_call: float | None = None, assumptions: Mapping[str, Any] | None = None,
-              count: Callable[[str], int] | None = None) -> Plan:
+              count: Callable[[str], int] | None = None, today: dt.date | None = None) -> Plan:
     """Count one run of ``task`` (an inspect ``Task``) with ``model`` and role bindings ``roles``.
 
     ``seconds_per_call``: measured by :func:`stereoprobe.plan.calibrate.calibrate` (local models), turned
     into the run's estimate as seconds per sample-epoch × samples × epochs. ``count``: text -> tokens
-    (default: the model's local tokenizer, else characters / 4).
+    (default: the model's local tokenizer, else characters / 4). ``today``: the date prices are aged against
+    (default: the local date; a note warns about prices older than 90 days).
     """
     a = dict(assumptions or load_assumptions())
     prices = prices or load_prices()
@@ -180,7 +190,16 @@ def plan_task(task: Any, model: str | None = None, roles: Mapping[str, Sequence[
         tok_in[main_role] = (count_texts(inputs, count, sample_cap) * n_epochs
                              + int(role_prompt.get(main_role, 0)) * calls[main_role])
         tok_out[main_role] = per_out * n * n_epochs
-        if not likelihood:
+        per_name = (a.get("output_tokens_per_name") or {}).get(name)
+        named = [len((s.metadata or {}).get("names") or ()) for s in samples]
+        if per_name and not likelihood and any(named):  # one profile per name of the request (GlobalBias)
+            cap = int(max_tokens) if max_tokens else None
+            tok_out[main_role] = sum(min(int(per_name) * k, cap) if cap else int(per_name) * k
+                                     for k in named) * n_epochs
+            per_out = round(tok_out[main_role] / max(n * n_epochs, 1))
+            notes.append(f"output: {per_name} tokens per name ({per_out:,} per request on average) assumed "
+                         "(datasets/plan.yaml)")
+        elif not likelihood:
             notes.append(f"output: {per_out} tokens per {main_role} call assumed (datasets/plan.yaml)")
         for role in READER_ROLES.get(name, ()):
             k = len(bound.get(role, []))
@@ -192,26 +211,22 @@ def plan_task(task: Any, model: str | None = None, roles: Mapping[str, Sequence[
         if "extractor" in calls:
             notes.append("extractor calls are an upper bound: refused stories skip extraction")
 
-    usd: float | None = 0.0
     models: dict[str, list[str]] = {main_role: [model or "?"]}
     for role in calls:
-        ms = models[main_role] if role == main_role else bound.get(role, [])
-        models[role] = list(ms)
-        for m in ms or [model or "?"]:
-            share = 1.0 / max(len(ms), 1)
-            p = prices.price(m)
-            if p is None:
-                usd = None
-                notes.append(f"no price for {m} in {prices.source} (as of {prices.as_of}): usd unknown")
-                continue
-            if usd is not None:
-                usd += share * (tok_in[role] * p[0] + tok_out[role] * p[1]) / 1e6
+        models[role] = list(models[main_role] if role == main_role else bound.get(role, [])) or [model or "?"]
+    tokens_by_role = {r: {"input": tok_in[r], "output": tok_out[r]} for r in calls}
+    cost = price_run(tokens_by_role, models, prices)
+    for item in cost.unpriced:
+        notes.append(f"no price for {item} in {prices.source}: total USD unknown, USD of the priced models shown")
+    stale = stale_prices(prices, [m for ms in models.values() for m in ms], today=today)
+    if stale:
+        notes.append(stale)
     seconds = None
     if seconds_per_call is not None:
         seconds = float(seconds_per_call) * n * n_epochs
         notes.append(f"time: {float(seconds_per_call):,.2f} s per sample and epoch, measured on {model} (--calibrate)")
     return Plan(task=name, items=int(items), unit=UNITS.get(name, "samples"), samples=n, epochs=n_epochs,
                 model_calls=calls, input_tokens=int(sum(tok_in.values())), output_tokens=int(sum(tok_out.values())),
-                usd=None if usd is None else round(usd, 2), seconds=seconds, models=models,
-                tokens_by_role={r: {"input": tok_in[r], "output": tok_out[r]} for r in calls},
-                notes=list(dict.fromkeys(notes)))
+                usd=cost.usd, seconds=seconds, models=models, tokens_by_role=tokens_by_role,
+                notes=list(dict.fromkeys(notes)), usd_priced=cost.usd_priced, usd_batch=cost.usd_batch,
+                usd_batch_priced=cost.usd_batch_priced, unpriced=cost.unpriced, batch_models=cost.batch_models)
