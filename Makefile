@@ -12,6 +12,9 @@ STAMP := $(VENV)/.stereoprobe-installed
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 INSPECT_LOG_LEVEL=warning
 DEMO_OUT ?= results/demo
 DEMO_LOGS ?= $(DEMO_OUT)/logs
+# Progress of the demo's inspect runs: inspect's rich display when stderr is a terminal, else one plain line per
+# update (CI logs); `make demo DEMO_DISPLAY=none` for silence. (Not named DISPLAY: that is X11's variable.)
+DEMO_DISPLAY ?= $(shell [ -t 2 ] && echo rich || echo plain)
 
 .PHONY: install demo test test-fast clean-demo
 
@@ -46,7 +49,7 @@ demo: $(STAMP)
 	  -T languages=en,fr -T limit=2 --max-tokens 64 \
 	  --model-role 'extractor={model: transformers/default, max_tokens: 400}' \
 	  --model-role 'refusal={model: transformers/default, max_tokens: 96}' \
-	  --log-dir $(DEMO_LOGS)/stereotales --display none
+	  --log-dir $(DEMO_LOGS)/stereotales --display $(DEMO_DISPLAY)
 	# StereoTales association mining of the demo logs -> $(DEMO_OUT)/stereotales/ (tables + report.html).
 	# DEMO SETTINGS for a handful of stories: --min-row-sum 1 and 20,000 Monte Carlo resamples instead of the
 	# paper's 10 and 500,000 (the report's subtitle says so); expect no association from so few stories.
@@ -64,13 +67,13 @@ demo: $(STAMP)
 	  echo "stereotales judge: no associations in $(DEMO_OUT)/stereotales/associations.csv; judging the bundled DEMO file $$A"; fi; \
 	rm -rf $(DEMO_LOGS)/stereotales_judge; \
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/stereotales_judge --model transformers/default -T associations=$$A \
-	  -T epochs=2 -T max_tokens=16 --limit 4 --log-dir $(DEMO_LOGS)/stereotales_judge --display none && \
+	  -T epochs=2 -T max_tokens=16 --limit 4 --log-dir $(DEMO_LOGS)/stereotales_judge --display $(DEMO_DISPLAY) && \
 	$(OFFLINE) $(VENV)/bin/stereoprobe judge-report $(DEMO_LOGS)/stereotales_judge --out $$O
 	# DBB: multiple choice in logprob mode (both option orders) + DBB-SG, one bundled template x age/gender/SES
 	rm -rf $(DEMO_LOGS)/dbb
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/dbb stereoprobe/dbb_sg --model transformers/default \
 	  -T source=bundled -T mode=logprob -T limit_templates=1 -T categories=age,gender,ses \
-	  --log-dir $(DEMO_LOGS)/dbb --display none
+	  --log-dir $(DEMO_LOGS)/dbb --display $(DEMO_DISPLAY)
 	$(OFFLINE) $(VENV)/bin/stereoprobe dbb $(DEMO_LOGS)/dbb --out $(DEMO_OUT)/dbb
 	# GlobalBias: every bundled sentence (8 groups x 3 names x 16 descriptors x 3 templates = 1,152) -> APX, bias
 	# scores, reference flags, stricter test, validation; then character profiles for 12 names (3 requests; the 135M
@@ -78,11 +81,11 @@ demo: $(STAMP)
 	# few profiles).
 	rm -rf $(DEMO_LOGS)/globalbias $(DEMO_LOGS)/globalbias_profiles
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/globalbias --model transformers/default -T source=bundled \
-	  --max-connections 512 --max-samples 512 --log-dir $(DEMO_LOGS)/globalbias --display none
+	  --max-connections 512 --max-samples 512 --log-dir $(DEMO_LOGS)/globalbias --display $(DEMO_DISPLAY)
 	$(OFFLINE) $(VENV)/bin/stereoprobe globalbias $(DEMO_LOGS)/globalbias --out $(DEMO_OUT)/globalbias
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/globalbias_profiles --model transformers/default \
 	  -T source=bundled -T groups=[CHINESE,ENGLISH] -T batch_size=4 -T runs=1 -T max_tokens=400 \
-	  --log-dir $(DEMO_LOGS)/globalbias_profiles --display none
+	  --log-dir $(DEMO_LOGS)/globalbias_profiles --display $(DEMO_DISPLAY)
 	$(OFFLINE) $(VENV)/bin/stereoprobe profiles $(DEMO_LOGS)/globalbias_profiles --out $(DEMO_OUT)/globalbias_profiles \
 	  --permutations 20
 	# Leaderboard (two models): the default model against a variant, DBB-SG scored with -M score_first_token=true
@@ -91,7 +94,7 @@ demo: $(STAMP)
 	rm -rf $(DEMO_LOGS)/dbb_first_token
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/dbb_sg --model transformers/default -M score_first_token=true \
 	  -T source=bundled -T limit_templates=1 -T categories=age,gender,ses \
-	  --log-dir $(DEMO_LOGS)/dbb_first_token --display none
+	  --log-dir $(DEMO_LOGS)/dbb_first_token --display $(DEMO_DISPLAY)
 	$(OFFLINE) $(VENV)/bin/stereoprobe dbb $(DEMO_LOGS)/dbb_first_token --out $(DEMO_OUT)/dbb_first_token
 	$(OFFLINE) $(VENV)/bin/stereoprobe leaderboard default=$(DEMO_OUT)/stereotales default=$(DEMO_OUT)/dbb \
 	  default=$(DEMO_OUT)/globalbias default=$(DEMO_OUT)/globalbias_profiles \
