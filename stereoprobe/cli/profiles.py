@@ -41,6 +41,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--apx", type=existing_path, default=None, metavar="BIAS_SCORES",
                    help="bias_scores.csv (or the output folder) of stereoprobe globalbias: adds the religion "
                    "consistency table between generation and APX (paper Table 8)")
+    q.add_argument("--exact", action="store_true",
+                   help="leave-one-feature-out: exact accuracy differences (the reference rounds both accuracies "
+                   "to 3 decimals first)")
+    q.add_argument("--keep-duplicates", action="store_true",
+                   help="keep repeated identical profile rows (the reference drops them)")
     q.add_argument("--seed", type=nonnegative_int, default=42, help="seed of the split and the permutations")
     q.set_defaults(func=_run)
 
@@ -51,7 +56,8 @@ def _run(args: argparse.Namespace) -> int:
     with atomic_output_dir(args.out) as tmp:
         result = run_profiles(args.inputs, tmp, n_permutations=args.permutations, folds=args.folds,
                               ablation=not args.no_feature_ablation, seed=args.seed, classifier=args.classifier,
-                              over_represented_only=args.over_represented_only, apx_scores=args.apx)
+                              over_represented_only=args.over_represented_only, apx_scores=args.apx,
+                              faithful=not args.exact, keep_duplicates=args.keep_duplicates)
     info(result.summary())
     info(f"wrote {args.out}/report.html")
     return 0

@@ -330,8 +330,10 @@ def validation(
 
     - accuracy: mean per (gender, ethnicity group, target, descriptor) rounded to 2 d.p.; per (descriptor,
       target) the row with the minimum is correct iff its ethnicity group is the target;
-    - MRR: mean per (ethnicity group, target, descriptor), genders pooled; rank the groups ascending;
-      reciprocal rank of the target (0 if the target group has no names); mean over descriptors.
+    - MRR: mean per (ethnicity group, target, descriptor), genders pooled, rounded to 2 d.p. as the reference
+      (notebook 7, ``get_summary_df``; exact with ``faithful_rounding=False``); rank the groups ascending
+      (ties in the order of the groups' names); reciprocal rank of the target (0 if the target group has no
+      names); mean over descriptors.
 
     Returns (summary: ``measure, accuracy`` with its 95% Wilson interval ``accuracy_ci_low/high``, ``mrr``
     with a 95% percentile bootstrap interval over descriptors ``mrr_ci_low/high`` (2,000 resamples, seed 0),
@@ -355,7 +357,7 @@ def validation(
         m = _template_average(d, ["gender", "eth_group", "target", "descriptor"], measure, faithful_rounding)
         best = m.loc[m.groupby(["descriptor", "target"], sort=True)[measure].idxmin()]
         correct = (best["eth_group"] == best["target"]).to_numpy()
-        pooled = _template_average(d, ["eth_group", "target", "descriptor"], measure, False)
+        pooled = _template_average(d, ["eth_group", "target", "descriptor"], measure, faithful_rounding)
         rr = []
         for (desc, tgt), sub in pooled.groupby(["descriptor", "target"], sort=True):
             order = list(sub.sort_values(measure, kind="stable")["eth_group"])

@@ -8,7 +8,9 @@ list fields are tuples of strings.
 - :func:`svm_accuracy`: the reference classifier (faithful): one-hot (``handle_unknown="ignore"``) of the 10
   single-valued features cast to strings, TF-IDF (defaults) of each list feature (items joined by spaces),
   ``sklearn.svm.SVC()`` defaults (RBF, C = 1, one-vs-one), 70/30 split stratified by the target, seed 42.
-- :func:`feature_ablation`: leave one of the 13 feature groups out, same split: 100 x (acc_without - acc).
+- :func:`feature_ablation`: leave one of the 13 feature groups out, same split: 100 x (acc_without - acc), both
+  accuracies rounded to 3 decimals first as the reference (``faithful=True``), exact otherwise.
+- :func:`drop_duplicate_profiles`: the reference keeps one copy of identical profile rows.
 - :func:`permutation_p`: stereoprobe addition, accuracy against a label-permutation null (same split).
 - :func:`cv_accuracy`: stereoprobe addition, stratified k-fold out-of-fold accuracy with a Wilson interval.
 - :func:`jsd_contributions` / :func:`top_words`: Jensen-Shannon top words per group and feature.
@@ -157,13 +159,43 @@ def split_predictions(df: pd.DataFrame, seed: int = 42, classifier: str = "svc")
     return pd.DataFrame(rows, columns=["target", "item_id", "y_true", "y_pred", "correct"])
 
 
-def feature_ablation(df: pd.DataFrame, target: str, seed: int = 42, classifier: str = "svc") -> pd.DataFrame:
-    """Leave-one-feature-group-out: ``delta_pp = 100 x (accuracy without the feature - accuracy)``."""
+ACCURACY_DECIMALS = 3  # the reference returns round(accuracy_score(...), 3) (notebook 10)
+
+
+def feature_ablation(df: pd.DataFrame, target: str, seed: int = 42, classifier: str = "svc",
+                     faithful: bool = True) -> pd.DataFrame:
+    """Leave-one-feature-group-out: ``delta_pp = 100 x (accuracy without the feature - accuracy)``.
+
+    ``faithful=True`` (default): both accuracies are rounded to 3 decimals before the difference, as the
+    reference notebook does (paper Tables 7, 10, 11 print these differences, multiples of 0.1 pp);
+    ``faithful=False``: the exact difference. ``accuracy_without`` is always the exact accuracy.
+    """
     base = svm_accuracy(df, target, FEATURES, seed, classifier)
-    rows = [{"feature": short(f),
-             "accuracy_without": (a := svm_accuracy(df, target, [g for g in FEATURES if g != f], seed, classifier)),
-             "delta_pp": 100 * (a - base)} for f in FEATURES]
-    return pd.DataFrame(rows).sort_values("delta_pp").reset_index(drop=True)
+    rows = []
+    for f in FEATURES:
+        a = svm_accuracy(df, target, [g for g in FEATURES if g != f], seed, classifier)
+        diff = (round(a, ACCURACY_DECIMALS) - round(base, ACCURACY_DECIMALS)) if faithful else (a - base)
+        rows.append({"feature": short(f), "accuracy_without": a, "delta_pp": 100 * diff})
+    return pd.DataFrame(rows).sort_values("delta_pp", kind="stable").reset_index(drop=True)
+
+
+def _hashable(v: object) -> object:
+    if isinstance(v, (list, tuple)):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, dict):
+        return tuple(sorted((k, _hashable(x)) for k, x in v.items()))
+    return v
+
+
+def drop_duplicate_profiles(df: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """(profiles without repeated rows, number dropped): rows identical in every column (name, run, group,
+    every field) are kept once, the first, as the reference's ``drop_duplicates(keep="first")`` (notebook 10,
+    ``get_full_data``). List fields compare as tuples."""
+    if df.empty:
+        return df, 0
+    keys = df.apply(lambda c: c.map(_hashable)).astype(str)
+    dup = keys.duplicated(keep="first").to_numpy()
+    return df[~dup].reset_index(drop=True), int(dup.sum())
 
 
 def permutation_p(df: pd.DataFrame, target: str, n_permutations: int = 100, seed: int = 42,
@@ -270,12 +302,14 @@ def top_words(df: pd.DataFrame, features: Sequence[str] | None = None, per_group
 
     ``score`` = shifterator's ``type2shift_score`` of ``JSDivergenceShift(weights 1/2, base 2, alpha 1)``,
     which for alpha = 1 equals the type's JSD contribution divided by the group's total JSD (its "variation"
-    normalisation; see :func:`jsd_contributions`). Reference selection: the ``candidates`` types with the
-    highest score among the ``score1_top`` types with the highest ``type2score_1 = 0.5 log2(m / p_in)``
-    (``0.5 log2 m`` when p_in = 0), ``per_group`` kept per group, the ``top`` overall. The reference does not
-    look at the direction (a type absent from the group can rank high): that is the default here;
-    ``over_represented_only=True`` keeps only types more frequent in the group (column ``direction``: +1 more
-    frequent in the group, -1 less).
+    normalisation; see :func:`jsd_contributions`). Reference selection (notebook 10,
+    ``calculate_jsd_for_groups``), in this order: take the ``candidates`` (25) types with the highest score;
+    keep those that are also among the ``score1_top`` (200) types with the highest
+    ``type2score_1 = 0.5 log2(m / p_in)`` (``0.5 log2 m`` when p_in = 0); keep the first ``per_group`` (3) of
+    them per group; report the ``top`` (10) overall by score. The reference does not look at the direction (a
+    type absent from the group can rank high): that is the default here; ``over_represented_only=True`` keeps
+    only types more frequent in the group (column ``direction``: +1 more frequent in the group, -1 less),
+    before the 25 candidates are taken.
     """
     feats = features or [c for c in df.columns if c in FEATURES + ["special_move"] and c not in JSD_EXCLUDE]
     rows = []
@@ -298,10 +332,11 @@ def top_words(df: pd.DataFrame, features: Sequence[str] | None = None, per_group
             with np.errstate(divide="ignore"):
                 c["score_1"] = np.where(c["p_in"] > 0, 0.5 * (np.log2(m) - np.log2(c["p_in"].where(c["p_in"] > 0, 1))),
                                         0.5 * np.log2(m))
-            c = c.nlargest(score1_top, "score_1", keep="first")
+            allowed = set(c.nlargest(score1_top, "score_1", keep="first")["word"])
             if over_represented_only:
                 c = c[c["direction"] > 0]
-            c = c.nlargest(candidates, "score", keep="first").head(per_group)
+            c = c.nlargest(candidates, "score", keep="first")
+            c = c[c["word"].isin(allowed)].head(per_group)
             for r in c.itertuples():
                 per.append({"feature": short(f), "group": g, "word": r.word, "score": r.score,
                             "contribution": r.contribution, "in_count": r.in_count, "out_count": r.out_count,

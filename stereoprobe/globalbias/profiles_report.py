@@ -77,10 +77,13 @@ class ProfilesResult:
     profiles: pd.DataFrame
     log_stats: I.ReadStats | None = None
     files: list[Path] = field(default_factory=list)
+    duplicates_dropped: dict[str, int] = field(default_factory=dict)
 
     def summary(self) -> str:
         """The console line."""
         line = f"{len(self.profiles)} profiles of {self.profiles['model'].nunique()} model(s)"
+        if sum(self.duplicates_dropped.values()):
+            line += f" ({sum(self.duplicates_dropped.values())} duplicate profile(s) dropped)"
         if self.log_stats is not None and self.log_stats.files:
             line += f" from {self.log_stats.summary()}"
         return line
@@ -114,11 +117,14 @@ def _read_apx(path: str | Path) -> pd.DataFrame:
 
 def run_profiles(inputs: Iterable[str | Path], out_dir: str | Path, n_permutations: int = 100, folds: int = 5,
                  ablation: bool = True, seed: int = 42, classifier: str = "svc",
-                 over_represented_only: bool = False, apx_scores: str | Path | None = None) -> ProfilesResult:
+                 over_represented_only: bool = False, apx_scores: str | Path | None = None,
+                 faithful: bool = True, keep_duplicates: bool = False) -> ProfilesResult:
     """Read profiles (logs of ``globalbias_profiles`` or profile tables), compute per model the SVM
     distinguishability, the leave-one-feature-out ablation and the Jensen-Shannon top words, and write the
     tables, ``run_info.json`` and ``report.html`` to ``out_dir``. ``apx_scores``: the ``bias_scores`` table (or
-    the output folder) of ``stereoprobe globalbias`` for the religion consistency table (paper Table 8)."""
+    the output folder) of ``stereoprobe globalbias`` for the religion consistency table (paper Table 8).
+    ``faithful``: leave-one-feature-out differences of accuracies rounded to 3 decimals, as the reference
+    (False: exact). ``keep_duplicates``: keep repeated identical profile rows (the reference drops them)."""
     if n_permutations < 1:
         raise InputError(f"the number of permutations must be at least 1, got {n_permutations}")
     if folds < 2:
@@ -142,6 +148,13 @@ def run_profiles(inputs: Iterable[str | Path], out_dir: str | Path, n_permutatio
         if m not in set(df["model"]):  # a model whose every response failed to parse: report it, at chance
             df = pd.concat([df, pd.DataFrame([{"model": m}])], ignore_index=True)
     tables: dict[str, list[pd.DataFrame]] = {}
+    dropped: dict[str, int] = {}
+    kept = []
+    for model, sub in df.groupby("model", sort=True):
+        if not keep_duplicates:
+            sub, dropped[str(model)] = P.drop_duplicate_profiles(sub)
+        kept.append(sub)
+    df = pd.concat(kept, ignore_index=True) if kept else df
     for model, sub in progress(list(df.groupby("model", sort=True)), description="profiles: analysing models"):
         sub = sub.dropna(subset=["Group"]).reset_index(drop=True)
         res = {"classification": P.classification(sub, n_permutations, folds, seed, classifier),
@@ -151,7 +164,7 @@ def run_profiles(inputs: Iterable[str | Path], out_dir: str | Path, n_permutatio
             abl = []
             for name, col in P.TARGETS.items():
                 if P.too_small(sub, col) is None:
-                    abl.append(P.feature_ablation(sub, col, seed, classifier).assign(target=name))
+                    abl.append(P.feature_ablation(sub, col, seed, classifier, faithful).assign(target=name))
             res["feature_ablation"] = pd.concat(abl, ignore_index=True) if abl else pd.DataFrame()
         for k, v in res.items():
             tables.setdefault(k, []).append(v.assign(model=model))
@@ -169,10 +182,12 @@ def run_profiles(inputs: Iterable[str | Path], out_dir: str | Path, n_permutatio
         first = ["model"] + [c for c in v.columns if c != "model"]
         csv = write_table(v[first], out, k)
         files += [csv, csv.with_suffix(".parquet")]
-    result = ProfilesResult(tables=combined, profiles=df, log_stats=stats, files=files)
+    result = ProfilesResult(tables=combined, profiles=df, log_stats=stats, files=files, duplicates_dropped=dropped)
     write_run_info(out, probe="globalbias-profiles", models=sorted(map(str, df["model"].dropna().unique())),
                    settings={"permutations": n_permutations, "folds": folds, "ablation": ablation, "seed": seed,
-                             "classifier": classifier, "over_represented_only": over_represented_only},
+                             "classifier": classifier, "over_represented_only": over_represented_only,
+                             "faithful": faithful, "keep_duplicates": keep_duplicates,
+                             "duplicates_dropped": dropped},
                    inputs=[str(i) for i in inputs])
     _report(out / "report.html", result)
     return result
@@ -189,7 +204,8 @@ def _report(path: Path, result: ProfilesResult) -> None:
     s = Section("Profiles", anchor="profiles")
     n_prof = int(df["Group"].notna().sum()) if "Group" in df.columns else 0
     s.text(f"{n_prof} parsed profiles with a known group; groups: {df['Group'].nunique()}, "
-           f"models: {df['model'].nunique()}."
+           f"models: {df['model'].nunique()}; identical repeated profiles dropped as the reference: "
+           f"{sum(result.duplicates_dropped.values())}."
            + (f" Logs: {result.log_stats.summary()}." if result.log_stats is not None else ""))
     if "parse_outcomes" in t:
         o = t["parse_outcomes"]
@@ -212,7 +228,8 @@ def _report(path: Path, result: ProfilesResult) -> None:
     if "feature_ablation" in t and len(t["feature_ablation"]):
         a = Section("Leave-one-feature-out (paper Tables 7, 10, 11)", anchor="ablation")
         a.text("Change in accuracy (percentage points) when one feature group is removed; negative = the feature "
-               "helps to tell the groups apart.")
+               "helps to tell the groups apart. As the reference, both accuracies are rounded to 3 decimals "
+               "before the difference (--exact: unrounded).")
         a.table(_model_first(t["feature_ablation"]), files=tfiles("feature_ablation"), base=base)
         secs.append(a)
     w = Section("Top words by Jensen-Shannon divergence (paper Tables 12, 13)", anchor="words")
