@@ -13,7 +13,7 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["fleiss_kappa", "jaccard", "krippendorff_alpha", "krippendorff_alpha_from_counts", "ratings_to_counts"]
+__all__ = ["fleiss_kappa", "jaccard", "jaccard_matrix", "krippendorff_alpha", "krippendorff_alpha_from_counts", "ratings_to_counts"]
 
 
 def ratings_to_counts(
@@ -233,3 +233,17 @@ def jaccard(a: set, b: set) -> float:
     """
     union = a | b
     return len(a & b) / len(union) if union else math.nan
+
+
+def jaccard_matrix(sets: Sequence[set]) -> np.ndarray:
+    """Symmetric matrix of :func:`jaccard` between every two of ``sets`` (NaN where both are empty).
+
+    >>> jaccard_matrix([{1, 2}, {2, 3}, set()]).round(3).tolist()
+    [[1.0, 0.333, 0.0], [0.333, 1.0, 0.0], [0.0, 0.0, nan]]
+    """
+    k = len(sets)
+    out = np.full((k, k), np.nan)
+    for i in range(k):
+        for j in range(i, k):
+            out[i, j] = out[j, i] = jaccard(sets[i], sets[j])
+    return out

@@ -81,3 +81,11 @@ def test_jaccard_hand_worked():
     assert jaccard({1, 2, 3}, {2, 3, 4}) == 0.5
     assert jaccard({"a"}, {"a"}) == 1.0 and jaccard({"a"}, {"b"}) == 0.0
     assert math.isnan(jaccard(set(), set()))
+
+
+def test_jaccard_matrix_by_hand():
+    from stereoprobe.stats.agreement import jaccard_matrix
+
+    m = jaccard_matrix([{"a", "b"}, {"b", "c", "d"}, set()])
+    assert m[0, 1] == m[1, 0] == 1 / 4 and m[0, 0] == m[1, 1] == 1.0
+    assert m[0, 2] == m[2, 1] == 0.0 and math.isnan(m[2, 2])

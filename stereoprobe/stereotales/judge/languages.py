@@ -19,6 +19,7 @@ from scipy import stats
 
 from stereoprobe.errors import InputError
 from stereoprobe.paths import dataset_file
+from stereoprobe.stats.agreement import jaccard_matrix
 from stereoprobe.stereotales.judge.associations import association_id
 from stereoprobe.stereotales.judge.contract import KEY_COLUMNS
 
@@ -183,9 +184,4 @@ def harmful_language_jaccard(rows: pd.DataFrame, labels: Mapping[str, bool] | pd
         lang: {a for a in r.loc[r["slice"].astype(str) == lang, "association_id"] if not _missing(lab.get(a)) and bool(lab.get(a))}
         for lang in langs
     }
-    out = pd.DataFrame(np.nan, index=langs, columns=langs)
-    for a in langs:
-        for b in langs:
-            union = sets[a] | sets[b]
-            out.loc[a, b] = len(sets[a] & sets[b]) / len(union) if union else np.nan
-    return out
+    return pd.DataFrame(jaccard_matrix([sets[lang] for lang in langs]), index=langs, columns=langs)

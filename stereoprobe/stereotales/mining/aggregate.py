@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from stereoprobe.stats.agreement import jaccard_matrix
 from stereoprobe.stereotales.contract import ALL_SLICE, KEY_COLUMNS
 
 _KEY = KEY_COLUMNS
@@ -75,11 +76,7 @@ def aggregate_across_languages(
         models_count=("model", "nunique"),
     ).reset_index().sort_values(["languages_count"], ascending=False, kind="stable")
     sets = {L: set(map(tuple, lang.loc[lang["slice"] == L, _KEY].to_numpy().tolist())) for L in languages}
-    jac = pd.DataFrame(np.nan, index=languages, columns=languages, dtype=float)
-    for l1 in languages:
-        for l2 in languages:
-            u = sets[l1] | sets[l2]
-            jac.loc[l1, l2] = len(sets[l1] & sets[l2]) / len(u) if u else np.nan
+    jac = pd.DataFrame(jaccard_matrix([sets[L] for L in languages]), index=languages, columns=languages, dtype=float)
     single = per[per["languages_count"] == 1]
     spec = single.merge(
         lang.groupby([*_KEY, "slice"]).agg(models_count_lang=("model", "nunique")).reset_index(), on=_KEY
