@@ -10,8 +10,8 @@ same for a single file. How a folder is replaced:
 2. **Build beside.** The run writes into a new folder ``.<name>.tmp-XXXXXXXX`` beside ``out``. Entries of the
    old ``out`` that this run does not write and that an earlier run of the *same writer* did not write either
    (another command's tables sharing the folder, the user's files) are carried into it (hard links, else
-   copies); the earlier run's own entries that this run no longer writes are dropped, so no stale table
-   survives an option change. ``.stereoprobe-outputs.json`` in the folder records which writer wrote which
+   copies); the earlier run's own entries that this run no longer writes are dropped (unless another writer
+   wrote them too), so no stale table survives an option change. ``.stereoprobe-outputs.json`` in the folder records which writer wrote which
    entries.
 3. **Swap.** One ``renameat2(RENAME_EXCHANGE)`` swaps the new folder and ``out``; the old folder, now beside,
    is removed as a whole. Where the file system cannot exchange, ``out`` is renamed to ``.<name>.old`` and the
@@ -270,7 +270,8 @@ def _complete(new: Path, out: Path, name: str) -> None:
     """Carry into ``new`` the entries of ``out`` that stay, and write the manifest."""
     written = sorted(p.name for p in new.iterdir() if p.name != MANIFEST)
     before = _read_manifest(out) if out.is_dir() else {}
-    dropped = set(before.get(name, []))
+    others = {e for w, es in before.items() if w != name for e in es}
+    dropped = set(before.get(name, [])) - others  # an entry another writer also wrote stays
     if out.is_dir():
         for entry in sorted(out.iterdir()):
             if entry.name == MANIFEST or entry.name in written or entry.name in dropped:

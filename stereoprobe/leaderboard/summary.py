@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -42,8 +41,11 @@ def _num(v: Any) -> float | None:
 
 
 def safe_name(model: str) -> str:
-    """A file name for a model id (``openai/gpt-4o`` -> ``openai__gpt-4o``)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", model.replace("/", "__")).strip("_") or "model"
+    """A file name for a model id, confined to its folder and distinct per id (``openai/gpt-4o`` ->
+    ``openai__gpt-4o``; hostile or long labels get a stable hash, :func:`stereoprobe.output_paths.safe_file_name`)."""
+    from stereoprobe.output_paths import safe_file_name
+
+    return safe_file_name(model)
 
 
 def model_summary(model: str, metrics: pd.DataFrame, pairwise: pd.DataFrame, sources: list[tuple[str, str]],
@@ -115,7 +117,9 @@ def hub_entries(model: str, metrics: pd.DataFrame, source_url: str | None = None
     day = date or datetime.now(timezone.utc).date().isoformat()
     out: dict[str, list[dict[str, Any]]] = {}
     mine = metrics[metrics["model"] == model].set_index(["probe", "metric"])
-    for listing_probe in ("stereotales", "dbb", "globalbias"):
+    from stereoprobe.probes import registered
+
+    for listing_probe in dict.fromkeys(d.listing for d in registered() if d.listing):
         hub = load_listing(listing_probe).get("hub") or {}
         for t in hub.get("tasks", []):
             key = (t["probe"], t["metric"])

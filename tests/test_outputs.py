@@ -1,0 +1,213 @@
+"""``stereoprobe.outputs``: whole-folder replacement, writers' entries, the lock, a full disk.
+
+Crash injection at each swap step on real command runs: ``tests/cli/test_atomic_runs.py``.
+"""
+
+from __future__ import annotations
+
+import errno
+import multiprocessing
+import threading
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from stereoprobe import outputs
+from stereoprobe.cli import main
+from stereoprobe.errors import InputError
+from stereoprobe.outputs import MANIFEST, atomic_output_dir, atomic_output_file, output_lock, writer
+
+
+def _entries(folder: Path) -> dict[str, str]:
+    return {p.name: p.read_text() for p in folder.iterdir() if p.is_file() and p.name != MANIFEST}
+
+
+def test_each_writer_replaces_its_own_entries_and_keeps_the_others(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with writer("associations"), atomic_output_dir(out) as new:
+        for name in ("associations.csv", "by_language.csv", "report.html"):
+            (new / name).write_text("A1")
+    with writer("judge-report"), atomic_output_dir(out) as new:
+        (new / "harm_labels.csv").write_text("J1")
+        (new / "report.html").write_text("J1")
+    (out / "notes.txt").write_text("user")
+    assert _entries(out) == {"associations.csv": "A1", "by_language.csv": "A1", "report.html": "J1",
+                             "harm_labels.csv": "J1", "notes.txt": "user"}
+    with writer("associations"), atomic_output_dir(out) as new:  # an option change: no per-language table
+        (new / "associations.csv").write_text("A2")
+        (new / "report.html").write_text("A2")
+    assert _entries(out) == {"associations.csv": "A2", "report.html": "A2", "harm_labels.csv": "J1",
+                             "notes.txt": "user"}  # by_language.csv of the earlier run is gone
+    with writer("judge-report"), atomic_output_dir(out) as new:
+        (new / "alignment.csv").write_text("J2")
+    assert _entries(out) == {"associations.csv": "A2", "report.html": "A2", "alignment.csv": "J2",
+                             "notes.txt": "user"}  # report.html: associations wrote it too, so it stays
+
+
+def test_a_replaced_subfolder_is_replaced_whole_and_links_are_kept_as_links(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with atomic_output_dir(out, owner="a") as new:
+        (new / "figs").mkdir()
+        (new / "figs" / "old.png").write_text("x")
+    (out / "shortcut").symlink_to(tmp_path)
+    with atomic_output_dir(out, owner="a") as new:
+        (new / "figs").mkdir()
+        (new / "figs" / "new.png").write_text("y")
+    assert sorted(p.name for p in (out / "figs").iterdir()) == ["new.png"]
+    assert (out / "shortcut").is_symlink() and (out / "shortcut").resolve() == tmp_path.resolve()
+
+
+def test_a_link_to_the_output_folder_stays_a_link(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    with atomic_output_dir(real, owner="a") as new:
+        (new / "a.csv").write_text("1")
+    (tmp_path / "link").symlink_to(real)
+    with atomic_output_dir(tmp_path / "link", owner="a") as new:
+        (new / "a.csv").write_text("2")
+    assert (tmp_path / "link").is_symlink() and (real / "a.csv").read_text() == "2"
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EACCES, errno.EDQUOT, errno.EROFS])
+def test_a_full_disk_is_one_line_naming_the_path_and_keeps_the_earlier_results(tmp_path: Path, code: int) -> None:
+    out = tmp_path / "out"
+    with atomic_output_dir(out) as new:
+        (new / "a.csv").write_text("earlier")
+    with pytest.raises(InputError) as info:
+        with atomic_output_dir(out) as new:
+            (new / "b.csv").write_text("partial")
+            raise OSError(code, "No space left on device", str(new / "b.csv"))
+    message = str(info.value)
+    assert "\n" not in message and str(out / "b.csv") in message and "keeps its earlier results" in message
+    assert _entries(out) == {"a.csv": "earlier"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_file_output_replaced_in_one_rename(tmp_path: Path) -> None:
+    f = tmp_path / "sub" / "x.jsonl"
+    with atomic_output_file(f) as tmp:
+        tmp.write_text("one")
+    with pytest.raises(InputError, match="no space"):
+        with atomic_output_file(f) as tmp:
+            tmp.write_text("half")
+            raise OSError(errno.ENOSPC, "No space left on device")
+    assert f.read_text() == "one" and sorted(p.name for p in f.parent.iterdir()) == ["x.jsonl"]
+    with pytest.raises(InputError, match="also an input"):
+        with atomic_output_file(f, inputs=[f]):
+            pass
+
+
+def test_threads_into_one_folder_one_builds_the_other_refuses(tmp_path: Path) -> None:
+    """Whatever the order, while one thread builds ``out`` another is refused; each run's result is whole."""
+    out = tmp_path / "out"
+    inside, release = threading.Event(), threading.Event()
+    errors: list[str] = []
+
+    def first() -> None:
+        with atomic_output_dir(out, owner="w") as new:
+            (new / "first.csv").write_text("1")
+            inside.set()
+            release.wait(60)
+
+    t = threading.Thread(target=first)
+    t.start()
+    assert inside.wait(60)
+    try:
+        with atomic_output_dir(out, owner="w") as new:
+            (new / "second.csv").write_text("2")
+    except InputError as exc:
+        errors.append(str(exc))
+    finally:
+        release.set()
+        t.join(60)
+    assert len(errors) == 1 and "another stereoprobe run" in errors[0]
+    assert _entries(out) == {"first.csv": "1"}
+
+
+def test_the_command_line_holds_the_lock_for_the_whole_run(tmp_path: Path) -> None:
+    """``output_lock`` (taken by the command line before any input is read) is re-entrant for the run's own
+    ``atomic_output_dir`` but not for a second build inside it, nor for another thread."""
+    out = tmp_path / "out"
+    with output_lock(out):
+        with atomic_output_dir(out) as new:
+            (new / "a.csv").write_text("a")
+            with pytest.raises(InputError, match="another stereoprobe run"):
+                with atomic_output_dir(out):
+                    pass
+        seen: list[BaseException] = []
+
+        def other() -> None:
+            try:
+                with output_lock(out):
+                    pass
+            except InputError as exc:
+                seen.append(exc)
+
+        t = threading.Thread(target=other)
+        t.start()
+        t.join(60)
+        assert len(seen) == 1
+    assert _entries(out) == {"a.csv": "a"}
+
+
+def _build(out: str, report: str) -> None:  # pragma: no cover (runs in a child process)
+    try:
+        with atomic_output_dir(out, owner="p") as new:
+            (new / "t.csv").write_text("child")
+        Path(report).write_text("built")
+    except InputError as exc:
+        Path(report).write_text(f"refused: {exc}")
+
+
+def test_two_processes_never_both_write(tmp_path: Path) -> None:
+    """Two processes start at once; asserted whatever their timing: each one either built its folder whole or
+    was refused with the lock's message, at least one built, and nothing is left beside the folder."""
+    ctx = multiprocessing.get_context("spawn")
+    work = tmp_path / "work"
+    work.mkdir()
+    reports = [tmp_path / f"report{i}" for i in range(2)]
+    procs = [ctx.Process(target=_build, args=(str(work / "out"), str(r))) for r in reports]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    got = [r.read_text() for r in reports]
+    assert all(g == "built" or "another stereoprobe run" in g for g in got), got
+    assert "built" in got
+    assert _entries(work / "out") == {"t.csv": "child"}
+    assert sorted(p.name for p in work.iterdir()) == ["out"]
+
+
+def test_leftovers_of_a_crashed_run_are_removed_under_the_lock(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with atomic_output_dir(out) as new:
+        (new / "a.csv").write_text("a")
+    (tmp_path / ".out.tmp-abcd1234").mkdir()  # a crashed build
+    (tmp_path / ".out.old").mkdir()  # a completed fallback swap whose old folder was not removed
+    (tmp_path / ".outer.tmp-abcd1234").mkdir()  # another folder's: kept
+    with atomic_output_dir(out) as new:
+        (new / "a.csv").write_text("b")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".outer.tmp-abcd1234", "out"]
+
+
+def test_full_disk_in_a_command_is_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
+    """A write that fails without a file name (as ``write(2)`` reports ENOSPC) names the output folder."""
+    import numpy as np
+    from leaderboard.conftest import dbb_folder
+
+    folder = dbb_folder(tmp_path / "runs", {"m1": np.linspace(0, 40, 20), "m2": np.linspace(5, 30, 20)})
+    out = tmp_path / "lb"
+    assert main(["leaderboard", str(folder), "--out", str(out), "--n-boot", "50", "-q"]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+
+    def full(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", full)
+    rc = main(["leaderboard", str(folder), "--out", str(out), "--n-boot", "60", "-q"])
+    err = capsys.readouterr().err
+    lines = [x for x in err.splitlines() if "error:" in x]
+    assert "Traceback" not in err and rc == 2 and len(lines) == 1, err
+    assert str(out) in lines[0] and "no space left on device" in lines[0]
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lb", "runs"]
