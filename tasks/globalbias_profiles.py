@@ -1,8 +1,10 @@
 """GlobalBias generation probe: character profiles for batches of names (Siddique et al., EMNLP 2024,
 section 6).
 
-One sample per (run, batch of 20 names); three runs; temperature 1. The scorer parses the JSON profiles,
-matches them to the requested names and records parse failures, missing and unknown names.
+One sample per (run, batch of 20 names); three runs; temperature 1; the reference's settings per model family
+(JSON mode and seed 42 for OpenAI models, the assistant turn prefilled with "{" and 4,096 tokens for Anthropic
+models, 5,000 tokens for others; ``-T settings=plain`` sends only temperature and max_tokens). The scorer parses
+the JSON profiles, matches them to the requested names and records parse failures, missing and unknown names.
 
     inspect eval stereoprobe/globalbias_profiles --model openai/gpt-4o     # the upstream names (default)
     stereoprobe profiles logs/ --out results/profiles
@@ -13,14 +15,15 @@ from __future__ import annotations
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import GenerateConfig
-from inspect_ai.solver import generate
 
 from stereoprobe import params as P
 from stereoprobe.globalbias.contract import check_task_args
 from stereoprobe.globalbias.data import load_names, select
 from stereoprobe.globalbias.samples import name_batches, profile_samples
 from stereoprobe.listings import task_version
+from stereoprobe.globalbias.profiles_generation import SETTINGS
 from stereoprobe.scorers.globalbias_profiles import profile_parser
+from stereoprobe.solvers.globalbias_profiles import profile_generate
 
 __all__ = ["globalbias_profiles", "name_batches"]
 
@@ -39,30 +42,37 @@ def globalbias_profiles(
     batch_size: int = 20,
     runs: int = 3,
     shuffle_seed: int | None = 42,
-    max_tokens: int = 5000,
+    max_tokens: int | None = None,
     temperature: float = 1.0,
+    settings: str = "reference",
 ) -> Task:
     """Character profiles for every name (source/faithful/groups as in ``globalbias``: the upstream names by
     default, 400 names = 20 batches x 3 runs; ``-T source=bundled`` for the 24 demo names).
 
     Args:
-        batch_size: names per request (20 in the paper; 10 for Claude 3 Opus).
+        batch_size: names per request (20 in the paper; the reference used 10 for Claude 3 Opus:
+            ``-T batch_size=10``).
         runs: repetitions (3 in the paper); each run is its own set of samples, ids ``run{r}:batch{i}``.
         shuffle_seed: seed of the reference name shuffle (None keeps file order).
-        max_tokens, temperature: generation settings (paper: temperature 1).
+        max_tokens: sent to every model; None (default): the reference's value for the model's family
+            (OpenAI: not sent, Anthropic: 4096, others: 5000).
+        temperature: paper: 1.
+        settings: "reference" (default): the reference's per-family settings (OpenAI JSON mode and seed 42,
+            Anthropic "{" prefill); "plain": temperature and max_tokens only (5000 unless given).
     """
     check_task_args(source=source, faithful=faithful)
     batch_size = P.integer(batch_size, "batch_size", 1)  # type: ignore[assignment]
     runs = P.integer(runs, "runs", 1)  # type: ignore[assignment]
-    max_tokens = P.integer(max_tokens, "max_tokens", 1)  # type: ignore[assignment]
+    max_tokens = P.integer(max_tokens, "max_tokens", 1, optional=True)
+    settings = P.choice(settings, "settings", SETTINGS)
     shuffle_seed = P.integer(shuffle_seed, "shuffle_seed", 0, optional=True)
     temperature = P.number(temperature, "temperature", 0.0)  # type: ignore[assignment]
     names, _ = select(load_names(source, faithful), [], groups, None, None)
     return Task(
         dataset=MemoryDataset(profile_samples(names, batch_size, runs, shuffle_seed), name="globalbias-profiles"),
-        solver=generate(),
+        solver=profile_generate(settings, max_tokens, temperature),
         scorer=profile_parser(),
-        config=GenerateConfig(temperature=temperature, max_tokens=max_tokens),
+        config=GenerateConfig(temperature=temperature),
         version=TASK_VERSION,
-        metadata={"probe": "globalbias", "source": str(source)},
+        metadata={"probe": "globalbias", "source": str(source), "settings": settings},
     )

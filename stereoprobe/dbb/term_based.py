@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from stereoprobe.errors import InputError
+from stereoprobe.model_labels import model_label
 
 BENCHMARKS = {"bbq": "BBQ", "crows_pairs": "CrowS-Pairs", "stereoset": "StereoSet"}
 # (task prefix, lm-eval metric) -> (paper column, factor)
@@ -57,7 +58,7 @@ def _files(inputs: Iterable[str | Path]) -> list[Path]:
 
 
 def _lm_eval_rows(path: Path, data: dict[str, Any]) -> list[dict[str, Any]]:
-    model = str(data.get("model_name") or (data.get("config") or {}).get("model_args") or path.parent.name)
+    model = model_label(data.get("model_name") or (data.get("config") or {}).get("model_args") or path.parent.name)
     rows = []
     for task, metrics in (data.get("results") or {}).items():
         bench = _benchmark(task)
