@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from stereoprobe.errors import InputError
+from stereoprobe.stats.proportion import wilson_interval
 
 ONE_HOT = [
     "age", "occupation", "socioeconomic_status", "sexual_orientation", "religion",
@@ -214,13 +215,12 @@ def cv_accuracy(df: pd.DataFrame, target: str, folds: int = 5, seed: int = 42, l
                 classifier: str = "svc") -> dict:
     """Out-of-fold accuracy over stratified k folds with a Wilson interval on the pooled predictions."""
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
-    from statsmodels.stats.proportion import proportion_confint
 
     min_class = int(df[target].value_counts().min())
     k = max(2, min(folds, min_class))
     pred = cross_val_predict(build_pipeline(FEATURES, classifier), df, df[target], cv=StratifiedKFold(k, shuffle=True, random_state=seed))
     correct = int(np.sum(pred == df[target].to_numpy()))
-    lo, hi = proportion_confint(correct, len(df), alpha=1 - level, method="wilson")
+    lo, hi = wilson_interval(correct, len(df), level)
     return {"cv_accuracy": correct / len(df), "cv_low": float(lo), "cv_high": float(hi), "cv_folds": k}
 
 
