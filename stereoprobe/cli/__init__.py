@@ -27,6 +27,7 @@ import json
 import pkgutil
 import re
 import sys
+import warnings
 import zipfile
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -211,6 +212,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     prog = f"{PROG} {args.command}"
+    from stereoprobe.report.run_info import set_command_line
+
+    set_command_line([PROG, *(sys.argv[1:] if argv is None else argv)])  # run_info.json's "command"
+    quiet_warnings = warnings.catch_warnings()
+    quiet_warnings.__enter__()
+    if getattr(args, "quiet", False):  # library warnings (matplotlib's layout notes, pandas) are console lines too
+        warnings.simplefilter("ignore")
     try:
         with claim_outputs(args, parser):  # outputs checked against the inputs and locked for the whole run
             return int(func(args) or 0)
@@ -231,6 +239,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     finally:
         set_quiet(False)
+        set_command_line(None)
+        quiet_warnings.__exit__(None, None, None)
 
 
 if __name__ == "__main__":

@@ -81,7 +81,10 @@ class ProfilesResult:
 
     def summary(self) -> str:
         """The console line."""
-        line = f"{len(self.profiles)} profiles of {self.profiles['model'].nunique()} model(s)"
+        parsed = self.profiles  # a model whose responses all failed to parse has one all-NaN placeholder row
+        if "Group" in parsed.columns:
+            parsed = parsed[parsed["Group"].notna()]
+        line = f"{len(parsed)} parsed profile(s) of {self.profiles['model'].nunique()} model(s)"
         if sum(self.duplicates_dropped.values()):
             line += f" ({sum(self.duplicates_dropped.values())} duplicate profile(s) dropped)"
         if self.log_stats is not None and self.log_stats.files:

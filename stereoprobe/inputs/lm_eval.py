@@ -18,6 +18,7 @@ from typing import Any
 from stereoprobe.errors import InputError
 from stereoprobe.inputs.discovery import SAMPLES_FILE, find_lm_eval_samples, wanted_tasks
 from stereoprobe.inputs.samples import ReadStats
+from stereoprobe.model_labels import model_label
 
 
 @dataclass(frozen=True)
@@ -86,14 +87,15 @@ def read_results_file(path: str | Path) -> dict[str, Any]:
 
 
 def _lm_eval_model(samples_file: Path, time: str) -> str:
-    """The model of a samples file: ``model_name`` of the results file of the same run, else the folder."""
+    """The model of a samples file: ``model_name`` of the results file of the same run, else the folder, as a
+    label (:func:`stereoprobe.model_labels.model_label`: ``org/name`` for a hub cache path)."""
     results = samples_file.parent / f"results_{time}.json"
     if results.is_file():
         data = read_results_file(results)
         name = data.get("model_name") or (data.get("config") or {}).get("model_args")
         if name:
-            return str(name)
-    return samples_file.parent.name
+            return model_label(name)  # the model's name, never its folder path (pretrained=/path/...)
+    return model_label(samples_file.parent.name)
 
 
 def _record(p: Path, ln: int, line: str) -> dict[str, Any]:

@@ -11,6 +11,8 @@ no CDN). The shared conventions of every stereoprobe report live here:
 - an explanatory line (:func:`empty_note`) instead of an empty table, a blank plot or all-zero axes
   (:func:`plot_is_empty` decides);
 - every table file linked from its report (:meth:`Section.files`, ``files=`` of :meth:`Section.table`);
+- every figure also saved beside the report as PNG and SVG (``figures/<report>-<caption>.png|.svg``, linked
+  under the figure) by :func:`write_report`, for papers and slides;
 - wide tables keep their first column in view (sticky) and wrap long cells.
 """
 
@@ -258,16 +260,45 @@ def table_html(
     )
 
 
-def figure_html(fig: Any, caption: str | None = None) -> str:
-    """Render a matplotlib figure to an embedded PNG (and close it)."""
+FIGURES = "figures"
+"""Folder beside a report that holds its figures as PNG and SVG files."""
+
+
+@dataclass
+class Figure:
+    """A rendered figure: PNG (embedded in the report and saved) and SVG (saved), with its caption."""
+
+    png: bytes
+    svg: bytes
+    caption: str | None
+    marker: str  # placeholder in the section's HTML, replaced by the links to the saved files
+
+
+def render_figure(fig: Any) -> tuple[bytes, bytes]:
+    """``fig`` as PNG and SVG bytes (and closed)."""
     import matplotlib.pyplot as plt
 
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    png, svg = io.BytesIO(), io.BytesIO()
+    fig.savefig(png, format="png", dpi=110, bbox_inches="tight")
+    fig.savefig(svg, format="svg", bbox_inches="tight")
     plt.close(fig)
-    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    return png.getvalue(), svg.getvalue()
+
+
+def _figure_tag(png: bytes, caption: str | None) -> str:
+    data = base64.b64encode(png).decode("ascii")
     cap = f"<figcaption class='meta'>{html.escape(caption)}</figcaption>" if caption else ""
     return f'<figure><img alt="{html.escape(caption or "plot")}" src="data:image/png;base64,{data}">{cap}</figure>'
+
+
+def figure_html(fig: Any, caption: str | None = None) -> str:
+    """Render a matplotlib figure to an embedded PNG (and close it); no files (see :meth:`Section.figure`)."""
+    return _figure_tag(render_figure(fig)[0], caption)
+
+
+def _slug(text: str, limit: int = 60) -> str:
+    words = "".join(c.lower() if c.isalnum() else "-" for c in text).split("-")
+    return "-".join(w for w in words if w)[:limit].strip("-") or "figure"
 
 
 @dataclass
@@ -277,6 +308,7 @@ class Section:
     title: str
     blocks: list[str] = field(default_factory=list)
     anchor: str | None = None
+    figures: list[Figure] = field(default_factory=list)
 
     def text(self, paragraph: str) -> Section:
         self.blocks.append(f"<p>{html.escape(paragraph)}</p>")
@@ -311,7 +343,11 @@ class Section:
         return self
 
     def figure(self, fig: Any, caption: str | None = None) -> Section:
-        self.blocks.append(figure_html(fig, caption=caption))
+        """Embed ``fig`` as PNG; :func:`write_report` also saves it as PNG and SVG and links the files."""
+        png, svg = render_figure(fig)
+        marker = f"<!--stereoprobe-figure-{id(self)}-{len(self.figures)}-->"
+        self.figures.append(Figure(png, svg, caption, marker))
+        self.blocks.append(_figure_tag(png, caption) + marker)
         return self
 
     def files(
@@ -361,9 +397,34 @@ def render_report(title: str, sections: Sequence[Section], subtitle: str | None 
     )
 
 
+def save_figures(path: str | Path, sections: Sequence[Section]) -> dict[str, str]:
+    """Save the figures of ``sections`` as ``figures/<report stem>-<caption slug>.png`` and ``.svg`` beside the
+    report ``path``; return {marker: HTML links to the two files}."""
+    p = Path(path)
+    links: dict[str, str] = {}
+    used: set[str] = set()
+    for section in sections:
+        for i, f in enumerate(section.figures, 1):
+            stem = f"{p.stem}-{_slug(f.caption or section.title + f' {i}')}"
+            name, k = stem, 2
+            while name in used:
+                name, k = f"{stem}-{k}", k + 1
+            used.add(name)
+            folder = p.parent / FIGURES
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{name}.png").write_bytes(f.png)
+            (folder / f"{name}.svg").write_bytes(f.svg)
+            links[f.marker] = files_html([f"{FIGURES}/{name}.png", f"{FIGURES}/{name}.svg"], label="figure files: ")
+    return links
+
+
 def write_report(path: str | Path, title: str, sections: Sequence[Section], subtitle: str | None = None) -> Path:
-    """Write a single-file HTML report; return its path."""
+    """Write a single-file HTML report and its figures (PNG + SVG under ``figures/`` beside it); return its
+    path."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(render_report(title, sections, subtitle), encoding="utf-8")
+    text = render_report(title, sections, subtitle)
+    for marker, links in save_figures(p, sections).items():
+        text = text.replace(marker, links)
+    p.write_text(text, encoding="utf-8")
     return p

@@ -8,7 +8,9 @@ Keys (all optional for a reader; extra keys are kept as written):
 - ``models``: the models in the report's tables;
 - ``settings``: the options of the run (command-line settings, task parameters) as a flat mapping;
 - ``inputs``: the log files or folders read;
-- ``stereoprobe_version``.
+- ``stereoprobe_version``;
+- ``command``: the ``stereoprobe`` command line that wrote the folder, shell-quoted (:func:`shlex.join`, so it
+  can be pasted back into a shell), when it ran from the command line.
 
 StereoTales' older files name their settings ``config``; :func:`read_run_info` accepts both.
 """
@@ -17,11 +19,41 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from collections.abc import Iterable
+import shlex
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 RUN_INFO = "run_info.json"
+
+_COMMAND: list[list[str]] = []  # the running command line (set by ``stereoprobe.cli.main``), at most one
+
+
+def set_command_line(argv: Sequence[str] | None) -> None:
+    """Record (or clear, with None) the command line of the running ``stereoprobe`` command."""
+    _COMMAND.clear()
+    if argv is not None:
+        _COMMAND.append([str(a) for a in argv])
+
+
+def command_line(command: str | None = None) -> str | None:
+    """The running ``stereoprobe`` command line, shell-quoted; None outside the command line, or when
+    ``command`` is given and the running one is another (e.g. ``command_line("associations")``).
+
+    >>> set_command_line(["stereoprobe", "associations", "logs/my logs", "--note", "it's a demo"])
+    >>> command_line("associations")
+    "stereoprobe associations 'logs/my logs' --note 'it'\"'\"'s a demo'"
+    >>> command_line("dbb") is None
+    True
+    >>> set_command_line(None)
+    """
+    if not _COMMAND:
+        return None
+    argv = _COMMAND[0]
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    if command is not None and (not words or words[0] != command):
+        return None
+    return shlex.join(argv)
 
 
 def write_run_info(
@@ -51,6 +83,8 @@ def write_run_info(
         stereoprobe_version=__version__,
     )
     info.update(extra)
+    if "command" not in extra and command_line() is not None:
+        info["command"] = command_line()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(info, indent=2, default=str) + "\n", encoding="utf-8")
     return path

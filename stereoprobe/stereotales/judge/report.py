@@ -269,8 +269,8 @@ def _merged_view(out: Path, work: Path) -> Path:
     view = Path(tempfile.mkdtemp(prefix=".view-", dir=work.parent))
     for folder in (out, work):
         for entry in folder.iterdir() if folder.is_dir() else ():
-            if entry.name.startswith(".") or entry.suffix == ".html":
-                continue  # reports are rebuilt, never written through a link into ``out``
+            if entry.name.startswith(".") or entry.suffix == ".html" or entry.name == "figures":
+                continue  # reports and their figures are rebuilt, never written through a link into ``out``
             target = view / entry.name
             if target.is_symlink():
                 target.unlink()
@@ -304,6 +304,11 @@ def write_judge_report(report: JudgeReport, work: str | Path, out: str | Path | 
             if built.is_symlink():  # the report was not rebuilt (unexpected): keep the symlink's target intact
                 raise RuntimeError(f"{built} was not rebuilt")
             shutil.move(str(built), work / built.name)
+            from stereoprobe.report.html import FIGURES
+
+            if (view / FIGURES).is_dir():  # the merged report's figures (PNG + SVG), linked from it
+                shutil.rmtree(work / FIGURES, ignore_errors=True)
+                shutil.move(str(view / FIGURES), work / FIGURES)
         finally:
             shutil.rmtree(view, ignore_errors=True)
         report.path = target / built.name

@@ -156,13 +156,14 @@ def _manifest(inputs: Sequence[str | Path], stories: Stories, tables: dict[str, 
               by_language: bool, note: str | None, timings: dict[str, float]) -> dict[str, Any]:
     from stereoprobe import __version__
 
+    from stereoprobe.report.run_info import command_line
+
     frame, pair_tests, associations = stories.frame, tables["pair_tests"], tables["associations"]
     issue_counts = stories.issues["kind"].value_counts().to_dict() if len(stories.issues) else {}
-    argv = sys.argv[1:]
     return {
         "probe": "stereotales",
         "created": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
-        "command": "stereoprobe " + " ".join(argv) if argv[:1] == ["associations"] else None,
+        "command": command_line("associations"),  # shell-quoted; None outside `stereoprobe associations`
         "stereoprobe_version": __version__,
         "inputs": [str(i) for i in inputs],
         "read": stories.read_summary or None,
