@@ -21,6 +21,7 @@ from typing import Any
 
 from stereoprobe.providers import transformers_provider
 from stereoprobe.tasks.dbb import dbb, dbb_sg
+from stereoprobe.tasks.dbb_baselines import dbb_baselines
 from stereoprobe.tasks.dbb_build import dbb_build_concepts, dbb_build_questions, dbb_build_variations
 from stereoprobe.tasks.globalbias import globalbias
 from stereoprobe.tasks.globalbias_profiles import globalbias_profiles

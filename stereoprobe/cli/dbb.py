@@ -35,8 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=seed, default=0, help="bootstrap seed")
     p.add_argument("--top", type=int_between(0, 10_000), default=5, help="top biased associations per category")
     p.add_argument("--term-based", nargs="+", default=None, metavar="PATH",
-                   help="lm-eval results files (results_*.json) or inspect logs of BBQ, CrowS-Pairs or StereoSet "
-                        "runs (files or folders), shown next to DBB as in the paper's Tables 1 and 6")
+                   help="stereoprobe/dbb_baselines logs (the paper's generative protocol), lm-eval results files "
+                        "(results_*.json: log-likelihood, a different protocol) or other inspect logs of BBQ, "
+                        "CrowS-Pairs or StereoSet runs (files or folders), shown next to DBB as in the paper's "
+                        "Tables 1 and 6 with their protocol")
     p.set_defaults(func=run)
 
 
@@ -45,15 +47,13 @@ def run(args: argparse.Namespace) -> int:
     """Validate the inputs, analyse into a temporary folder, move it into place, print one line per run."""
     from stereoprobe.cli.common import atomic_output_dir, info, progress
     from stereoprobe.dbb import contract as C
-    from stereoprobe.dbb.results import analyze, lm_eval_inputs
-    from stereoprobe.inputs import read_headers
-
-    from stereoprobe.inputs import find_lm_eval_samples
+    from stereoprobe.dbb.results import analyze
+    from stereoprobe.inputs import partition, read_headers
     from stereoprobe.lm_eval_tasks.records import DBB_TASKS
 
-    lm = lm_eval_inputs(args.inputs)
-    if not (lm and find_lm_eval_samples(lm, task=tuple(DBB_TASKS))):  # lm-eval output is read as well
-        read_headers(args.inputs, task=tuple(C.TASKS))  # no dbb/dbb_sg log -> one line, before anything is written
+    part = partition(args.inputs, ("logs", "lm_eval"), what="DBB inputs", lm_eval_task=tuple(DBB_TASKS))
+    if not part.lm_eval:  # lm-eval output is read as well
+        read_headers(part.logs, task=tuple(C.TASKS))  # no dbb/dbb_sg log -> one line, before anything is written
     if args.term_based:
         from stereoprobe.dbb.term_based import read_term_based
 

@@ -138,11 +138,12 @@ def _term_section(term: pd.DataFrame | None, tot: pd.DataFrame) -> list[Section]
                                                       "question_refusal_rate"]]
     side = dbb.merge(paper_table(term), on="model", how="outer")
     return [Section("Term-based benchmarks (paper Tables 1 and 6)").text(
-        "The paper contrasts DBB with term-based benchmarks. stereoprobe reads their maintained implementations' "
-        "outputs (lm-eval results files, inspect logs) instead of re-implementing them. Mapped columns: "
-        "BBQ-ambig = lm-eval bbq amb_bias_score (0 = no bias); BBQ-disambig = accuracy_disamb × 100 (100 = no "
-        "bias); CS = crows_pairs_english pct_stereotype × 100 (50 = no bias). Every metric read is listed below; "
-        "inspect logs' metrics are shown as written (their implementations define them).").table(
+        "The paper contrasts DBB with term-based benchmarks, prompted generatively with its Table 11 prompt "
+        "(refusal rates included): that protocol is the task stereoprobe/dbb_baselines, whose logs fill every "
+        "column of Tables 1 and 6. lm-eval results are a different protocol (log-likelihood scoring: no generated "
+        "answer, no refusals), mapped where lm-eval has the measure: BBQ-ambig = bbq amb_bias_score (0 = no bias); "
+        "BBQ-disambig = accuracy_disamb × 100 (100 = no bias); CS = crows_pairs_english pct_stereotype × 100 (50 = "
+        "no bias). The protocol column says which; other inspect logs' metrics are listed as written.").table(
         _fmt(side), caption="DBB (count and mean S of instances with S ≥ threshold) next to the term-based "
         "columns, per model").table(_fmt(term.drop(columns=["path"])),
                                     files=["term_based.csv", "term_based.parquet"])]

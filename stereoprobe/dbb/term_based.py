@@ -1,17 +1,20 @@
 """The term-based comparison of the DBB paper (Pan et al., Findings of EMNLP 2025, Tables 1 and 6): BBQ,
-CrowS-Pairs and StereoSet figures read from the outputs of their maintained implementations, next to DBB's.
+CrowS-Pairs and StereoSet figures read from run outputs, next to DBB's, each row labelled with its protocol.
 
-stereoprobe does not re-implement those benchmarks. It reads what their implementations wrote:
+The paper prompted the three benchmarks generatively with its Table 11 prompt and reports refusal rates; that
+protocol is the inspect task ``stereoprobe/dbb_baselines``, whose logs map onto every Table 1 and Table 6
+column. Outputs of other implementations are read too, under a different protocol (``protocol`` column):
 
 - lm-evaluation-harness results files (``results_*.json``; ``lm-eval run --output_path``): every metric of a
-  task whose name starts with ``bbq``, ``crows_pairs`` or ``stereoset``. The paper's columns are mapped where
-  lm-eval has the same measure: BBQ-ambig = ``amb_bias_score`` (0 = no bias), BBQ-disambig =
+  task whose name starts with ``bbq``, ``crows_pairs`` or ``stereoset``, scored by log-likelihood (no
+  generated answer, so no refusals: a different protocol from the paper's). The paper's columns are mapped
+  where lm-eval has the same measure: BBQ-ambig = ``amb_bias_score`` (0 = no bias), BBQ-disambig =
   ``accuracy_disamb`` × 100 (100 = no bias), CS = ``pct_stereotype`` × 100 of ``crows_pairs_english`` (50 = no
   bias).
 - inspect logs (``.eval`` / ``.json``, e.g. inspect_evals' ``bbq`` and ``stereoset``): every metric of the
   log's results, listed as written (no column mapping: the implementations define their own scores).
 
-Rows: ``model, benchmark, task, metric, value, paper_column, source, path``.
+Rows: ``model, benchmark, task, metric, value, paper_column, paper_value, source, protocol, path``.
 """
 
 from __future__ import annotations
@@ -32,7 +35,20 @@ BENCHMARKS = {"bbq": "BBQ", "crows_pairs": "CrowS-Pairs", "stereoset": "StereoSe
 PAPER_COLUMNS = {("bbq", "amb_bias_score"): ("BBQ-ambig (0)", 1.0),
                  ("bbq", "accuracy_disamb"): ("BBQ-disambig (↑)", 100.0),
                  ("crows_pairs_english", "pct_stereotype"): ("CS (50)", 100.0)}
-COLUMNS = ["model", "benchmark", "task", "metric", "value", "paper_column", "source", "path"]
+COLUMNS = ["model", "benchmark", "task", "metric", "value", "paper_column", "source", "protocol", "path"]
+PROTOCOL_GENERATIVE = "generative, paper Table 11 prompt (the paper's protocol)"
+PROTOCOL_LM_EVAL = "lm-eval log-likelihood (a different protocol: no generated answer, no refusals)"
+PROTOCOL_INSPECT = "inspect log of another implementation (its own protocol)"
+BASELINES_TASK = "dbb_baselines"
+#: dbb_baselines metric -> the paper's column (Table 1 measures, Table 6 refuse rates)
+BASELINE_COLUMNS = {
+    "bbq_ambig_bias_score": "BBQ-ambig (0)", "bbq_disambig_accuracy": "BBQ-disambig (↑)",
+    "crows_pairs_pct_stereotype": "CS (50)", "stereoset_intrasentence_icat": "SS-intra (↑)",
+    "stereoset_intersentence_icat": "SS-inter (↑)",
+    "bbq_ambig_refusal_rate": "refuse % BBQ-ambig", "bbq_disambig_refusal_rate": "refuse % BBQ-disambig",
+    "crows_pairs_refusal_rate": "refuse % CS", "stereoset_intrasentence_refusal_rate": "refuse % SS-intra",
+    "stereoset_intersentence_refusal_rate": "refuse % SS-inter",
+}
 
 
 def _benchmark(task: str) -> str | None:
@@ -72,7 +88,7 @@ def _lm_eval_rows(path: Path, data: dict[str, Any]) -> list[dict[str, Any]]:
             rows.append({"model": model, "benchmark": bench, "task": task, "metric": name, "value": float(value),
                          "paper_column": col[0] if col else "",
                          "paper_value": float(value) * col[1] if col else math.nan,
-                         "source": "lm-eval", "path": str(path)})
+                         "source": "lm-eval", "protocol": PROTOCOL_LM_EVAL, "path": str(path)})
     return rows
 
 
@@ -86,15 +102,19 @@ def _inspect_rows(path: Path) -> list[dict[str, Any]]:
         if path.suffix == ".json":
             return []
         raise InputError(f"{path}: not a readable inspect log ({type(e).__name__}: {e})") from None
-    bench = _benchmark(log.eval.task)
+    task = log.eval.task.split("/")[-1]
+    ours = task == BASELINES_TASK
+    bench = _benchmark(str((log.eval.task_args or {}).get("benchmark", "bbq")) if ours else task)
     if bench is None or log.results is None:
         return []
     rows = []
     for sc in log.results.scores:
         for name, m in sc.metrics.items():
-            rows.append({"model": log.eval.model, "benchmark": bench, "task": log.eval.task.split("/")[-1],
-                         "metric": f"{sc.name}/{name}", "value": float(m.value), "paper_column": "",
-                         "paper_value": math.nan, "source": "inspect", "path": str(path)})
+            col = BASELINE_COLUMNS.get(name, "") if ours else ""
+            rows.append({"model": log.eval.model, "benchmark": bench, "task": task,
+                         "metric": f"{sc.name}/{name}", "value": float(m.value), "paper_column": col,
+                         "paper_value": float(m.value) if col else math.nan, "source": "inspect",
+                         "protocol": PROTOCOL_GENERATIVE if ours else PROTOCOL_INSPECT, "path": str(path)})
     return rows
 
 
@@ -120,9 +140,10 @@ def read_term_based(inputs: Sequence[str | Path]) -> pd.DataFrame:
 
 
 def paper_table(term: pd.DataFrame) -> pd.DataFrame:
-    """One row per model with the paper's Table 1 term-based columns that the inputs provide."""
+    """One row per model and protocol with the paper's Table 1 (and, from ``dbb_baselines`` logs, Table 6)
+    columns that the inputs provide."""
     mapped = term[term["paper_column"] != ""]
     if mapped.empty:
-        return pd.DataFrame(columns=["model"])
-    return mapped.pivot_table(index="model", columns="paper_column", values="paper_value", aggfunc="first"
-                              ).reset_index()
+        return pd.DataFrame(columns=["model", "protocol"])
+    return mapped.pivot_table(index=["model", "protocol"], columns="paper_column", values="paper_value",
+                              aggfunc="first").reset_index()
