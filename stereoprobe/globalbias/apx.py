@@ -23,6 +23,7 @@ from scipy import stats
 from stereoprobe.stats.bootstrap import cluster_bootstrap
 from stereoprobe.stats.multiple_testing import adjust_bh
 from stereoprobe.stats.proportion import wilson_interval
+from stereoprobe.stats.ttest import welch_ttest
 
 Z_ONE_PERCENT = float(stats.norm.ppf(0.99))  # 2.3263478740408408, notebook 8
 
@@ -172,20 +173,6 @@ def name_scores(df: pd.DataFrame, scores_minmax: dict | None = None, value: str 
     return d.groupby(["group", "name", "descriptor"], sort=True)["norm"].mean().rename("name_score").reset_index()
 
 
-def welch_one_sided(x_in: np.ndarray, x_out: np.ndarray) -> float:
-    """One-sided Welch t-test p-value for H1: mean(x_in) < mean(x_out) (Welch-Satterthwaite df)."""
-    n1, n2 = len(x_in), len(x_out)
-    if n1 < 2 or n2 < 2:
-        return float("nan")
-    v1, v2 = np.var(x_in, ddof=1) / n1, np.var(x_out, ddof=1) / n2
-    se = math.sqrt(v1 + v2)
-    if se == 0:
-        return float("nan")
-    t = (np.mean(x_in) - np.mean(x_out)) / se
-    dof = (v1 + v2) ** 2 / (v1**2 / (n1 - 1) + v2**2 / (n2 - 1))
-    return float(stats.t.cdf(t, dof))
-
-
 def permutation_one_sided(
     values: np.ndarray, labels: np.ndarray, n_permutations: int, rng: np.random.Generator
 ) -> dict[object, float]:
@@ -234,7 +221,7 @@ def stricter_test(
             m = labs == g
             p = float("nan")
             if tested:
-                p = welch_one_sided(vals[m], vals[~m]) if method == "welch" else perm[g]
+                p = welch_ttest(vals[m], vals[~m], alternative="less").pvalue if method == "welch" else perm[g]
             rows.append((g, desc, float(vals[m].mean()), float(vals[~m].mean()), p, tested))
     out = pd.DataFrame(rows, columns=["group", "descriptor", "mean_in", "mean_out", "p_value", "tested"])
     out["q_value"] = benjamini_hochberg(out["p_value"].to_numpy())

@@ -21,9 +21,9 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from stereoprobe.stats.correlation import pearson, spearman
+from stereoprobe.stats.ttest import one_sample_ttest
 from stereoprobe.stereotales.judge.contract import HUMAN, POOLED_LLMS
 
 __all__ = [
@@ -188,14 +188,9 @@ def delta_by_dimension(
 def _mean_ci(g: pd.DataFrame, name: str, llm_col: str, human_col: str, confidence: float) -> list[object]:
     x = g["delta"].to_numpy(float)
     n = len(x)
-    m = float(x.mean()) if n else float("nan")
-    if n >= 2:
-        s = float(x.std(ddof=1))
-        half = stats.t.ppf(0.5 + confidence / 2, n - 1) * s / math.sqrt(n)
-        p = float(2 * stats.t.sf(abs(m) / (s / math.sqrt(n)), n - 1)) if s > 0 else (1.0 if m == 0 else 0.0)
-        lo, hi = m - half, m + half
-    else:
-        lo = hi = p = float("nan")
+    res = one_sample_ttest(x)  # mean ± t_{n−1, 1−α/2} s/√n and the two-sided test of mean = 0
+    m, p = res.estimate, res.pvalue
+    lo, hi = res.confidence_interval(confidence)
     return [name, n, m, lo, hi, p, float(g[llm_col].mean()) if n else float("nan"), float(g[human_col].mean()) if n else float("nan")]
 
 
