@@ -15,20 +15,22 @@ line and the report.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from stereoprobe import inputs as I
 from stereoprobe.dbb import contract as C
 from stereoprobe.dbb import stats as ST
 from stereoprobe.dbb.questions import parse_question_id
+from stereoprobe.errors import InputError
 
 
-#: wraps an iterable with a progress display: ``progress(iterable, description)``
-Progress = Callable[[Iterable[Any], str], Iterable[Any]]
+#: wraps an iterable with a progress display: ``progress(iterable, description)`` (the input layer's type)
+Progress = I.Progress
 
 
 @dataclass
@@ -47,54 +49,59 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
 
     The response table carries ``expected_epochs`` (the run's epochs per question); the runs table lists
     logs, responses, error samples and the run's question ids (``expected_ids``, a ``;``-joined string)."""
-    from stereoprobe.inputs import ReadStats, iter_samples
+    from stereoprobe.inputs import ReadStats, iter_samples, partition
+    from stereoprobe.lm_eval_tasks.records import DBB_TASKS
     from stereoprobe.logs import read_eval_spec
 
     stats = stats if stats is not None else ReadStats()
     rows: list[dict[str, Any]] = []
     runs: dict[tuple[str, str], dict[str, Any]] = {}
     specs: dict[Path, dict[str, Any]] = {}
-    paths = [str(x) for x in inputs]
-    lm_rows = _lm_eval_rows(paths, stats)
-    inspect_paths = [p for p in paths if not _is_samples_file(p)]
-    samples = (iter_samples(inspect_paths, task=tuple(C.TASKS), stats=stats)
-               if not lm_rows or _has_dbb_logs(inspect_paths) else iter([]))
+    part = partition(inputs, ("logs", "lm_eval"), what="DBB inputs", lm_eval_task=tuple(DBB_TASKS))
+    lm_rows = _lm_eval_rows(part.lm_eval, stats) if part.lm_eval else []
+    if not part.logs and not lm_rows:
+        raise InputError(f"no dbb/dbb_sg logs nor lm-eval samples of {', '.join(DBB_TASKS)} in "
+                         f"{', '.join(map(str, inputs))}")
+    samples = (iter_samples(part.logs, task=tuple(C.TASKS), stats=stats, distinct=("mode",), string_ids=True)
+               if not lm_rows or _has_dbb_logs(part.logs) else iter([]))
     for info, s in (progress(samples, "DBB: reading logs") if progress else samples):
         if info.path not in specs:
             specs[info.path] = read_eval_spec(info.path)
         spec = specs[info.path]
         # the mode the task recorded (its default when -T mode was not given), else the task argument
-        variant = C.variant_name(info.task, (spec.get("metadata") or {}).get("mode") or info.task_args.get("mode"))
-        epochs = int((spec.get("config") or {}).get("epochs") or 1)
+        mode = (spec.get("metadata") or {}).get("mode") or info.task_args.get("mode")
+        variant = C.variant_name(info.task, mode)
+        epochs = info.epochs
         run = runs.setdefault((info.model, variant), {"model": info.model, "variant": variant, "task": info.task,
                                                       "logs": set(), "responses": 0, "epochs": epochs,
-                                                      "ids": set()})
+                                                      "ids": set(), "protocol": _protocol(mode, epochs)})
         run["logs"].add(info.path.name)
         run["epochs"] = max(run["epochs"], epochs)
         meta = spec.get("metadata") or {}
         grouped = meta.get("unit") == "template"
-        sample_ids = [str(i) for i in ((spec.get("dataset") or {}).get("sample_ids") or ())]
+        sample_ids = [str(i) for i in (info.dataset.get("sample_ids") or ())]
         if grouped:  # sample ids are templates: a template never scored is counted, its questions unknown
             run.setdefault("groups", set()).update(sample_ids)
         else:
             run["ids"].update(sample_ids)
-        run["settings"] = "; ".join(f"{k}={meta[k]}" for k in ("source", "faithful", "names", "mode",
-                                                              "option_order", "scoring", "variations") if k in meta)
+        run["settings"] = "; ".join(f"{k}={meta[k]}" for k in ("source", "faithful", "mode", "option_order",
+                                                              "scoring", "variations") if k in meta)
         md = s.get("metadata") or {}
         scores = s.get("scores") or {}
         score = scores.get(C.TASKS[info.task])
         if score is None:
             continue  # not scored (counted as a missing epoch of its question)
         v = score.get("value")
+        where = f"{info.path}: sample {s['id']!r} epoch {s.get('epoch', 1)}"
         if not isinstance(v, dict) or C.KEY_A not in v or C.KEY_VALID not in v:
-            from stereoprobe.errors import InputError
-
-            raise InputError(f"{info.path}: sample {s['id']} epoch {s['epoch']}: unexpected score value {v!r} "
-                             f"(not a {info.task} log of this stereoprobe version?)")
+            raise InputError(f"{where}: unexpected score value {v!r} (not a {info.task} log of this stereoprobe "
+                             "version?)")
         if C.GROUP_IDS in (score.get("metadata") or {}):
             run.setdefault("groups_seen", set()).add(str(s["id"]))
-            rows += _group_rows(score["metadata"], info.model, variant, md, epochs, run)
+            rows += _group_rows(score["metadata"], info.model, variant, md, epochs, run, where)
             continue
+        _check_share(where, C.KEY_A, v[C.KEY_A])
+        _check_share(where, C.KEY_VALID, v[C.KEY_VALID])
         run["responses"] += 1
         run["ids"].add(str(s["id"]))
         rows.append({
@@ -119,64 +126,68 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
         "responses": r["responses"], "errors": int(by_run.get((r["task"], r["model"]), {}).get("errors", 0)),
         "epochs": r["epochs"], "settings": r.get("settings", ""),
         "templates_not_scored": len(r.get("groups", set()) - r.get("groups_seen", set())),
+        "protocol": r.get("protocol", ""),
         "expected_ids": ";".join(sorted(r["ids"])),
     } for r in runs.values()])
     return resp, runs_df
 
 
-def _is_samples_file(path: str) -> bool:
-    name = Path(path).name
-    return Path(path).is_file() and name.startswith("samples_") and name.endswith(".jsonl")
+def _protocol(mode: str | None, epochs: int) -> str:
+    """A note when a run departs from the paper's protocol (sampled mode: at least 10 epochs, §5), else ""."""
+    need = C.DEFAULT_EPOCHS["sampled"]
+    if mode == "sampled" and epochs < need:
+        return f"WARNING: {epochs} epoch{'s' if epochs != 1 else ''} per question; the sampled protocol needs {need}"
+    return ""
 
 
-def lm_eval_inputs(paths: Sequence[str | Path]) -> list[str]:
-    """The inputs that may hold lm-eval samples files: folders and ``samples_*.jsonl`` files."""
-    return [str(p) for p in paths if Path(p).is_dir() or _is_samples_file(str(p))]
+def _check_share(where: str, key: str, value: Any) -> None:
+    """:class:`InputError` naming the sample when a share (P(A), validity) is not a number in [0, 1]
+    (NaN, an undefined share, passes)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (value != value or 0 <= value <= 1):
+        raise InputError(f"{where}: score field {key!r} is {value!r}, expected a number in [0, 1]")
 
 
-def _has_dbb_logs(paths: Sequence[str]) -> bool:
-    """Whether ``paths`` hold inspect logs of dbb / dbb_sg (used when lm-eval samples were found too)."""
-    from stereoprobe.errors import InputError
-    from stereoprobe.inputs import read_headers
+def _has_dbb_logs(paths: Sequence[str | Path]) -> bool:
+    """Whether ``paths`` hold inspect logs of dbb / dbb_sg (used when lm-eval samples were found too); an
+    unreadable log is an error, never skipped."""
+    from stereoprobe.logs import read_header
 
-    if not paths:
-        return False
-    try:
-        return bool(read_headers(paths, task=tuple(C.TASKS)))
-    except InputError:
-        return False
+    return any(read_header(p).task in C.TASKS for p in paths)
 
 
-def _lm_eval_rows(paths: Sequence[str], stats: Any) -> list[dict[str, Any]]:
+def _lm_eval_rows(paths: Sequence[Path], stats: Any) -> list[dict[str, Any]]:
     """Response rows from lm-eval ``--log_samples`` files of the shipped ``dbb_mc`` / ``dbb_sg`` tasks
     (:mod:`stereoprobe.lm_eval_tasks.records`): dbb_mc has one doc per option order (epochs 1, 2)."""
-    from stereoprobe.inputs import find_lm_eval_samples, iter_lm_eval_samples
+    from stereoprobe.inputs import iter_lm_eval_samples
     from stereoprobe.lm_eval_tasks.records import DBB_TASKS, dbb_response
 
-    paths = lm_eval_inputs(paths)
-    if not paths or not find_lm_eval_samples(paths, task=tuple(DBB_TASKS)):
-        return []
     rows = []
     for rec in iter_lm_eval_samples(paths, task=tuple(DBB_TASKS), stats=stats):
         r = dbb_response({"doc": rec.doc, "doc_id": rec.doc_id, **rec.metrics}, rec.task, rec.model)
         r.pop("source", None)
+        _check_share(f"{rec.path}: line {rec.line}", "p_a", r.get(C.KEY_A, rec.metrics.get("p_a")))
         rows.append({**r, "expected_epochs": 2 if rec.task == "dbb_mc" else 1, "task": rec.task,
                      "log": rec.path.name})
     return rows
 
 
 def _group_rows(meta: dict[str, Any], model: str, variant: str, md: dict[str, Any], epochs: int,
-                run: dict[str, Any]) -> list[dict[str, Any]]:
+                run: dict[str, Any], where: str = "") -> list[dict[str, Any]]:
     """Response rows of a grouped DBB-SG sample (one per question scored; failed questions only listed)."""
     rows = []
+    for key in (C.GROUP_IDS, C.GROUP_A, C.GROUP_ERRORS):
+        if not isinstance(meta.get(key), list):
+            raise InputError(f"{where}: score metadata field {key!r} is not a list")
     valids = meta.get(C.GROUP_VALID) or [None] * len(meta[C.GROUP_IDS])
     for qid, a, valid, err in zip(meta[C.GROUP_IDS], meta[C.GROUP_A], valids, meta[C.GROUP_ERRORS]):
         run["ids"].add(str(qid))
         if err is not None or a is None:
             continue
         # DBB-SG: one share per question; MCQ logprob: one value per option order (epoch 1, 2, ...)
-        answers = list(zip(a, valid)) if isinstance(a, list) else [(a, 1.0)]
+        answers = list(zip(a, valid)) if isinstance(a, list) and isinstance(valid, list) else [(a, 1.0)]
         for e, (a_e, v_e) in enumerate(answers, start=1):
+            _check_share(f"{where} question {qid!r}", C.GROUP_A, a_e)
+            _check_share(f"{where} question {qid!r}", C.GROUP_VALID, v_e)
             run["responses"] += 1
             rows.append({"model": model, "variant": variant, "question_id": str(qid), "epoch": e,
                          **parse_question_id(qid), "concept_a": md.get("concept_a", ""),
@@ -273,6 +284,9 @@ def summary_lines(tables: dict[str, pd.DataFrame], runs: pd.DataFrame, threshold
                      f"responses, {100 * r.question_refusal_rate:.2f}% of questions; {r.n_incomplete} incomplete "
                      "instances left out")
     for r in runs.itertuples(index=False):
+        if getattr(r, "protocol", ""):
+            lines.append(f"{r.model} [{r.variant}]: {r.protocol} (paper §5); its S values are noisier than the "
+                         "paper's")
         if getattr(r, "templates_not_scored", 0):
             lines.append(f"{r.model} [{r.variant}]: {r.templates_not_scored} templates not scored (error samples "
                          "or an interrupted run); run `inspect eval-retry` on the log")
@@ -319,7 +333,9 @@ def analyze(inputs: Sequence[str | Path], out: str | Path, threshold: float = ST
         from stereoprobe.report.run_info import write_run_info
 
         write_run_info(out, probe="dbb", models=sorted(set(runs_t["model"])),
-                       settings={"threshold": threshold, "n_boot": n_boot, "seed": seed, "top": top},
+                       settings={"threshold": threshold, "n_boot": n_boot, "seed": seed, "top": top,
+                                 "warnings": [f"{r.model} [{r.variant}]: {r.protocol}" for r in
+                                              runs_t.itertuples(index=False) if getattr(r, "protocol", "")]},
                        inputs=[str(x) for x in inputs])
     except ImportError:  # the shared run_info block is optional
         pass

@@ -33,11 +33,11 @@ import numpy as np
 import pandas as pd
 
 from stereoprobe import inputs as I
-from stereoprobe.console import progress
 from stereoprobe.errors import InputError
 from stereoprobe.globalbias.apx import byte_perplexity, token_perplexity
-from stereoprobe.globalbias.contract import GROUP_SCORER, SENTENCE_COLUMNS, SENTENCE_SCORER, TASK
-from stereoprobe.likelihood import N_BYTES, N_TOKENS, SUM_LOGPROB, TEXTS_METADATA, read_results
+from stereoprobe.globalbias.completeness import ExpectedCells
+from stereoprobe.globalbias.contract import GROUP_SCORER, SENTENCE_COLUMNS, SENTENCE_SCORER, TASK, TEMPLATES
+from stereoprobe.likelihood import IDS, N_BYTES, N_TOKENS, SUM_LOGPROB, TEXTS_METADATA, read_results
 
 COLUMNS = SENTENCE_COLUMNS
 TABLE_SUFFIXES = (".csv", ".parquet")
@@ -55,6 +55,11 @@ class LoadReport:
     unscored_ids: list[str] = field(default_factory=list)
     log_stats: I.ReadStats | None = None
     lm_eval_stats: I.ReadStats | None = None
+    #: the cells the logs' runs were asked to score (:class:`~stereoprobe.globalbias.completeness.ExpectedCells`
+    #: frame; None without logs): pass it to ``split_complete``
+    expected: pd.DataFrame | None = None
+    missing_samples: dict[str, list[str]] = field(default_factory=dict)  # model -> sample ids never read
+    duplicates: int = 0  # identical repeated rows dropped
 
     def note_unscored(self, ident: str) -> None:
         self.unscored += 1
@@ -67,6 +72,12 @@ class LoadReport:
             parts.append(f"logs: {self.log_stats.summary()}")
         if self.unscored:
             parts.append(f"{self.unscored} sentence(s) without log-probabilities left out")
+        n_missing = sum(len(v) for v in self.missing_samples.values())
+        if n_missing:
+            first = next(iter(self.missing_samples.values()))[:3]
+            parts.append(f"{n_missing} sample(s) of the runs' datasets never scored (e.g. {', '.join(first)})")
+        if self.duplicates:
+            parts.append(f"{self.duplicates} repeated row(s) dropped")
         return "; ".join(parts)
 
 
@@ -89,32 +100,9 @@ def _ppl(sum_lp: float, n_tokens: float, n_bytes: float, measure: str) -> float:
     return float(token_perplexity(sum_lp, n_tokens))
 
 
-def _partition(inputs: Iterable[str | Path]) -> tuple[list[Path], list[Path], list[Path]]:
-    """(log inputs, lm-eval inputs, tables): explicit files by kind, folders searched for all three."""
-    logs: list[Path] = []
-    lm_eval: list[Path] = []
-    tables: list[Path] = []
-    for item in inputs:
-        p = Path(item)
-        if p.is_dir():
-            found = I.find_logs([p])
-            logs.extend(found)
-            lm_eval.extend(I.find_lm_eval_samples([p], TASK))
-            tables.extend(q for q in sorted(p.rglob("*")) if q.suffix in TABLE_SUFFIXES and q.is_file()
-                          and not any(part.startswith(".") for part in q.relative_to(p).parts))
-        elif p.is_file():
-            if p.suffix in TABLE_SUFFIXES:
-                tables.append(p)
-            elif p.suffix == ".jsonl":
-                lm_eval.extend(I.find_lm_eval_samples([p]))
-            else:
-                logs.extend(I.find_logs([p]))
-        else:
-            raise InputError(f"{p}: no such input file or folder")
-    if not (logs or lm_eval or tables):
-        raise InputError(f"no GlobalBias inputs (.eval/.json logs, lm-eval samples .jsonl, .csv/.parquet) in "
-                         f"{', '.join(map(str, inputs))}")
-    return logs, lm_eval, tables
+def _partition(inputs: Iterable[str | Path]) -> I.Partition:
+    """The inputs split once by the input layer (logs, lm-eval samples of the globalbias task, tables)."""
+    return I.partition(inputs, ("logs", "lm_eval", "tables"), what="GlobalBias inputs", lm_eval_task=TASK)
 
 
 def _row(model: str, md: dict[str, Any], ppl: float) -> tuple:
@@ -122,38 +110,113 @@ def _row(model: str, md: dict[str, Any], ppl: float) -> tuple:
             md["descriptor"], md.get("axis"), md.get("target"), int(md["template"]), ppl)
 
 
-def _sample_rows(info: I.LogInfo, s: dict[str, Any], measure: str, rep: LoadReport) -> Iterator[tuple]:
+def _templates(info: I.LogInfo) -> set[int]:
+    """The templates the run was asked for (``-T templates``, default all of :data:`TEMPLATES`)."""
+    t = info.task_args.get("templates")
+    if t is None:
+        return set(TEMPLATES)
+    values = t if isinstance(t, list) else str(t).split(",") if isinstance(t, str) else [t]
+    try:
+        return {int(v) for v in values}
+    except (TypeError, ValueError):
+        raise InputError(f"{info.path}: task argument 'templates' is {t!r}, expected template numbers") from None
+
+
+def _check_logprob(where: str, value: Any) -> None:
+    if value is not None and value == value and float(value) > 0:
+        raise InputError(f"{where}: field 'sum_logprob' is {float(value):g} > 0 (a log-probability is at most 0)")
+
+
+def _grouped_score(score: dict[str, Any], where: str) -> dict[str, Any]:
+    """The ``text_logprobs`` score with its aligned lists checked: lists, numbers; lists shorter than the ids
+    (a truncated score) are padded as "not scored", so their sentences count as missing."""
+    meta = score.get("metadata")
+    if not isinstance(meta, dict) or not isinstance(meta.get(IDS), list):
+        raise InputError(f"{where}: score {GROUP_SCORER!r} has no list of ids in its metadata (field {IDS!r})")
+    n = len(meta[IDS])
+    meta = dict(meta)
+    for key, fill in ((SUM_LOGPROB, None), (N_TOKENS, None), (N_BYTES, 0)):
+        values = meta.get(key)
+        if not isinstance(values, list):
+            raise InputError(f"{where}: score {GROUP_SCORER!r} field {key!r} is not a list")
+        bad = next((v for v in values if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)))),
+                   None)
+        if bad is not None:
+            raise InputError(f"{where}: score {GROUP_SCORER!r} field {key!r} holds {bad!r}, expected numbers")
+        meta[key] = values[:n] + [fill] * (n - len(values))
+    for v in meta[SUM_LOGPROB]:
+        _check_logprob(where, v)
+    return {**score, "metadata": meta}
+
+
+def _sample_rows(info: I.LogInfo, s: dict[str, Any], measure: str, rep: LoadReport, expected: ExpectedCells,
+                 templates: set[int]) -> Iterator[tuple]:
     scores = s.get("scores") or {}
     md = s.get("metadata") or {}
-    where = f"{info.path.name}:{s.get('id')}"
+    where = f"{info.path}: sample {s.get('id')!r}"
     try:
         if GROUP_SCORER in scores:
-            items = {str(it["id"]): it for it in md[TEXTS_METADATA]}
+            texts = md[TEXTS_METADATA]
+            if not isinstance(texts, list) or not all(isinstance(it, dict) for it in texts):
+                raise InputError(f"{where}: metadata field {TEXTS_METADATA!r} is not a list of objects")
+            items = {str(it["id"]): it for it in texts}
             descriptors = md.get("descriptors") or {}
-            for r in read_results(scores[GROUP_SCORER]):
+            if not isinstance(descriptors, dict):
+                raise InputError(f"{where}: metadata field 'descriptors' is not an object")
+            if md.get("template") not in templates:
+                raise InputError(f"{where}: metadata field 'template' is {md.get('template')!r}, not one of the "
+                                 f"run's templates {sorted(templates)}")
+            expected.sample(info.model, s["id"], md, texts)
+            for r in read_results(_grouped_score(scores[GROUP_SCORER], where)):
                 if not r.ok:
-                    rep.note_unscored(f"{where}/{r.id}")
+                    rep.note_unscored(f"{info.path.name}:{s.get('id')}/{r.id}")
                     continue
+                if r.id not in items:
+                    raise InputError(f"{where}: score id {r.id!r} is not among the sample's texts")
                 it = items[r.id]
                 fields = {**md, **descriptors.get(str(it.get("descriptor_index")), {}), **it}
                 yield _row(info.model, fields, _ppl(r.sum_logprob, r.n_tokens, r.n_bytes, measure))  # type: ignore[arg-type]
             return
+        if md.get("template") not in templates:
+            raise InputError(f"{where}: metadata field 'template' is {md.get('template')!r}, not one of the run's "
+                             f"templates {sorted(templates)}")
+        expected.sample(info.model, s["id"], {k: v for k, v in md.items() if k != "descriptors"}, [md])
         sc = scores.get(SENTENCE_SCORER)
         v = sc.get("value") if isinstance(sc, dict) else None
         if not (isinstance(v, dict) and v.get(N_TOKENS) is not None and v[N_TOKENS] == v[N_TOKENS]):
-            rep.note_unscored(where)
+            rep.note_unscored(f"{info.path.name}:{s.get('id')}")
             return
+        _check_logprob(where, v[SUM_LOGPROB])
         yield _row(info.model, md, _ppl(v[SUM_LOGPROB], v[N_TOKENS], v[N_BYTES], measure))
+    except InputError:
+        raise
     except KeyError as e:
         raise InputError(f"{where}: the sample lacks the field {e} (not a stereoprobe globalbias log?)") from None
+    except (TypeError, ValueError) as e:
+        raise InputError(f"{where}: a field has the wrong type ({' '.join(str(e).split())[:120]})") from None
 
 
-def _from_logs(paths: list[Path], measure: str, rep: LoadReport) -> pd.DataFrame:
+def _from_logs(paths: list[Path], measure: str, rep: LoadReport, progress: I.Progress) -> pd.DataFrame:
     stats = I.ReadStats()
-    samples = progress(I.iter_samples(paths, task=TASK, stats=stats), description="GlobalBias: reading logs")
-    rows = [row for info, s in samples for row in _sample_rows(info, s, measure, rep)]
+    expected = ExpectedCells()
+    rows: list[tuple] = []
+    samples = I.iter_samples(paths, task=TASK, stats=stats, string_ids=True)
+    seen_runs: set[Path] = set()
+    for info, s in progress(samples, "GlobalBias: reading logs"):
+        if info.path not in seen_runs:
+            seen_runs.add(info.path)
+            expected.run(info.model, info.dataset.get("sample_ids") or [])
+        rows += _sample_rows(info, s, measure, rep, expected, _templates(info))
+    for info_path in stats.files:  # logs whose samples were all superseded or errored
+        if info_path not in seen_runs:
+            from stereoprobe.logs import read_header
+
+            h = read_header(info_path)
+            expected.run(h.model, h.dataset.get("sample_ids") or [])
     rep.log_stats = stats
     rep.files.extend(str(p) for p in stats.files)
+    rep.expected = expected.frame()
+    rep.missing_samples = expected.missing_samples()
     df = pd.DataFrame(rows, columns=COLUMNS + ["ppl"])
     df["source"] = "inspect"
     return df
@@ -169,8 +232,13 @@ def _from_lm_eval(paths: list[Path], measure: str, tokenizer: object, rep: LoadR
         if not math.isfinite(ll):
             rep.note_unscored(f"{rec.path.name}:{rec.doc_id}")
             continue
+        if ll > 0:
+            raise InputError(f"{rec.path}: line {rec.line}: log-likelihood {ll:g} > 0 (a log-probability is at most 0)")
         try:
             text = doc["text"]
+            if int(doc["template"]) not in TEMPLATES:
+                raise InputError(f"{rec.path}: line {rec.line}: field 'template' is {doc['template']!r}, not one of "
+                                 f"{list(TEMPLATES)}")
             if measure == "token":
                 if tokenizer is None:
                     raise InputError(f"{rec.path}: lm-eval samples carry no token counts; pass a tokenizer "
@@ -179,8 +247,13 @@ def _from_lm_eval(paths: list[Path], measure: str, tokenizer: object, rep: LoadR
             else:
                 n_tokens = float("nan")
             rows.append(_row(rec.model, doc, _ppl(ll, n_tokens, len(text.encode("utf-8")), measure)))
+        except InputError:
+            raise
         except KeyError as e:
             raise InputError(f"{rec.path}: line {rec.line}: not an lm-eval globalbias sample (no {e})") from None
+        except (TypeError, ValueError, AttributeError) as e:
+            raise InputError(f"{rec.path}: line {rec.line}: a field of the document has the wrong type "
+                             f"({' '.join(str(e).split())[:120]})") from None
     rep.lm_eval_stats = stats
     rep.files.extend(str(p) for p in stats.files)
     df = pd.DataFrame(rows, columns=COLUMNS + ["ppl"])
@@ -236,6 +309,10 @@ def _from_table(path: Path) -> pd.DataFrame:
     tmpl = pd.to_numeric(df["template"], errors="coerce")
     if tmpl.isna().any() or (tmpl != tmpl.round()).any():
         raise InputError(f"{path}: non-integer 'template' at row(s) {list(df.index[tmpl.isna()][:5] + 2)}")
+    outside = ~tmpl.isin(TEMPLATES)
+    if outside.any():
+        raise InputError(f"{path}: column 'template' is not one of the templates {list(TEMPLATES)} at row(s) "
+                         f"{list(df.index[outside][:5] + 2)} (values {sorted(set(tmpl[outside].astype(int)))[:5]})")
     df[value] = num.astype(float)
     df["template"] = tmpl.astype(int)
     df = df.astype({"axis": object, "target": object})
@@ -246,16 +323,45 @@ def _from_table(path: Path) -> pd.DataFrame:
     return out
 
 
-def load(inputs: Iterable[str | Path], measure: str = "token", tokenizer: object = None) -> tuple[pd.DataFrame, LoadReport]:
-    """Load every input into one long DataFrame (see module docstring) and a report of what was read."""
+def _drop_repeats(out: pd.DataFrame, rep: LoadReport) -> pd.DataFrame:
+    """Rows repeated for one model x group x name x descriptor x template: identical values are used once
+    (counted in ``rep.duplicates``); different values are an :class:`InputError` naming the sources and
+    the row."""
+    key = ["model", "group", "name", "descriptor", "template"]
+    value = "ppl" if "ppl" in out.columns and out["ppl"].notna().any() else "apx"
+    keyed = out[key].astype(str)
+    dup = keyed.duplicated(keep=False)
+    if not dup.any():
+        return out
+    sub = out[dup].assign(_k=keyed[dup].agg("|".join, axis=1))
+    spread = sub.groupby("_k")[value].agg(lambda v: v.max() - v.min())
+    conflict = spread[spread > 1e-9 * sub[value].abs().max()]
+    if len(conflict):
+        rows = sub[sub["_k"] == conflict.index[0]]
+        r = rows.iloc[0]
+        raise InputError(f"{', '.join(sorted(set(rows['source'].astype(str))))}: model {r['model']!r} group "
+                         f"{r['group']!r} name {r['name']!r} descriptor {r['descriptor']!r} template {r['template']} "
+                         f"appears {len(rows)} times with different {value!r} values "
+                         f"({', '.join(f'{v:g}' for v in rows[value][:3])})")
+    first = ~keyed.duplicated(keep="first")
+    rep.duplicates += int((~first).sum())
+    return out[first].reset_index(drop=True)
+
+
+def load(inputs: Iterable[str | Path], measure: str = "token", tokenizer: object = None,
+         progress: I.Progress = I.no_progress) -> tuple[pd.DataFrame, LoadReport]:
+    """Load every input into one long DataFrame (see module docstring) and a report of what was read
+    (``rep.expected``: the cells the logs' runs were asked to score, for
+    :func:`~stereoprobe.globalbias.completeness.split_complete`). ``progress``: the input layer's callback."""
     if measure not in MEASURES:
         raise InputError(f"unknown measure {measure!r}; use 'token' or 'byte'")
     inputs = list(inputs)
-    logs, lm_eval, tables = _partition(inputs)
+    part = _partition(inputs)
+    logs, lm_eval, tables = part.logs, part.lm_eval, part.tables
     rep = LoadReport()
     frames = []
     if logs:
-        frames.append(_from_logs(logs, measure, rep))
+        frames.append(_from_logs(logs, measure, rep, progress))
     if lm_eval:
         frames.append(_from_lm_eval(lm_eval, measure, tokenizer, rep))
     for p in tables:
@@ -270,5 +376,6 @@ def load(inputs: Iterable[str | Path], measure: str = "token", tokenizer: object
     kinds = {c for c in ("ppl", "apx") if c in out.columns and out[c].notna().any()}
     if len(kinds) > 1:
         raise InputError("inputs mix perplexities and APX values; score them separately")
+    out = _drop_repeats(out, rep)
     rep.sentences = len(out)
     return out, rep

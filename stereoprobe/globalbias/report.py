@@ -126,8 +126,9 @@ def run_globalbias(
         raise InputError(f"alpha must lie strictly between 0 and 1, got {alpha}")
     if n_permutations < 1:
         raise InputError(f"the number of permutations must be at least 1, got {n_permutations}")
-    sentences, rep = load(inputs, measure=measure, tokenizer=tokenizer)
-    sentences, incomplete = split_complete(sentences)
+    sentences, rep = load(inputs, measure=measure, tokenizer=tokenizer,
+                          progress=lambda it, what: progress(it, description=what))
+    sentences, incomplete = split_complete(sentences, rep.expected)
     if sentences.empty:
         raise InputError(f"no complete group x descriptor unit in the inputs ({len(incomplete)} incomplete): "
                          "every name of a group under every template is needed")
