@@ -43,13 +43,20 @@ def _paths(value: Any) -> list[Path]:
     if isinstance(value, (list, tuple)):
         return [p for v in value for p in _paths(v)]
     if isinstance(value, Path):
-        return [value] if value.exists() else []
+        return [value] if _exists(value) else []
     if isinstance(value, str) and value:
-        if Path(value).exists():
+        if _exists(Path(value)):
             return [Path(value)]
-        if "=" in value and Path(value.partition("=")[2]).exists():
+        if "=" in value and _exists(Path(value.partition("=")[2])):
             return [Path(value.partition("=")[2])]
     return []
+
+
+def _exists(p: Path) -> bool:
+    try:
+        return p.exists()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL: not an existing path
+        return False
 
 
 def _outputs_and_inputs(sub: argparse.ArgumentParser, args: argparse.Namespace
