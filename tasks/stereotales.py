@@ -28,6 +28,7 @@ from stereoprobe.scorers.stereotales import (
     EXTRACTION_PROMPT_VARIANTS,
     REFUSAL_CHARACTER_FORMS,
     REFUSAL_FAILURE_MODES,
+    REFUSAL_VOTE_RULES,
     stereotales_extraction,
 )
 from stereoprobe.solvers.stereotales import story_generation
@@ -66,6 +67,7 @@ def stereotales(
     refusal_failure: str = "refusal",
     refusal_character: str = "value_key",
     verify_seeds: bool = True,
+    refusal_votes: str = "upstream",
 ) -> Task:
     """StereoTales story generation and profile extraction.
 
@@ -96,12 +98,15 @@ def stereotales(
             prompted English value key, as upstream) or ``"phrase"`` (the rendered character phrase).
         verify_seeds: check a local copy of the upstream seeds against the pinned checksums (default); false
             reads an edited seed folder as it is (its source is then labelled unverified).
+        refusal_votes: ``"upstream"`` (every refusal-judge answer whose JSON parses votes; only the label
+            "complied" is a compliance vote) or ``"labels"`` (only recognised labels vote).
     """
     err = TaxonomyError
     consensus = choice(consensus, "consensus", CONSENSUS_RULES, error=err)
     extraction_prompt = choice(extraction_prompt, "extraction_prompt", EXTRACTION_PROMPT_VARIANTS, error=err)
     refusal_failure = choice(refusal_failure, "refusal_failure", REFUSAL_FAILURE_MODES, error=err)
     refusal_character = choice(refusal_character, "refusal_character", REFUSAL_CHARACTER_FORMS, error=err)
+    refusal_votes = choice(refusal_votes, "refusal_votes", REFUSAL_VOTE_RULES, error=err)
     epochs = integer(stories_per_prompt, "stories_per_prompt", 1, error=err)
     min_extractors = integer(min_extractors, "min_extractors", 1, error=err)
     structured_output = boolean(structured_output, "structured_output", error=err)
@@ -123,6 +128,7 @@ def stereotales(
             refusal_failure=refusal_failure,
             refusal_character=refusal_character,
             verify_seeds=verify_seeds,
+            refusal_votes=refusal_votes,
         ),
         config=GenerateConfig(temperature=STORY_TEMPERATURE, max_tokens=STORY_MAX_TOKENS),
         epochs=Epochs(epochs),
@@ -135,5 +141,6 @@ def stereotales(
             "extraction_prompt": extraction_prompt,
             "refusal_failure": refusal_failure,
             "refusal_character": refusal_character,
+            "refusal_votes": refusal_votes,
         },
     )
