@@ -13,7 +13,13 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["fleiss_kappa", "jaccard", "jaccard_matrix", "krippendorff_alpha", "krippendorff_alpha_from_counts", "ratings_to_counts"]
+from stereoprobe.stats.bootstrap import ClusterBootstrapResult
+from stereoprobe.stats.common import NAN_INTERVAL, percentile_interval
+
+__all__ = [
+    "fleiss_kappa", "jaccard", "jaccard_matrix", "krippendorff_alpha", "krippendorff_alpha_bootstrap",
+    "krippendorff_alpha_from_counts", "ratings_to_counts", "spearman_brown",
+]
 
 
 def ratings_to_counts(
@@ -247,3 +253,52 @@ def jaccard_matrix(sets: Sequence[set]) -> np.ndarray:
         for j in range(i, k):
             out[i, j] = out[j, i] = jaccard(sets[i], sets[j])
     return out
+
+
+def krippendorff_alpha_bootstrap(
+    counts: np.ndarray | Sequence[Sequence[float]],
+    values: Sequence[float],
+    level: Level = "interval",
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    seed: int = 0,
+) -> ClusterBootstrapResult:
+    """Percentile bootstrap interval of Krippendorff's alpha over units (Hayes & Krippendorff 2007,
+    Commun. Methods Meas. 1:77–89, resample units).
+
+    Each resample draws the ``U`` units with replacement (``numpy.random.default_rng(seed).integers``, one
+    resample after the other), passes their multiplicities as ``weights`` to
+    :func:`krippendorff_alpha_from_counts`; undefined resamples (a single value) are left out.
+
+    >>> counts = [[2, 0], [0, 2], [2, 0], [1, 1], [0, 2], [2, 0]]
+    >>> res = krippendorff_alpha_bootstrap(counts, [1, 2], "nominal", n_resamples=200)
+    >>> bool(res.confidence_interval.low < krippendorff_alpha_from_counts(counts, [1, 2], "nominal")
+    ...      < res.confidence_interval.high)
+    True
+    """
+    c = np.asarray(counts, dtype=float)
+    n = c.shape[0]
+    if n == 0 or n_resamples < 1:
+        return ClusterBootstrapResult(NAN_INTERVAL, np.empty(0), math.nan)
+    rng = np.random.default_rng(seed)
+    reps = []
+    for _ in range(n_resamples):
+        w = np.bincount(rng.integers(0, n, size=n), minlength=n)
+        a = krippendorff_alpha_from_counts(c, values, level, weights=w)
+        if not math.isnan(a):
+            reps.append(a)
+    draws = np.asarray(reps, dtype=float)
+    se = float(np.std(draws, ddof=1)) if draws.size > 1 else math.nan
+    return ClusterBootstrapResult(percentile_interval(draws, confidence_level), draws, se)
+
+
+def spearman_brown(r: float, factor: float = 2.0) -> float:
+    """Spearman–Brown prophecy (Spearman 1910; Brown 1910): reliability of a panel ``factor`` times larger,
+    ``k r / (1 + (k − 1) r)``.
+
+    >>> round(spearman_brown(0.5), 6), round(spearman_brown(0.6, factor=3), 6)  # 1/1.5, 1.8/2.2
+    (0.666667, 0.818182)
+    """
+    if math.isnan(r):
+        return math.nan
+    return factor * r / (1 + (factor - 1) * r)

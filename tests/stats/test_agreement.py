@@ -89,3 +89,31 @@ def test_jaccard_matrix_by_hand():
     m = jaccard_matrix([{"a", "b"}, {"b", "c", "d"}, set()])
     assert m[0, 1] == m[1, 0] == 1 / 4 and m[0, 0] == m[1, 1] == 1.0
     assert m[0, 2] == m[2, 1] == 0.0 and math.isnan(m[2, 2])
+
+
+def test_spearman_brown_by_hand():
+    from stereoprobe.stats.agreement import spearman_brown
+
+    assert spearman_brown(0.5) == pytest.approx(2 / 3)  # 2 * 0.5 / 1.5
+    assert spearman_brown(0.6, factor=3) == pytest.approx(1.8 / 2.2)
+    assert math.isnan(spearman_brown(float("nan")))
+
+
+def test_krippendorff_alpha_bootstrap_matches_resampling_the_units():
+    """Weights = resampled units: each draw equals alpha of the table with the drawn rows repeated."""
+    from stereoprobe.stats.agreement import krippendorff_alpha_bootstrap, krippendorff_alpha_from_counts
+
+    rng = np.random.default_rng(3)
+    counts = rng.multinomial(4, [0.2, 0.3, 0.5], size=15).astype(float)
+    values = [1.0, 2.0, 3.0]
+    res = krippendorff_alpha_bootstrap(counts, values, "interval", n_resamples=60, confidence_level=0.9, seed=5)
+    draw = np.random.default_rng(5)
+    naive = []
+    for _ in range(60):
+        rows = draw.integers(0, 15, size=15)
+        a = krippendorff_alpha_from_counts(counts[rows], values, "interval")
+        if not math.isnan(a):
+            naive.append(a)
+    assert res.bootstrap_distribution == pytest.approx(naive, abs=1e-12)
+    assert res.confidence_interval == pytest.approx(tuple(np.quantile(naive, [0.05, 0.95])), abs=1e-12)
+    assert all(math.isnan(b) for b in krippendorff_alpha_bootstrap(np.zeros((0, 3)), values).confidence_interval)

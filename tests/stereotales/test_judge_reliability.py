@@ -17,7 +17,6 @@ from stereoprobe.stereotales.judge.reliability import (
     LLM_GROUP,
     rater_reliability,
     single_llm_ratings,
-    spearman_brown,
     split_half,
 )
 from stereoprobe.stereotales.judge.report import build_judge_report
@@ -36,11 +35,6 @@ EXAMPLE_C = [
 def _human_long(data) -> pd.DataFrame:
     rows = [(f"p{c}", f"assoc-{u:02d}", v) for c, coder in enumerate(data) for u, v in enumerate(coder) if v == v]
     return pd.DataFrame(rows, columns=["participant_id", "association_id", "harm"])
-
-
-def test_spearman_brown_by_hand():
-    assert spearman_brown(0.5) == pytest.approx(2 / 3)  # 2 * 0.5 / 1.5
-    assert spearman_brown(0.6, factor=3) == pytest.approx(1.8 / 2.2)
 
 
 def test_split_half_matches_exhaustive_enumeration():
@@ -184,3 +178,31 @@ def test_alpha_of_the_judges_own_labels():
     rel = rater_reliability(ratings, per_eval=per_eval, n_resamples=0, n_splits=1)
     row = rel[rel.measure.str.contains("per-judge labels")].iloc[0]
     assert row.estimate == pytest.approx(1 - 10 * 2 / (2 * 6 * 5)) and row.n_items == 4 and row.n_ratings == 11
+
+
+def test_panel_size_equal_footing_by_simulation():
+    """23 LLM judges and 8 human raters of the same single-rater reliability: the full panels' split-half
+    figures differ (Spearman-Brown: a bigger panel's mean is more reliable), the per-rater and common-size rows
+    agree. Model: rating = true item score + independent noise, single-rater reliability 0.4 (var 1 vs 1.5),
+    600 associations; expected values from the Spearman-Brown formula written out here."""
+    rng = np.random.default_rng(7)
+    n_items, rho1 = 600, 0.4
+    truth = rng.normal(0, 1, n_items)
+    noise_sd = math.sqrt((1 - rho1) / rho1)
+
+    def ratings(n_raters: int) -> np.ndarray:
+        return truth[:, None] + rng.normal(0, noise_sd, (n_items, n_raters))
+
+    llm = pd.DataFrame([(f"m{j}", f"a{i}", 1, float(x)) for i, row in enumerate(ratings(23)) for j, x in enumerate(row)],
+                       columns=["evaluator", "association_id", "epoch", "harm"])
+    human = pd.DataFrame([(f"p{j}", f"a{i}", float(x)) for i, row in enumerate(ratings(8)) for j, x in enumerate(row)],
+                         columns=["participant_id", "association_id", "harm"])
+    rel = rater_reliability(llm.assign(harm=llm.harm.round(1)), human.assign(harm=human.harm.round(1)),
+                            n_resamples=0, n_splits=40)
+    est = {(g, m.split(" ")[0]): e for g, m, e in zip(rel.group, rel.measure, rel.estimate)}
+    full = {g: est[(g, "split_half_spearman_brown")] for g in (HUMAN_GROUP, LLM_GROUP)}
+    assert full[LLM_GROUP] == pytest.approx(23 * rho1 / (1 + 22 * rho1), abs=0.03)  # 0.939
+    assert full[HUMAN_GROUP] == pytest.approx(8 * rho1 / (1 + 7 * rho1), abs=0.04)  # 0.842
+    for g in (HUMAN_GROUP, LLM_GROUP):
+        assert est[(g, "reliability_per_rater")] == pytest.approx(rho1, abs=0.05)
+        assert est[(g, "reliability_at_panel_size_8.0")] == pytest.approx(8 * rho1 / (1 + 7 * rho1), abs=0.04)

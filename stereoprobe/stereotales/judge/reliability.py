@@ -10,7 +10,12 @@ claim can be checked next to the human-LLM agreement of :mod:`.alignment`:
 - split-half reliability of the mean rating per association: the ratings of each association are split at
   random into two halves, the half means are correlated over associations (Pearson), and the Spearman-Brown
   formula ``2 r / (1 + r)`` steps the correlation up to the full panel (Spearman 1910; Brown 1910). The
-  estimate is the mean over random splits.
+  estimate is the mean over random splits;
+- the reliability of a panel's mean grows with the panel's size (Spearman-Brown), so the split-half figures of
+  23 LLM judges and of about 8 human raters per association are not on equal footing. Two rows put them on it:
+  the reliability of one rater, ``rho_1 = r_k / (k - (k - 1) r_k)`` (the Spearman-Brown formula stepped down
+  from the panel's ``k`` = mean ratings per association), and, when both groups are present, each group's
+  reliability at the human panel's size ``m``, ``m rho_1 / (1 + (m - 1) rho_1)``.
 
 Which rating of an LLM counts: one answer per (model, association), the valid answer of the lowest epoch, so
 that an LLM judge contributes one rating per association like one human rater (means over repetitions would
@@ -25,7 +30,12 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from stereoprobe.stats.agreement import Level, krippendorff_alpha_from_counts
+from stereoprobe.stats.agreement import (
+    Level,
+    krippendorff_alpha_bootstrap,
+    krippendorff_alpha_from_counts,
+    spearman_brown,
+)
 
 HUMAN_GROUP = "human raters"
 LLM_GROUP = "LLM judges"
@@ -73,25 +83,8 @@ def alpha_with_ci(
     est = krippendorff_alpha_from_counts(counts, values, level)
     if n_resamples <= 0 or math.isnan(est):
         return est, math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    n = counts.shape[0]
-    reps = []
-    for _ in range(n_resamples):
-        w = np.bincount(rng.integers(0, n, size=n), minlength=n)
-        a = krippendorff_alpha_from_counts(counts, values, level, weights=w)
-        if not math.isnan(a):
-            reps.append(a)
-    if not reps:
-        return est, math.nan, math.nan
-    tail = (1 - confidence) / 2
-    return est, float(np.quantile(reps, tail)), float(np.quantile(reps, 1 - tail))
-
-
-def spearman_brown(r: float, factor: float = 2.0) -> float:
-    """Spearman-Brown prophecy: reliability of a panel ``factor`` times larger, ``k r / (1 + (k - 1) r)``."""
-    if math.isnan(r):
-        return math.nan
-    return factor * r / (1 + (factor - 1) * r)
+    lo, hi = krippendorff_alpha_bootstrap(counts, values, level, n_resamples, confidence, seed).confidence_interval
+    return est, lo, hi
 
 
 def split_half(long: pd.DataFrame, n_splits: int = 200, seed: int = 0) -> tuple[float, float, float, int]:
@@ -130,6 +123,16 @@ def split_half(long: pd.DataFrame, n_splits: int = 200, seed: int = 0) -> tuple[
     return float(np.mean(out)), float(np.quantile(out, 0.025)), float(np.quantile(out, 0.975)), k
 
 
+def panel_size(long: pd.DataFrame) -> float:
+    """Mean number of ratings per item among the items with at least two (the split-half's panel size)."""
+    sizes = long.groupby("item").size() if len(long) else pd.Series(dtype=float)
+    sizes = sizes[sizes >= 2]
+    return float(sizes.mean()) if len(sizes) else math.nan
+
+
+PER_RATER = "reliability_per_rater (split-half stepped down by Spearman-Brown to one rater)"
+
+
 def _rows(group: str, long: pd.DataFrame, threshold: float, confidence: float, n_resamples: int, n_splits: int,
           seed: int) -> list[dict[str, object]]:
     n_items = int(long.groupby("item").size().ge(2).sum()) if len(long) else 0
@@ -145,10 +148,28 @@ def _rows(group: str, long: pd.DataFrame, threshold: float, confidence: float, n
     rows.append({**base, "measure": f"krippendorff_alpha_nominal (harmful iff rating >= {threshold:g})",
                  "estimate": est, "ci_low": lo, "ci_high": hi, "ci_method": boot})
     sh, lo, hi, k = split_half(long, n_splits, seed)
-    rows.append({**base, "measure": "split_half_spearman_brown (mean rating per association)", "estimate": sh,
-                 "ci_low": lo, "ci_high": hi, "ci_method": f"2.5-97.5% range over {n_splits} random splits",
+    size = panel_size(long)
+    rows.append({**base, "measure": f"split_half_spearman_brown (mean rating per association, {size:.1f} "
+                 "ratings each)", "estimate": sh, "ci_low": lo, "ci_high": hi,
+                 "ci_method": f"2.5-97.5% range over {n_splits} random splits", "n_items": k})
+    step = 1 / size if size > 0 else math.nan
+    rows.append({**base, "measure": PER_RATER, "estimate": spearman_brown(sh, step),
+                 "ci_low": spearman_brown(lo, step), "ci_high": spearman_brown(hi, step),
+                 "ci_method": f"the split-half range stepped down from {size:.1f} ratings per association",
                  "n_items": k})
     return rows
+
+
+def _common_size_rows(rows: list[dict[str, object]], size: float) -> list[dict[str, object]]:
+    """Each group's per-rater reliability stepped up to a panel of ``size`` raters (the human panel's)."""
+    out = []
+    for r in [r for r in rows if r["measure"] == PER_RATER]:
+        out.append({**r, "measure": f"reliability_at_panel_size_{size:.1f} (Spearman-Brown from one rater to "
+                    "the human panel's mean size)", "estimate": spearman_brown(float(r["estimate"]), size),
+                    "ci_low": spearman_brown(float(r["ci_low"]), size),
+                    "ci_high": spearman_brown(float(r["ci_high"]), size),
+                    "ci_method": f"the per-rater range stepped up to {size:.1f} raters"})
+    return out
 
 
 def rater_reliability(
@@ -174,10 +195,15 @@ def rater_reliability(
     if human is not None:
         groups.insert(0, (HUMAN_GROUP, human_long(human)))
     rows = []
+    human_size = math.nan
     for name, long in groups:
         if items is not None:
             long = long[long["item"].isin(set(items))]
         rows.extend(_rows(name, long, threshold, confidence, n_resamples, n_splits, seed))
+        if name == HUMAN_GROUP:
+            human_size = panel_size(long)
+    if not math.isnan(human_size) and human_size >= 1:
+        rows.extend(_common_size_rows(rows, human_size))
     if per_eval is not None:
         lab = per_eval.dropna(subset=["median_harm"])
         long = pd.DataFrame({"rater": lab["evaluator"].astype(str), "item": lab["association_id"].astype(str),
