@@ -157,7 +157,10 @@ def reliability_section(t: dict[str, pd.DataFrame], agree_sum: dict[str, float])
         "measured the same way here: Krippendorff's alpha of the individual ratings (one rating per rater and "
         "association; for an LLM its first valid answer), interval and ordinal on the 1-5 scale and nominal on "
         "the harmful/benign label, and the split-half reliability of the mean rating per association "
-        "(Spearman-Brown corrected). Alpha: Krippendorff (2011), 'Computing Krippendorff's Alpha-Reliability'."
+        "(Spearman-Brown corrected). A panel's mean is more reliable the more raters it has, so a 23-judge "
+        "panel and a panel of about 8 people are compared per rater (the split-half stepped down to one rater) "
+        "and at the human panel's size (stepped up from one rater), both by the Spearman-Brown formula. "
+        "Alpha: Krippendorff (2011), 'Computing Krippendorff's Alpha-Reliability'."
     )
     parts = []
     for group in (HUMAN_GROUP, LLM_GROUP):
