@@ -93,3 +93,56 @@ def test_every_help_has_one_style(capsys) -> None:
         assert not re.search(r"\[(\d[\d.,]*|auto|off|attribute|medium,large)\]", options), name
         assert "(default: )" not in text and "(default: (" not in text and "(default: [" not in text, name
         assert "(paper: " not in text, name
+
+
+TOY = """
+import warnings
+
+from stereoprobe.report.run_info import write_run_info
+
+
+def register(sub):
+    p = sub.add_parser("zz-warn", help="a toy command that warns and writes run_info.json")
+    p.add_argument("out")
+    p.add_argument("--note", default="")
+    p.set_defaults(func=run)
+
+
+def run(args):
+    warnings.warn("Tight layout not applied. The bottom and top margins cannot be made large enough", UserWarning)
+    write_run_info(args.out, probe="toy")
+    return 0
+"""
+
+
+@pytest.fixture
+def warning_command(tmp_path, monkeypatch):
+    import sys
+
+    import stereoprobe.cli as cli
+
+    (tmp_path / "zz_warn.py").write_text(TOY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    original = cli.command_modules
+    monkeypatch.setattr(cli, "command_modules", lambda: [*original(), "zz_warn"])
+    yield
+    sys.modules.pop("zz_warn", None)
+
+
+def test_quiet_silences_library_warnings_and_run_info_records_the_command(warning_command, tmp_path, capsys) -> None:
+    import json
+    import shlex
+    import warnings
+
+    out = tmp_path / "out dir"
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")  # as a fresh process shows each warning once
+        assert main(["zz-warn", str(out), "--note", "it's"]) == 0
+        assert "Tight layout not applied" in capsys.readouterr().err
+        assert main(["zz-warn", str(out), "-q"]) == 0
+        assert capsys.readouterr().err == ""
+    info = json.loads((out / "run_info.json").read_text())
+    assert shlex.split(info["command"]) == ["stereoprobe", "zz-warn", str(out), "-q"]
+    from stereoprobe.report.run_info import command_line
+
+    assert command_line() is None  # cleared after the run

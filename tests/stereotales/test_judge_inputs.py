@@ -138,11 +138,11 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(folders, tmp_path, caps
 def test_bad_input_keeps_earlier_results(folders, tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["judge-report", str(folders / "full"), "--out", str(out)]) == 0
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()}  # figures/ too
     bad = tmp_path / "h.csv"
     bad.write_text(BAD_HUMAN)
     assert main(["judge-report", str(folders / "full"), "--out", str(out), "--human", str(bad)]) == 2
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
 
 def test_wrong_task_logs_and_out_file(folders, tmp_path, capsys):

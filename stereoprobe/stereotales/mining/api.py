@@ -15,7 +15,6 @@ replaces ``--out`` at the end).
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
