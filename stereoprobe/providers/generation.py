@@ -1,4 +1,5 @@
 """Batched chat generation for the ``transformers`` provider (greedy or sampled, stop strings, logprobs,
+OpenAI's frequency/presence penalties and logit bias (:mod:`.penalties`), transformers' repetition penalty,
 grammar-constrained JSON through :mod:`.structured`)."""
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from inspect_ai.model import (
     ModelUsage,
     TopLogprob,
 )
+
+from stereoprobe.providers.penalties import OpenAIPenaltiesProcessor
 
 
 @torch.inference_mode()
@@ -48,8 +51,18 @@ def run_generate(self: Any, reqs: list[Any]) -> list[ModelOutput]:
         kwargs["tokenizer"] = tok
     if s["seed"] is not None:
         torch.manual_seed(int(s["seed"]))
-    if s["schema"] is not None:
-        kwargs["logits_processor"] = [self._schema_processor(s["schema"])]
+    if s["repetition_penalty"] != 1.0:  # transformers' own: prompt and continuation tokens (-M repetition_penalty)
+        kwargs["repetition_penalty"] = s["repetition_penalty"]
+    processors: list[Any] = []
+    prompt_length = max(len(r.payload["ids"]) for r in reqs) if self.kind == "causal" else 1
+    penalties = OpenAIPenaltiesProcessor(prompt_length, s["frequency_penalty"], s["presence_penalty"],
+                                         dict(s["logit_bias"]))
+    if penalties.active:  # OpenAI's definitions: generated tokens only, before temperature/top-k/top-p
+        processors.append(penalties)
+    if s["schema"] is not None:  # last: the grammar mask has the final word
+        processors.append(self._schema_processor(s["schema"]))
+    if processors:
+        kwargs["logits_processor"] = processors
 
     prompts = [r.payload["ids"] for r in reqs]
     width = max(len(p) for p in prompts)

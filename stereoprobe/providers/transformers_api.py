@@ -58,6 +58,7 @@ from stereoprobe.likelihood import N_TOKENS, RESULT_ERROR, RESULTS_KEY, SUM_LOGP
 from stereoprobe.providers.generation import run_generate
 from stereoprobe.providers.loading import DEFAULT_NAME, context_window, load, model_kind, pick_device, pick_dtype
 from stereoprobe.providers.scoring import CausalScorer, TokenScores, masked_pll, seq2seq_logprobs
+from stereoprobe.providers.settings import check_config
 from stereoprobe.providers.structured import SchemaLogitsProcessor, compiled_grammar, require_xgrammar
 
 __all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_NAME", "TransformersAPI", "compiled_grammar", "context_window", "load",
@@ -87,7 +88,12 @@ class TransformersAPI(ModelAPI):
     64), ``gen_batch_size`` (default 16), ``prefix_sharing`` (default true), ``score_first_token`` (default
     false), ``kind`` (causal/masked/seq2seq, detected), ``tokenizer`` (path or id), ``chat_template`` (a
     Jinja string or a file), ``mlm_max_length`` (truncate masked-LM inputs, e.g. 22 as lmppl),
+    ``repetition_penalty`` (transformers' own, default 1.0 = none), ``top_k`` (when a request sets none),
     ``revision``, ``trust_remote_code``, ``attn_implementation``, ``max_connections`` (default 128).
+
+    Every ``GenerateConfig`` field is honoured, acted on by inspect, or an error naming it
+    (:mod:`.settings`); ``frequency_penalty``, ``presence_penalty`` and ``logit_bias`` follow OpenAI
+    (:mod:`.penalties`).
     """
 
     def __init__(
@@ -108,6 +114,12 @@ class TransformersAPI(ModelAPI):
         self.score_first_token = _bool(args.pop("score_first_token", False))
         self.mlm_max_length = int(args["mlm_max_length"]) if args.get("mlm_max_length") else None
         args.pop("mlm_max_length", None)
+        # generation defaults of the model (a request's GenerateConfig.top_k wins over -M top_k)
+        self.repetition_penalty = float(args.pop("repetition_penalty", 1.0))
+        if not self.repetition_penalty > 0:
+            raise ValueError(f"transformers provider: repetition_penalty must be > 0, got {self.repetition_penalty}")
+        self.default_top_k = int(args["top_k"]) if args.get("top_k") is not None else None
+        args.pop("top_k", None)
         self._max_connections = int(args.pop("max_connections", 128))
         kind = args.pop("kind", None)
         tokenizer_id = args.pop("tokenizer", None)
@@ -119,7 +131,8 @@ class TransformersAPI(ModelAPI):
             raise ValueError(
                 f"transformers provider: unknown model args {sorted(args)} (known: device, dtype, batch_size, "
                 "gen_batch_size, prefix_sharing, score_first_token, kind, tokenizer, chat_template, "
-                "mlm_max_length, revision, trust_remote_code, attn_implementation, max_connections)"
+                "mlm_max_length, repetition_penalty, top_k, revision, trust_remote_code, attn_implementation, "
+                "max_connections)"
             )
 
         self.model, self.tokenizer, self.kind = load(model_name, self.device, self.dtype, kind, tokenizer_id, load_kwargs)
@@ -164,6 +177,7 @@ class TransformersAPI(ModelAPI):
     ) -> ModelOutput:
         if tools:
             raise ValueError("transformers provider: tool calling is not supported")
+        check_config(config, self.model_name)  # a setting this provider cannot honour is an error, never dropped
         prompt_logprobs: Logprobs | None = None
         scored_tokens = 0
         batch = (input[-1].metadata or {}).get(TEXTS_KEY) if input else None
@@ -317,7 +331,11 @@ class TransformersAPI(ModelAPI):
             "max_new_tokens": int(max_new),
             "temperature": config.temperature,
             "top_p": config.top_p,
-            "top_k": config.top_k,
+            "top_k": config.top_k if config.top_k is not None else self.default_top_k,
+            "frequency_penalty": float(config.frequency_penalty or 0.0),
+            "presence_penalty": float(config.presence_penalty or 0.0),
+            "logit_bias": tuple(sorted((int(k), float(v)) for k, v in (config.logit_bias or {}).items())),
+            "repetition_penalty": self.repetition_penalty,
             "stop": tuple(config.stop_seqs or ()),
             "n": int(config.num_choices or 1),
             "logprobs": bool(config.logprobs),
