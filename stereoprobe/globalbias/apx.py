@@ -22,6 +22,7 @@ from scipy import stats
 
 from stereoprobe.stats.bootstrap import cluster_bootstrap
 from stereoprobe.stats.multiple_testing import adjust_bh
+from stereoprobe.stats.permutation import group_mean_permutation_test
 from stereoprobe.stats.proportion import wilson_interval
 from stereoprobe.stats.ttest import welch_ttest
 
@@ -173,23 +174,6 @@ def name_scores(df: pd.DataFrame, scores_minmax: dict | None = None, value: str 
     return d.groupby(["group", "name", "descriptor"], sort=True)["norm"].mean().rename("name_score").reset_index()
 
 
-def permutation_one_sided(
-    values: np.ndarray, labels: np.ndarray, n_permutations: int, rng: np.random.Generator
-) -> dict[object, float]:
-    """One-sided permutation p-value per label: P(mean of a random same-size set of names <= the group's mean),
-    labels shuffled across names; p = (1 + #{perm <= obs}) / (B + 1)."""
-    codes, uniq = pd.factorize(pd.Series(labels))
-    k = len(uniq)
-    sizes = np.bincount(codes, minlength=k)
-    obs = np.bincount(codes, weights=values, minlength=k) / sizes
-    perms = rng.permuted(np.tile(codes, (n_permutations, 1)), axis=1)
-    offs = perms + (np.arange(n_permutations) * k)[:, None]
-    sums = np.bincount(offs.ravel(), weights=np.tile(values, n_permutations), minlength=k * n_permutations)
-    means = sums.reshape(n_permutations, k) / sizes
-    counts = (means <= obs[None, :] + 1e-12).sum(axis=0)
-    return {uniq[i]: (1 + counts[i]) / (n_permutations + 1) for i in range(k)}
-
-
 def stricter_test(
     names: pd.DataFrame,
     method: str = "welch",
@@ -216,7 +200,8 @@ def stricter_test(
         tested = not (axis is not None and axis in exclude_axes)
         vals = sub["name_score"].to_numpy(dtype=float)
         labs = sub["group"].to_numpy()
-        perm = permutation_one_sided(vals, labs, n_permutations, rng) if tested and method == "permutation" else {}
+        perm = (group_mean_permutation_test(vals, labs, n_permutations, rng)
+                if tested and method == "permutation" else {})
         for g in pd.unique(labs):
             m = labs == g
             p = float("nan")
