@@ -5,7 +5,9 @@ argparse sub-parser (with ``help=`` for the command list and ``description=``), 
 the parsed namespace, returns an exit code), validates options with the types of
 :mod:`stereoprobe.cli.common` and writes through :func:`stereoprobe.cli.common.atomic_output_dir`. Modules keep
 heavy imports inside ``func`` so ``stereoprobe --help`` stays fast. Every module of this package except
-``common`` is picked up automatically (order: :data:`ORDER`, then the others alphabetically).
+``common`` is picked up automatically, and so is every command a registered probe names
+(:attr:`stereoprobe.probes.ProbeDescriptor.commands`, possibly outside this package). Order: the probes'
+commands in the probes' display order, then :data:`GENERAL`, then the others alphabetically (:func:`order`).
 
 Global options (before or after the subcommand): ``--quiet`` (no progress bars, no console lines),
 ``--debug`` (full traceback on errors).
@@ -37,12 +39,8 @@ from stereoprobe.errors import InputError, one_line
 
 PROG = "stereoprobe"
 
-# Display order of the command list in ``stereoprobe --help``; modules of this package not listed here
-# follow alphabetically.
-ORDER: tuple[str, ...] = (
-    "associations", "taxonomy", "judge_report", "rater_sheet", "dbb", "dbb_build", "dbb_export_lm_eval",
-    "globalbias", "profiles", "leaderboard", "plan", "index", "lm_eval_path", "default_model_path",
-)
+# The commands that belong to no probe, in display order after the probes' own commands.
+GENERAL: tuple[str, ...] = ("leaderboard", "plan", "index", "lm_eval_path", "default_model_path")
 
 _NOT_COMMANDS = {"common"}
 
@@ -126,12 +124,20 @@ class _OnceSubparsers:
 
 
 def command_modules() -> list[str]:
-    """Names of the subcommand modules of this package, in display order."""
+    """Module names of every subcommand, in display order: each registered probe's commands (in the probes'
+    order), then the modules of this package named in :data:`GENERAL`, then its other modules alphabetically."""
     import stereoprobe.cli as pkg
+    from stereoprobe.probes import registered
 
     found = {m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_")} - _NOT_COMMANDS
-    ordered = [n for n in ORDER if n in found] + sorted(found - set(ORDER))
-    return [f"{pkg.__name__}.{n}" for n in ordered]
+    probes = [c for d in registered() for c in d.commands]
+    local = [n for n in GENERAL if n in found] + sorted(found - set(GENERAL))
+    return list(dict.fromkeys(probes + [f"{pkg.__name__}.{n}" for n in local]))
+
+
+def order() -> list[str]:
+    """Command module short names in display order (``stereoprobe --help``)."""
+    return [m.rsplit(".", 1)[-1] for m in command_modules()]
 
 
 def _add_global_options(p: argparse.ArgumentParser, default: Any) -> None:

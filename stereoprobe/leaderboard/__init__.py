@@ -17,7 +17,7 @@ Modules: :mod:`~stereoprobe.leaderboard.sources` (find and read probe output fol
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +27,7 @@ from stereoprobe.errors import InputError
 from stereoprobe.leaderboard.headline import headline_table, wide_table
 from stereoprobe.leaderboard.pairwise import pairwise_table
 from stereoprobe.leaderboard.sources import load_sources
+from stereoprobe.probes import LeaderboardOptions, registered
 
 __all__ = ["Leaderboard", "build_leaderboard", "write_leaderboard"]
 
@@ -54,21 +55,25 @@ def _setting(src, probe: str, key: str, given: float | None, default: float) -> 
 
 
 def build_leaderboard(inputs: Iterable[str | Path], threshold: float | None = None, alpha: float | None = None,
-                      n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> Leaderboard:
+                      n_boot: int = 2000, seed: int = 0, level: float = 0.95,
+                      settings: Mapping[str, float] | None = None) -> Leaderboard:
     """Read the probe output folders under ``inputs`` (``LABEL=PATH`` renames a folder's model) and compute
-    the headline figures and the paired comparisons. ``threshold``: DBB's S threshold; ``alpha``: the FDR
-    level of GlobalBias' stricter test (re-applied in its bootstrap); None: the value the probe's folders were
-    made with (their ``run_info.json``), else 20 and 0.05. ``n_boot`` / ``seed``: bootstrap draws."""
+    the headline figures and the paired comparisons of every registered probe. ``threshold``: DBB's S
+    threshold; ``alpha``: the FDR level of GlobalBias' stricter test (re-applied in its bootstrap); other probe
+    settings by name in ``settings``; None: the value the probe's folders were made with (their
+    ``run_info.json``), else the probe's default (:attr:`stereoprobe.probes.ProbeDescriptor.settings`: 20 and
+    0.05). ``n_boot`` / ``seed``: bootstrap draws."""
     inputs = list(inputs)
-    src = load_sources(inputs, {"threshold": 20.0 if threshold is None else threshold, "n_boot": n_boot,
-                                "seed": seed, "alpha": 0.05 if alpha is None else alpha})
-    threshold = _setting(src, "dbb", "threshold", threshold, 20.0)
-    alpha = _setting(src, "globalbias", "alpha", alpha, 0.05)
-    metrics = headline_table(src, threshold, alpha, n_boot, seed, level)
+    given: dict[str, float | None] = {"threshold": threshold, "alpha": alpha, **(settings or {})}
+    defaults = {k: v for d in registered() for k, v in d.settings.items()}
+    src = load_sources(inputs, {"n_boot": n_boot, "seed": seed,
+                                **{k: given.get(k) if given.get(k) is not None else v for k, v in defaults.items()}})
+    resolved = {k: _setting(src, d.name, k, given.get(k), v) for d in registered() for k, v in d.settings.items()}
+    options = LeaderboardOptions(n_boot=n_boot, seed=seed, level=level, settings=resolved)
+    metrics = headline_table(src, options)
     if metrics.empty:
         raise InputError("no headline figure could be computed from " + ", ".join(map(str, inputs)))
-    return Leaderboard(metrics, wide_table(metrics), pairwise_table(src, threshold, n_boot, seed, level),
-                       list(src.folders), level)
+    return Leaderboard(metrics, wide_table(metrics), pairwise_table(src, options), list(src.folders), level)
 
 
 def write_leaderboard(lb: Leaderboard, out: str | Path, hub_dir: str | Path | None = None,

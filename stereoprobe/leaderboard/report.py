@@ -2,27 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from stereoprobe.probes import RegistryView, registered
 from stereoprobe.report.html import Section, files_html, plot_is_empty, write_report
 
-PROBE_TITLES = {
-    "stereotales": "StereoTales: associations in generated stories",
-    "dbb": "DBB: description-based bias (multiple choice)",
-    "dbb_sg": "DBB-SG: description-based bias (sentence generation)",
-    "globalbias": "GlobalBias: stereotypes associated with names (likelihood)",
-    "profiles": "GlobalBias: character profiles",
-}
-MAIN_METRICS = {
-    "stereotales": ["associations", "harmful", "refusal_rate", "language_reach"],
-    "dbb": ["count_s_ge_20", "mean_s_biased", "refusal_rate"],
-    "dbb_sg": ["count_s_ge_20", "mean_s_biased"],
-    "globalbias": ["flagged", "significant", "validation_accuracy", "validation_mrr"],
-    "profiles": ["svm_accuracy_gender_ethnicity", "svm_accuracy_ethnicity", "svm_accuracy_gender"],
-}
+#: board (the metrics table's ``probe``) -> section title, from the registered probes' descriptors
+PROBE_TITLES: Mapping[str, str] = RegistryView(lambda: {b.name: b.title for d in registered() for b in d.boards})
+#: board -> its headline metrics in display order (the forest plots)
+MAIN_METRICS: Mapping[str, list[str]] = RegistryView(
+    lambda: {b.name: b.metric_names for d in registered() for b in d.boards})
 
 
 def ranking(metrics: pd.DataFrame, probe: str, metric: str) -> pd.DataFrame:

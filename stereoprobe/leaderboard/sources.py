@@ -1,21 +1,12 @@
 """Find and read the output folders of the probes' post-processing commands for the leaderboard.
 
-An input is a folder written by ``stereoprobe associations`` (+ ``judge-report``), ``dbb``, ``globalbias`` or
-``profiles``, or any folder above such folders (searched recursively; ``logs`` folders and hidden folders are
-skipped). A folder's probe is recognised by the tables it holds (Parquet preferred, else CSV):
-
-============== ========================================== ==============================================
-probe          tables read                                written by
-============== ========================================== ==============================================
-stereotales    ``associations``, ``pair_tests``,           ``stereoprobe associations``
-               ``refusal_rates``
-judge          ``harm_labels``                            ``stereoprobe judge-report``
-dbb            ``summary``, ``instances``                  ``stereoprobe dbb``
-globalbias     ``bias_scores``, ``validation``,            ``stereoprobe globalbias``
-               ``validation_detail``
-               (+ ``incomplete_units``)
-profiles       ``classification`` (+ ``predictions``)      ``stereoprobe profiles``
-============== ========================================== ==============================================
+An input is an output folder of a registered probe (:func:`stereoprobe.probes.registered`: ``stereoprobe
+associations`` (+ ``judge-report``), ``dbb``, ``globalbias``, ``profiles``, ...), or any folder above such
+folders (searched recursively; ``logs`` folders and hidden folders are skipped). A folder's probe is recognised
+by the tables it holds (Parquet preferred, else CSV): every table of the descriptor's ``marker_tables``
+(:data:`MARKERS`); the leaderboard reads the tables of the descriptor's ``tables`` (:data:`TABLES`) and checks
+that each has the columns the descriptor names (:data:`REQUIRED`). Table and column names come from the
+probes' contract modules, through their descriptors (``stereoprobe/<probe>/probe.py``).
 
 An input written ``LABEL=PATH`` renames the model of that folder to ``LABEL`` (``LABEL/<model>`` when the
 folder holds several models), so that two runs of one model (another temperature, another scoring option)
@@ -24,46 +15,34 @@ become two leaderboard rows.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from stereoprobe.errors import InputError
+from stereoprobe.probes import RegistryView, registered
 
-# table name(s) whose presence marks a probe's output folder, and every table read from it
-MARKERS: dict[str, tuple[str, ...]] = {
-    "stereotales": ("associations", "pair_tests"),
-    "judge": ("harm_labels",),
-    "dbb": ("summary", "instances"),
-    "globalbias": ("bias_scores",),
-    "profiles": ("classification",),
-}
-TABLES: dict[str, tuple[str, ...]] = {
-    "stereotales": ("associations", "pair_tests", "refusal_rates"),
-    "judge": ("harm_labels",),
-    "dbb": ("summary", "instances"),
-    "globalbias": ("bias_scores", "validation", "validation_detail", "incomplete_units"),
-    "profiles": ("classification", "predictions"),
-}
-# columns each table must have for the leaderboard (others are ignored)
-REQUIRED: dict[str, tuple[str, ...]] = {
-    "associations": ("model", "slice", "base_attribute", "base_value", "compared_attribute", "compared_value"),
-    "pair_tests": ("model", "slice", "base_attribute", "compared_attribute"),
-    "refusal_rates": ("model", "language", "target_attribute", "stories", "refused"),
-    "harm_labels": ("association_id", "harmful"),
-    "summary": ("model", "variant", "category", "count_s_ge_20", "mean_s_biased"),
-    "instances": ("model", "variant", "instance_id", "template_id", "category", "s"),
-    "bias_scores": ("model", "group", "descriptor", "score", "flagged"),
-    "validation": ("model", "measure", "accuracy", "mrr", "n_descriptors"),
-    "validation_detail": ("model", "measure", "descriptor", "reciprocal_rank", "correct"),
-    "incomplete_units": ("model", "group", "descriptor"),
-    "classification": ("model", "target", "accuracy", "n_profiles"),
-    "predictions": ("model", "target", "item_id", "correct"),
-}
+#: probe -> the tables whose presence marks its output folder (all of them)
+MARKERS: Mapping[str, tuple[str, ...]] = RegistryView(lambda: {d.name: d.marker_tables for d in registered() if d.tables})
+#: probe -> every table the leaderboard reads from its folders
+TABLES: Mapping[str, tuple[str, ...]] = RegistryView(lambda: {d.name: tuple(d.tables) for d in registered() if d.tables})
+
+
+def _required() -> dict[str, tuple[str, ...]]:
+    out: dict[str, tuple[str, ...]] = {}
+    for d in registered():
+        for name, cols in d.tables.items():
+            out[name] = tuple(dict.fromkeys([*out.get(name, ()), *cols]))
+    return out
+
+
+#: table -> the columns it must have for the leaderboard (others are ignored)
+REQUIRED: Mapping[str, tuple[str, ...]] = RegistryView(_required)
 _SKIP_DIRS = {"logs", "__pycache__"}
 
 
@@ -86,7 +65,7 @@ class Sources:
 
 def parse_input(text: str) -> tuple[str | None, Path]:
     """``"LABEL=PATH"`` -> (LABEL, PATH); a plain path (or an existing path holding "=") -> (None, path)."""
-    if "=" in text and not Path(text).exists():
+    if "=" in text and not os.path.exists(text):  # False (not an error) for a name too long to exist
         label, _, path = text.partition("=")
         if not label.strip():
             raise InputError(f"{text}: empty label before '=' (use LABEL=PATH)")
@@ -99,27 +78,11 @@ def _has(folder: Path, name: str) -> bool:
 
 
 def read_table(folder: Path, name: str) -> pd.DataFrame | None:
-    """``folder/name.parquet`` (else ``.csv``) as a DataFrame; None when neither exists."""
-    pq, csv = folder / f"{name}.parquet", folder / f"{name}.csv"
-    try:
-        if pq.is_file():
-            df = pd.read_parquet(pq)
-            path = pq
-        elif csv.is_file():
-            df = pd.read_csv(csv, keep_default_na=True)
-            path = csv
-        else:
-            return None
-    except pd.errors.EmptyDataError:  # a CSV without even a header: an empty table
-        df, path = pd.DataFrame(), csv
-    except (OSError, ValueError) as exc:  # pyarrow and pandas parse errors are ValueErrors (ArrowInvalid too)
-        raise InputError(f"{pq if pq.is_file() else csv}: unreadable table ({str(exc).splitlines()[0]})") from exc
-    if df.empty:  # no rows (e.g. no association in a tiny run): the required columns, no rows
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in dict.fromkeys([*REQUIRED.get(name, ()), *df.columns])})
-    missing = [c for c in REQUIRED.get(name, ()) if c not in df.columns]
-    if missing:
-        raise InputError(f"{path}: missing column(s) {', '.join(missing)} (found: {', '.join(map(str, df.columns))})")
-    return df
+    """``folder/name.parquet`` (else ``.csv``) with the columns the leaderboard needs (:data:`REQUIRED`);
+    None when neither exists (the one reader of output tables, :func:`stereoprobe.tables.read_table`)."""
+    from stereoprobe.tables import read_table as read_output_table
+
+    return read_output_table(folder, name, REQUIRED.get(name, ()))
 
 
 def probes_in(folder: Path) -> list[str]:
@@ -134,10 +97,25 @@ def find_folders(path: Path) -> list[tuple[str, Path]]:
     if not path.is_dir():
         raise InputError(f"{path}: not a folder (give the output folder of a probe command)")
     found: list[tuple[str, Path]] = []
-    for root, dirs, _files in os.walk(path):
+
+    def unreadable(exc: OSError) -> None:  # a subfolder that cannot be listed is reported, never skipped
+        raise InputError(f"{exc.filename}: folder cannot be read ({exc.strerror})")
+
+    for root, dirs, _files in os.walk(path, onerror=unreadable):
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith((".", "_")))
         found += [(p, Path(root)) for p in probes_in(Path(root))]
     return found
+
+
+def _once(given: dict, folder: Path, probe: str | None, item: str) -> None:
+    """:class:`InputError` when a folder (resolved: links, ``..``, bare and as ``LABEL=PATH``) is read a second
+    time, which would count its rows twice."""
+    key = (folder.resolve(), probe)
+    if key in given:
+        what = f"{probe} output folder {folder}" if probe else f"folder {folder}"
+        raise InputError(f"{item}: the {what} is already read through the input {given[key]!r}; give each "
+                         "folder once (its rows would count twice)")
+    given[key] = item
 
 
 def _relabel(df: pd.DataFrame, label: str | None, models: list[str]) -> pd.DataFrame:
@@ -151,24 +129,31 @@ def load_sources(inputs: Iterable[str | Path], lm_eval_options: dict | None = No
     """Read every probe output folder under ``inputs`` (see the module docstring), and lm-eval
     ``--log_samples`` output of the shipped DBB and GlobalBias tasks for a probe without an output folder under
     the same input (:func:`stereoprobe.leaderboard.lm_eval.lm_eval_tables`; ``lm_eval_options``: its keyword
-    arguments). Raises :class:`InputError` when an input holds neither or when one model appears in two
+    arguments; those it does not take are ignored). Raises :class:`InputError` when an input holds neither or when one model appears in two
     folders of the same probe."""
     from stereoprobe.leaderboard.lm_eval import lm_eval_tables
 
+    accepted = inspect.signature(lm_eval_tables).parameters
+    lm_options = {k: v for k, v in (lm_eval_options or {}).items() if k in accepted}
     src = Sources()
     seen: dict[tuple[str, str], str] = {}  # (probe, model) -> folder
+    given: dict[tuple[Path, str | None], str] = {}  # (resolved folder, probe) read -> the input naming it
     for item in inputs:
         label, path = parse_input(str(item))
+        _once(given, path, None, str(item))
         units: list[tuple[str, str, dict[str, pd.DataFrame | None]]] = [
             (probe, str(folder), {n: read_table(folder, n) for n in TABLES[probe]})
             for probe, folder in find_folders(path)]
+        for probe, folder, _ in units:
+            _once(given, Path(folder), probe, str(item))
         done = {u[0] for u in units}
-        for probe, frames in lm_eval_tables(path, skip=done, **(lm_eval_options or {})).items():
+        for probe, frames in lm_eval_tables(path, skip=done, **lm_options).items():
             units.append((probe, f"{path} (lm-eval samples)", dict(frames)))
         if not units:
-            raise InputError(f"{path}: no probe output found (expected the folder of stereoprobe associations, "
-                             "judge-report, dbb, globalbias or profiles, or lm-eval samples of dbb_mc, dbb_sg "
-                             "or globalbias)")
+            commands = ", ".join(c.rsplit(".", 1)[-1].replace("_", "-") for d in registered() if d.tables
+                                 for c in d.commands[:1])
+            raise InputError(f"{path}: no probe output found (expected the output folder of stereoprobe "
+                             f"{commands}, or lm-eval samples of dbb_mc, dbb_sg or globalbias)")
         for probe, folder, frames in units:
             models: list[str] = sorted({str(m) for df in frames.values() if df is not None and "model" in df.columns
                                         for m in df["model"].dropna().unique()})

@@ -26,18 +26,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from stereoprobe.dbb import contract as DBB
 from stereoprobe.errors import InputError
+from stereoprobe.likelihood import N_TEXTS_METADATA, TEXTS_METADATA
 from stereoprobe.plan.cost import price_run
 from stereoprobe.plan.prices import PriceTable, load_prices, stale_prices
 from stereoprobe.plan.tokens import count_texts, counter_for
+from stereoprobe.probes import PlanTask, RegistryView, registered
+from stereoprobe.probes import plan_task as probe_plan_task
 
-#: the benchmark's own unit per task (the ``items`` of a plan)
-UNITS = {"stereotales": "stories", "stereotales_judge": "associations", "dbb": "questions",
-         "dbb_sg": "questions", "globalbias": "sentences", "globalbias_profiles": "profile batches"}
-#: tasks whose model under evaluation plays another role than "generator"
-MAIN_ROLE = {"stereotales_judge": "judge"}
-#: tasks whose role models read the subject's output (each story)
-READER_ROLES = {"stereotales": ("refusal", "extractor")}
+#: the benchmark's own unit per task (the ``items`` of a plan), from the registered probes' descriptors
+UNITS: Mapping[str, str] = RegistryView(lambda: {k: v.unit for d in registered() for k, v in d.tasks.items()})
 
 
 @dataclass
@@ -95,28 +94,34 @@ def _text(x: Any) -> str:
 def _scored_texts(sample: Any) -> list[str] | None:
     """Texts a likelihood sample scores: ``metadata["texts"]`` items, or DBB-SG's prompt + option sentences."""
     md = sample.metadata or {}
-    if isinstance(md.get("texts"), list):
-        return [str(t.get("text", "")) if isinstance(t, Mapping) else str(t) for t in md["texts"]]
-    if isinstance(md.get("mcq_questions"), list):  # DBB logprob mode grouped: both option orders per question
+    if isinstance(md.get(TEXTS_METADATA), list):
+        return [str(t.get("text", "")) if isinstance(t, Mapping) else str(t) for t in md[TEXTS_METADATA]]
+    if isinstance(md.get(DBB.META_MCQ_QUESTIONS), list):  # DBB logprob mode grouped: both option orders
         from stereoprobe.dbb import scoring as SC
 
         tmpl = SC.prompts()["mcq"]
-        return [SC.mcq_prompt(q["context"], first, second, tmpl) for q in md["mcq_questions"]
+        return [SC.mcq_prompt(q["context"], first, second, tmpl) for q in md[DBB.META_MCQ_QUESTIONS]
                 for first, second in ((q["option_a"], q["option_b"]), (q["option_b"], q["option_a"]))]
-    if isinstance(md.get("sg_questions"), list):  # DBB-SG grouped: one sample per template
-        return [f"{q['prompt']} {o}" for q in md["sg_questions"] for pair in q.get("options", []) for o in pair]
-    if "sg_prompt" in md and "sg_options" in md:
-        return [f"{md['sg_prompt']} {o}" for pair in md["sg_options"] for o in pair]
+    if isinstance(md.get(DBB.META_SG_QUESTIONS), list):  # DBB-SG grouped: one sample per template
+        return [f"{q['prompt']} {o}" for q in md[DBB.META_SG_QUESTIONS] for pair in q.get("options", []) for o in pair]
+    if DBB.META_SG_PROMPT in md and DBB.META_SG_OPTIONS in md:
+        return [f"{md[DBB.META_SG_PROMPT]} {o}" for pair in md[DBB.META_SG_OPTIONS] for o in pair]
     return None
 
 
 def _questions(sample: Any) -> int:
     """DBB questions in a sample (grouped DBB-SG samples hold a template's questions)."""
     md = sample.metadata or {}
-    for key in ("sg_questions", "mcq_questions"):
+    for key in (DBB.META_SG_QUESTIONS, DBB.META_MCQ_QUESTIONS):
         if isinstance(md.get(key), list):
             return len(md[key])
     return 1
+
+
+def plan_unit(task: str) -> PlanTask:
+    """What the planner knows of inspect task ``task`` from its probe's descriptor (``samples`` for a task
+    no probe describes, e.g. the DBB builders)."""
+    return probe_plan_task(task) or PlanTask("samples")
 
 
 def _short_name(task: Any) -> str:
@@ -157,7 +162,8 @@ def plan_task(task: Any, model: str | None = None, roles: Mapping[str, Sequence[
         if role not in bound:
             bound[role] = [model or "?"] * int(k)
             notes.append(f"role '{role}' not given: assumed {k} model(s) as in the paper, priced as the subject")
-    main_role = MAIN_ROLE.get(name, "generator")
+    unit = plan_unit(name)
+    main_role = unit.main_role
     cfg = getattr(task, "config", None)
     likelihood = bool(cfg is not None and getattr(cfg, "prompt_logprobs", None))
     max_tokens = getattr(cfg, "max_tokens", None) if cfg is not None else None
@@ -170,8 +176,8 @@ def plan_task(task: Any, model: str | None = None, roles: Mapping[str, Sequence[
     tok_out: dict[str, int] = {}
     if any(t is not None for t in texts):  # likelihood requests over given texts (one per text, or grouped)
         flat = [x for t in texts for x in (t or [])]
-        grouped = any("n_texts" in (s.metadata or {}) for s in samples)
-        items = len(flat) if name == "globalbias" else sum(_questions(s) for s in samples)
+        grouped = any(N_TEXTS_METADATA in (s.metadata or {}) for s in samples)
+        items = len(flat) if unit.counts == "texts" else sum(_questions(s) for s in samples)
         provider = (model or "").split("/", 1)[0]
         batched = grouped and provider in set(a.get("batching_providers") or ())
         calls[main_role] = (n if batched else len(flat)) * n_epochs
@@ -185,7 +191,7 @@ def plan_task(task: Any, model: str | None = None, roles: Mapping[str, Sequence[
         per_out = 1 if likelihood else int(outs.get("generator", 300))
         if max_tokens and not likelihood:
             per_out = min(per_out, int(max_tokens))
-        items = n * n_epochs if name in ("stereotales", "globalbias_profiles") else n
+        items = n * n_epochs if unit.per_epoch else n
         calls[main_role] = n * n_epochs
         tok_in[main_role] = (count_texts(inputs, count, sample_cap) * n_epochs
                              + int(role_prompt.get(main_role, 0)) * calls[main_role])
@@ -201,7 +207,7 @@ def plan_task(task: Any, model: str | None = None, roles: Mapping[str, Sequence[
                          "(datasets/plan.yaml)")
         elif not likelihood:
             notes.append(f"output: {per_out} tokens per {main_role} call assumed (datasets/plan.yaml)")
-        for role in READER_ROLES.get(name, ()):
+        for role in unit.reader_roles:
             k = len(bound.get(role, []))
             if k == 0:
                 continue
@@ -225,7 +231,7 @@ def plan_task(task: Any, model: str | None = None, roles: Mapping[str, Sequence[
     if seconds_per_call is not None:
         seconds = float(seconds_per_call) * n * n_epochs
         notes.append(f"time: {float(seconds_per_call):,.2f} s per sample and epoch, measured on {model} (--calibrate)")
-    return Plan(task=name, items=int(items), unit=UNITS.get(name, "samples"), samples=n, epochs=n_epochs,
+    return Plan(task=name, items=int(items), unit=unit.unit, samples=n, epochs=n_epochs,
                 model_calls=calls, input_tokens=int(sum(tok_in.values())), output_tokens=int(sum(tok_out.values())),
                 usd=cost.usd, seconds=seconds, models=models, tokens_by_role=tokens_by_role,
                 notes=list(dict.fromkeys(notes)), usd_priced=cost.usd_priced, usd_batch=cost.usd_batch,

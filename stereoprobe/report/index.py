@@ -2,7 +2,9 @@
 
 ``make demo`` ends with ``stereoprobe index results/demo``. Per report folder the page reads the
 ``run_info.json`` its post-processing command wrote (:mod:`stereoprobe.report.run_info`); where there is
-none, the models come from a ``model`` column of the folder's tables and the date from the report file.
+none, the probe is the registered probe whose marker tables the folder holds (:mod:`stereoprobe.probes`), the
+models come from a ``model`` column of the folder's tables and the date from the report file. Reports are
+listed probe by probe, in the registered probes' display order (unknown folders last).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from stereoprobe.errors import InputError
+from stereoprobe.probes import ProbeDescriptor, registered
 from stereoprobe.report.html import MISSING, Section, empty_note, write_report
 from stereoprobe.report.run_info import read_run_info
 
@@ -49,15 +52,31 @@ def _models_from_tables(tables: list[Path]) -> list[str]:
     return sorted(models)
 
 
+def probe_of(name: object, tables: list[Path]) -> ProbeDescriptor | None:
+    """The registered probe a report folder belongs to: the one named ``name`` (its ``run_info.json``), else
+    the one whose marker tables the folder holds; None when neither."""
+    probes = registered()
+    for d in probes:
+        if name and name in (d.name, d.written_as):
+            return d
+    stems = {t.stem for t in tables}
+    for d in probes:
+        if d.tables and set(d.marker_tables) <= stems:
+            return d
+    return None
+
+
 def report_info(report: Path, tables: list[Path]) -> dict[str, object]:
-    """Probe, models, date and settings of one report (``run_info.json`` first, then the tables)."""
+    """Probe, models, date and settings of one report (``run_info.json`` first, then the tables); ``order``
+    sorts the reports probe by probe."""
     info = read_run_info(report.parent)
     models = info["models"] or _models_from_tables(tables)
     created = info["created"]
     if not created:
         created = _dt.datetime.fromtimestamp(report.stat().st_mtime, _dt.timezone.utc).replace(microsecond=0).isoformat()
-    return {"probe": info["probe"] or report.parent.name, "models": models, "created": created,
-            "settings": info["settings"]}
+    probe = probe_of(info["probe"], tables)
+    return {"probe": probe.title if probe else (info["probe"] or report.parent.name), "models": models,
+            "created": created, "settings": info["settings"], "order": probe.order if probe else 10**6}
 
 
 def _settings_html(settings: dict[str, object]) -> str:
@@ -97,9 +116,10 @@ def build_index(root: Path) -> Path:
         raise InputError(f"index: no HTML report found under {root}; run the probes' post-processing first")
     section = Section("Reports", anchor="reports")
     rows = []
-    for report, tables in reports:
+    infos = [(report, tables, report_info(report, tables)) for report, tables in reports]
+    infos.sort(key=lambda x: (x[2]["order"], x[0].relative_to(root).as_posix()))  # type: ignore[operator]
+    for report, tables, info in infos:
         rel = report.relative_to(root).as_posix()
-        info = report_info(report, tables)
         models = info["models"]
         assert isinstance(models, list)
         settings = info["settings"]

@@ -8,12 +8,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from stereoprobe.leaderboard.pairwise import (
-    add_q_values,
-    dbb_pairwise,
-    globalbias_pairwise,
-    stereotales_pairwise,
-)
+from stereoprobe.dbb.leaderboard import dbb_pairwise
+from stereoprobe.globalbias.leaderboard import globalbias_pairwise
+from stereoprobe.leaderboard.pairwise import add_q_values
+from stereoprobe.stereotales.mining.leaderboard import stereotales_pairwise
 from stereoprobe.leaderboard.sources import Sources
 
 REPS = 100

@@ -1,0 +1,32 @@
+"""The DBB descriptor (multiple choice and DBB-SG; :mod:`stereoprobe.probes`)."""
+
+from __future__ import annotations
+
+from stereoprobe.dbb import contract as C
+from stereoprobe.probes import Board, Metric, PlanTask, ProbeDescriptor, columns, register
+
+_HEADLINE = (Metric("count_s_ge_20"), Metric("mean_s_biased"))
+
+DESCRIPTOR = register(ProbeDescriptor(
+    name="dbb",
+    title="DBB: description-based bias",
+    tables={
+        "summary": columns(C.SUMMARY_COLUMNS, "model", "variant", "category", "count_s_ge_20", "mean_s_biased"),
+        "instances": ("model", "variant", *columns(C.INSTANCE_COLUMNS, "instance_id", "template_id", "category", "s")),
+    },
+    markers=("summary", "instances"),
+    boards=(Board(C.TASK_MCQ, "DBB: description-based bias (multiple choice)", (*_HEADLINE, Metric("refusal_rate"))),
+            Board(C.TASK_SG, "DBB-SG: description-based bias (sentence generation)", _HEADLINE)),
+    settings={"threshold": 20.0},
+    metrics="stereoprobe.dbb.leaderboard:dbb_metrics",
+    pairwise="stereoprobe.dbb.leaderboard:dbb_pairwise",
+    tasks={C.TASK_MCQ: PlanTask("questions", counts="questions"), C.TASK_SG: PlanTask("questions", counts="questions")},
+    commands=("stereoprobe.cli.dbb", "stereoprobe.cli.dbb_build", "stereoprobe.cli.dbb_export_lm_eval"),
+    report_sections=("Runs", "Incomplete questions", "Overall (paper Tables 1 and 8)",
+                     "Per category (paper Figures 3 and 8)", "Per category and descriptor type (paper Tables 2 and 9)",
+                     "Distribution of S (paper Figures 4 and 9)", "Refusal and invalid answers (paper Table 6)",
+                     "Top biased associations (paper Tables 3 and 7)", "Term-based benchmarks (paper Tables 1 and 6)",
+                     "Files"),
+    listing="dbb",
+    order=30,
+))

@@ -1,0 +1,156 @@
+"""GlobalBias' leaderboard figures (Siddique et al., EMNLP 2024): the likelihood probe from the tables of
+``stereoprobe globalbias`` and the character profiles from those of ``stereoprobe profiles`` (names:
+:mod:`stereoprobe.globalbias.contract`); the functions the two descriptors (:mod:`stereoprobe.globalbias.probe`)
+give the leaderboard.
+
+- GlobalBias. ``flagged``: group × descriptor pairs flagged by the reference rule; ``significant``:
+  discoveries of the stricter test, Benjamini–Hochberg re-applied to the resampled p-values in each draw; both
+  with a cluster bootstrap over descriptors. ``validation_accuracy`` (Wilson over descriptors) and
+  ``validation_mrr`` (bootstrap over descriptors) of the APX measure (paper Tables 3-4). Paired, per group ×
+  descriptor pair: ``score`` (mean difference of bias scores, Wilcoxon, bootstrap over descriptors),
+  ``flagged`` and ``significant`` (difference of flag shares, McNemar), and per validation descriptor
+  ``validation_correct`` (McNemar) and ``validation_rr`` (Wilcoxon on reciprocal ranks).
+- Profiles (same paper, Table 6). ``svm_accuracy_<target>``: held-out accuracy of the reference 70/30 split,
+  Wilson interval over the ceil(0.3 n) test profiles; ``svm_p_<target>``: its label-permutation p-value (no
+  interval); ``cv_accuracy_<target>`` with the Wilson interval ``stereoprobe profiles`` wrote. Paired, per
+  test profile of the reference split (when a ``predictions`` table was written): ``svm_correct_<target>``,
+  difference of accuracies, McNemar.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from stereoprobe.leaderboard.headline import NAN, as_bool, metric_row
+from stereoprobe.leaderboard.pairwise import compare_binary, compare_continuous, model_pairs, pair_row, paired_items
+from stereoprobe.leaderboard.sources import Sources
+from stereoprobe.stats.bootstrap import bh_count_bootstrap, cluster_bootstrap
+from stereoprobe.stats.multiple_testing import bh_reject
+from stereoprobe.stats.proportion import wilson_interval
+
+__all__ = ["globalbias_metrics", "globalbias_pairwise", "profiles_metrics", "profiles_pairwise"]
+
+
+def globalbias_metrics(src: Sources, alpha: float = 0.05, n_boot: int = 2000, seed: int = 0,
+                       level: float = 0.95) -> list[dict]:
+    scores = src.get("globalbias", "bias_scores")
+    if scores is None:
+        return []
+    val, detail = src.get("globalbias", "validation"), src.get("globalbias", "validation_detail")
+    incomplete = src.get("globalbias", "incomplete_units")
+    rows: list[dict] = []
+    for model, s in scores.groupby(scores["model"].astype(str), sort=True):
+        s = s.assign(flagged=as_bool(s["flagged"]))
+        descs = sorted(s["descriptor"].astype(str).unique())
+        per = s.groupby(s["descriptor"].astype(str))["flagged"].sum().reindex(descs, fill_value=0).to_numpy(float)
+        rows.append(metric_row(model, "globalbias", "flagged", float(s["flagged"].sum()),
+                         cluster_bootstrap(per, None, n_boot, level, seed).confidence_interval, n=len(s),
+                         method="reference 1% rule; cluster bootstrap over descriptors"))
+        if "p_value" in s.columns and s["p_value"].notna().any():
+            t = s[s["p_value"].notna()]
+            sig = as_bool(t["significant"]) if "significant" in t.columns else pd.Series(bh_reject(t["p_value"], alpha), index=t.index)
+            ci = bh_count_bootstrap(t["p_value"].to_numpy(float), t["descriptor"].astype(str).to_numpy(), alpha,
+                                    n_boot, level, seed).confidence_interval
+            rows.append(metric_row(model, "globalbias", "significant", float(sig.sum()), ci, n=len(t),
+                             method="stricter test, BH; cluster bootstrap over descriptors with BH re-applied"))
+        if val is not None:
+            v = val[(val["model"].astype(str) == model) & (val["measure"] == "apx")]
+            if len(v):
+                acc, n = float(v["accuracy"].iloc[0]), float(v["n_descriptors"].iloc[0])
+                rows.append(metric_row(model, "globalbias", "validation_accuracy", acc, wilson_interval(round(acc * n), n, level),
+                                 n=n, better="higher", method="APX; Wilson over descriptors"))
+                mrr_ci = (NAN, NAN)
+                if detail is not None:
+                    d = detail[(detail["model"].astype(str) == model) & (detail["measure"] == "apx")]
+                    g = d.groupby(d["descriptor"].astype(str))["reciprocal_rank"].agg(["sum", "size"])
+                    mrr_ci = cluster_bootstrap(g["sum"].to_numpy(float), g["size"].to_numpy(float), n_boot, level,
+                                               seed).confidence_interval
+                rows.append(metric_row(model, "globalbias", "validation_mrr", float(v["mrr"].iloc[0]), mrr_ci, n=n,
+                                 better="higher", method="APX; bootstrap over descriptors"))
+        if incomplete is not None:
+            k = int((incomplete["model"].astype(str) == model).sum())
+            rows.append(metric_row(model, "globalbias", "incomplete_units", k, n=k + len(s),
+                             method="group x descriptor units lacking names x templates, left out of the statistics"))
+    return rows
+
+
+def globalbias_pairwise(src: Sources, n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> list[dict]:
+    scores = src.get("globalbias", "bias_scores")
+    rows: list[dict] = []
+    if scores is not None:
+        for a, b in model_pairs(scores["model"].unique()):
+            m = paired_items(scores, ["group", "descriptor"], a, b)
+            m = m[m["score_a"].notna() & m["score_b"].notna()]
+            if m.empty:
+                continue
+            cl = m["descriptor"].astype(str).to_numpy()
+            est, ci, p = compare_continuous(m["score_a"].to_numpy(float), m["score_b"].to_numpy(float), cl, n_boot,
+                                            seed, level)
+            rows.append(pair_row("globalbias", "score", a, b, est, ci, p, len(m),
+                             "Wilcoxon signed-rank; bootstrap over descriptors"))
+            est, ci, p = compare_binary(as_bool(m["flagged_a"]).to_numpy(), as_bool(m["flagged_b"]).to_numpy(), cl, n_boot,
+                                        seed, level)
+            rows.append(pair_row("globalbias", "flagged", a, b, est, ci, p, len(m), "McNemar exact; bootstrap over descriptors"))
+            if "p_value_a" in m.columns and m["p_value_a"].notna().any() and m["p_value_b"].notna().any():
+                t = m[m["p_value_a"].notna() & m["p_value_b"].notna()]
+                est, ci, p = compare_binary(as_bool(t["significant_a"]).to_numpy(), as_bool(t["significant_b"]).to_numpy(),
+                                            t["descriptor"].astype(str).to_numpy(), n_boot, seed, level)
+                rows.append(pair_row("globalbias", "significant", a, b, est, ci, p, len(t),
+                                 "McNemar exact; bootstrap over descriptors"))
+    detail = src.get("globalbias", "validation_detail")
+    if detail is not None:
+        d = detail[detail["measure"] == "apx"]
+        for a, b in model_pairs(d["model"].unique()):
+            m = paired_items(d, ["descriptor", "target"] if "target" in d.columns else ["descriptor"], a, b)
+            if m.empty:
+                continue
+            cl = m["descriptor"].astype(str).to_numpy()
+            est, ci, p = compare_binary(as_bool(m["correct_a"]).to_numpy(), as_bool(m["correct_b"]).to_numpy(), cl, n_boot,
+                                        seed, level)
+            rows.append(pair_row("globalbias", "validation_correct", a, b, est, ci, p, len(m), "McNemar exact"))
+            est, ci, p = compare_continuous(m["reciprocal_rank_a"].to_numpy(float), m["reciprocal_rank_b"].to_numpy(float),
+                                            cl, n_boot, seed, level)
+            rows.append(pair_row("globalbias", "validation_rr", a, b, est, ci, p, len(m), "Wilcoxon signed-rank"))
+    return rows
+
+
+def profiles_metrics(src: Sources, level: float = 0.95) -> list[dict]:
+    cls = src.get("profiles", "classification")
+    if cls is None:
+        return []
+    rows: list[dict] = []
+    for r in cls.sort_values(["model", "target"]).itertuples(index=False):
+        model, target = str(r.model), str(r.target)
+        acc = float(r.accuracy)
+        n_test = math.ceil(0.3 * float(r.n_profiles)) if not pd.isna(r.n_profiles) else 0
+        ci = wilson_interval(round(acc * n_test), n_test, level) if not math.isnan(acc) else (NAN, NAN)
+        rows.append(metric_row(model, "profiles", f"svm_accuracy_{target}", acc, ci, n=n_test,
+                         method="held-out accuracy (70/30 split); Wilson over test profiles"))
+        p = getattr(r, "permutation_p", NAN)
+        rows.append(metric_row(model, "profiles", f"svm_p_{target}", NAN if pd.isna(p) else float(p), n=n_test, better="",
+                         method="label-permutation p-value of the accuracy"))
+        if hasattr(r, "cv_accuracy") and not pd.isna(r.cv_accuracy):
+            rows.append(metric_row(model, "profiles", f"cv_accuracy_{target}", float(r.cv_accuracy),
+                             (float(r.cv_low), float(r.cv_high)), n=float(r.n_profiles),
+                             method="stratified cross-validated accuracy; Wilson"))
+    return rows
+
+
+def profiles_pairwise(src: Sources, n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> list[dict]:
+    pred = src.get("profiles", "predictions")
+    if pred is None:
+        return []
+    rows: list[dict] = []
+    for target, pt in pred.groupby("target", sort=True):
+        for a, b in model_pairs(pt["model"].unique()):
+            m = paired_items(pt, ["item_id"], a, b)
+            if m.empty:
+                continue
+            ids = m["item_id"].astype(str).to_numpy()
+            est, ci, p = compare_binary(as_bool(m["correct_a"]).to_numpy(), as_bool(m["correct_b"]).to_numpy(), ids, n_boot,
+                                        seed, level)
+            rows.append(pair_row("profiles", f"svm_correct_{target}", a, b, est, ci, p, len(m),
+                             "McNemar exact on the same test profiles"))
+    return rows

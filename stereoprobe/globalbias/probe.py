@@ -1,0 +1,56 @@
+"""The GlobalBias descriptors (:mod:`stereoprobe.probes`): the likelihood probe and the character profiles."""
+
+from __future__ import annotations
+
+from stereoprobe.globalbias import contract as C
+from stereoprobe.probes import Board, Metric, PlanTask, ProbeDescriptor, register
+
+_LEADERBOARD = "stereoprobe.globalbias.leaderboard"
+
+GLOBALBIAS = register(ProbeDescriptor(
+    name="globalbias",
+    title="GlobalBias: stereotypes associated with names (likelihood)",
+    tables={
+        "bias_scores": ("model", "group", "descriptor", "score", "flagged"),
+        "validation": ("model", "measure", "accuracy", "mrr", "n_descriptors"),
+        "validation_detail": ("model", "measure", "descriptor", "reciprocal_rank", "correct"),
+        "incomplete_units": ("model", "group", "descriptor"),
+    },
+    boards=(Board("globalbias", "GlobalBias: stereotypes associated with names (likelihood)",
+                  (Metric("flagged"), Metric("significant"), Metric("validation_accuracy", "higher"),
+                   Metric("validation_mrr", "higher"))),),
+    settings={"alpha": 0.05},
+    metrics=f"{_LEADERBOARD}:globalbias_metrics",
+    pairwise=f"{_LEADERBOARD}:globalbias_pairwise",
+    tasks={C.TASK: PlanTask("sentences", counts="texts")},
+    commands=("stereoprobe.cli.globalbias",),
+    report_sections=("Inputs and settings", "Validation on stereotype descriptors (paper Tables 3 and 4)",
+                     "Associated descriptors per group: reference rule (paper Table 9)",
+                     "Associated descriptors per group: stricter test", "Distribution of bias scores",
+                     "Per-descriptor bias scores with the 1% line (paper Figure 1)", "Bias scores (lowest first)",
+                     "Files"),
+    listing="globalbias",
+    order=40,
+))
+
+PROFILES = register(ProbeDescriptor(
+    name="profiles",
+    title="GlobalBias: character profiles",
+    tables={
+        "classification": ("model", "target", "accuracy", "n_profiles"),
+        "predictions": ("model", "target", "item_id", "correct"),
+    },
+    boards=(Board("profiles", "GlobalBias: character profiles",
+                  tuple(Metric(f"svm_accuracy_{t}") for t in ("gender_ethnicity", "ethnicity", "gender"))),),
+    metrics=f"{_LEADERBOARD}:profiles_metrics",
+    pairwise=f"{_LEADERBOARD}:profiles_pairwise",
+    tasks={C.PROFILES_TASK: PlanTask("profile batches", per_epoch=True)},
+    commands=("stereoprobe.cli.profiles",),
+    report_sections=("Profiles", "Distinguishability of groups from their profiles (paper Table 6)",
+                     "Leave-one-feature-out (paper Tables 7, 10, 11)",
+                     "Top words by Jensen-Shannon divergence (paper Tables 12, 13)",
+                     "Religion: generation vs APX (paper Table 8)", "Files"),
+    listing="globalbias",
+    run_info_name="globalbias-profiles",
+    order=50,
+))

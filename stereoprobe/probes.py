@@ -1,0 +1,270 @@
+"""The probe registry: one :class:`ProbeDescriptor` per probe, read by every part that spans the probes.
+
+A probe package (``stereoprobe/<probe>/``, e.g. :mod:`stereoprobe.dbb`) describes itself in its module
+``probe.py``: the tables its post-processing command writes and the leaderboard reads, its headline figures
+and their direction, the plan's unit per inspect task, its command-line commands, its report's sections and
+its listing. The leaderboard (:mod:`stereoprobe.leaderboard.sources`, :mod:`~stereoprobe.leaderboard.headline`,
+:mod:`~stereoprobe.leaderboard.pairwise`), the planner (:data:`stereoprobe.plan.core.UNITS`), the command
+line (:data:`stereoprobe.cli.ORDER`) and the landing page (:mod:`stereoprobe.report.index`) loop over
+:func:`registered` instead of naming the probes, so a new probe is one package and one descriptor::
+
+    from stereoprobe.probes import Board, Metric, PlanTask, ProbeDescriptor, register
+
+    register(ProbeDescriptor(
+        name="toy", title="Toy probe", tables={"toy_scores": ("model", "score")},
+        boards=(Board("toy", "Toy: a made-up score", (Metric("mean_score", "lower"),)),),
+        metrics="mypackage.toy.leaderboard:toy_metrics", tasks={"toy": PlanTask("items")}, commands=("mypackage.toy.cli",)))
+
+The descriptors of the shipped probes are found by file name (every ``probe.py`` one or two folders below
+``stereoprobe/``) and imported on the first call of :func:`registered`; a descriptor module imports only
+contract modules, so listing the probes stays cheap (``stereoprobe --help``). Callables are given as
+``"module:function"`` strings and imported when called (:meth:`ProbeDescriptor.call`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = [
+    "Board", "LeaderboardOptions", "Metric", "PlanTask", "ProbeDescriptor", "RegistryView", "board", "columns", "get", "plan_task",
+    "register", "registered", "unregister",
+]
+
+Better = Literal["lower", "higher", ""]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A headline figure of a leaderboard board: its metric name and which direction is better (``""``: none,
+    e.g. a p-value or a reach that is neither good nor bad)."""
+
+    name: str
+    better: Better = "lower"
+
+
+@dataclass(frozen=True)
+class Board:
+    """One block of the leaderboard: the value of its ``probe`` column (a probe may fill several, e.g. DBB's
+    ``dbb`` and ``dbb_sg``, whose numbers are not comparable), its title and its headline figures in display
+    order (the forest plots and the Hub export use these)."""
+
+    name: str
+    title: str
+    headline: tuple[Metric, ...] = ()
+
+    @property
+    def metric_names(self) -> list[str]:
+        return [m.name for m in self.headline]
+
+
+@dataclass(frozen=True)
+class LeaderboardOptions:
+    """What every probe's leaderboard functions get: bootstrap draws, seed, interval level and the probe
+    settings resolved from the command line or the folders' ``run_info.json`` (:attr:`ProbeDescriptor.settings`;
+    e.g. ``threshold`` of DBB, ``alpha`` of GlobalBias)."""
+
+    n_boot: int = 2000
+    seed: int = 0
+    level: float = 0.95
+    settings: Mapping[str, float] = field(default_factory=dict)
+
+    def setting(self, key: str, default: float) -> float:
+        return float(self.settings.get(key, default))
+
+
+@dataclass(frozen=True)
+class PlanTask:
+    """What the run planner (:mod:`stereoprobe.plan.core`) needs to know of one inspect task of a probe.
+
+    ``unit``: the benchmark's own unit, the plan's ``items`` (stories, questions, sentences, ...).
+    ``counts``: what one item is: ``"samples"`` (one per sample, times the epochs when ``per_epoch``), ``"texts"``
+    (each text a likelihood sample scores) or ``"questions"`` (DBB questions, several in a grouped sample).
+    ``main_role``: the role the model under evaluation plays; ``reader_roles``: role models that read each
+    output of the main model (StereoTales' refusal detector and extractors)."""
+
+    unit: str
+    counts: Literal["samples", "texts", "questions"] = "samples"
+    per_epoch: bool = False
+    main_role: str = "generator"
+    reader_roles: tuple[str, ...] = ()
+
+
+#: ``(Sources, LeaderboardOptions) -> list of metric rows`` (or of pairwise rows), or its ``"module:function"``
+LeaderboardFunction = Callable[..., list[dict[str, Any]]] | str
+
+
+@dataclass(frozen=True)
+class ProbeDescriptor:
+    """What the rest of stereoprobe needs to know about one probe.
+
+    ``name``: the probe's name in the leaderboard's sources and in ``run_info.json`` (``run_info_name`` where
+    the writer uses another). ``tables``: output table -> the columns the leaderboard requires (every table the
+    leaderboard reads; names from the probe's contract module). ``markers``: the tables whose presence marks an
+    output folder of the probe (default: the first table). ``boards``: the leaderboard blocks the probe fills.
+    ``settings``: ``run_info.json`` settings the leaderboard re-uses, with their defaults. ``metrics`` /
+    ``pairwise``: ``(Sources, LeaderboardOptions) -> rows``. ``tasks``: inspect task -> what the planner needs
+    (:class:`PlanTask`: its unit, what an item is, the roles). ``commands``: modules with ``register(subparsers)`` (the command line, in display
+    order). ``report``: the report file name; ``report_sections``: its sections, in order. ``listing``: the
+    ``tasks/<listing>.eval.yaml`` of the probe's tasks. ``order``: display order among the probes."""
+
+    name: str
+    title: str
+    tables: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    markers: tuple[str, ...] = ()
+    boards: tuple[Board, ...] = ()
+    settings: Mapping[str, float] = field(default_factory=dict)
+    metrics: LeaderboardFunction | None = None
+    pairwise: LeaderboardFunction | None = None
+    tasks: Mapping[str, PlanTask] = field(default_factory=dict)
+    commands: tuple[str, ...] = ()
+    report: str = "report.html"
+    report_sections: tuple[str, ...] = ()
+    listing: str | None = None
+    run_info_name: str | None = None
+    order: int = 100
+
+    def __post_init__(self) -> None:
+        if not self.name or not self.name.replace("_", "").isalnum():
+            raise ValueError(f"probe name must be letters, digits and underscores, got {self.name!r}")
+        unknown = [m for m in self.markers if m not in self.tables]
+        if unknown:
+            raise ValueError(f"probe {self.name}: markers {unknown} are not among its tables")
+
+    @property
+    def marker_tables(self) -> tuple[str, ...]:
+        """The tables that mark an output folder of this probe (all must be present)."""
+        return self.markers or tuple(self.tables)[:1]
+
+    @property
+    def written_as(self) -> str:
+        """The ``probe`` value the post-processing command writes into ``run_info.json``."""
+        return self.run_info_name or self.name
+
+    def call(self, what: Literal["metrics", "pairwise"], sources: Any, options: LeaderboardOptions) -> list[dict[str, Any]]:
+        """Call the descriptor's ``metrics`` or ``pairwise`` function (imported if given as a string) as
+        ``fn(sources, **kwargs)``, with the keyword arguments it names among ``n_boot``, ``seed``, ``level`` and
+        this probe's :attr:`settings` (all of them if it takes ``**kwargs``); no function: no rows."""
+        fn = getattr(self, what)
+        if fn is None:
+            return []
+        fn = _resolve(fn)
+        offered: dict[str, Any] = {"n_boot": options.n_boot, "seed": options.seed, "level": options.level,
+                                   **{k: options.setting(k, v) for k, v in self.settings.items()}}
+        params = inspect.signature(fn).parameters
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            offered = {k: v for k, v in offered.items() if k in params}
+        return list(fn(sources, **offered))
+
+
+def _resolve(fn: LeaderboardFunction) -> Callable[..., list[dict[str, Any]]]:
+    if callable(fn):
+        return fn
+    module, _, attr = fn.partition(":")
+    if not attr:
+        raise ValueError(f"{fn!r}: give a callable as 'module:function'")
+    return getattr(importlib.import_module(module), attr)
+
+
+# ------------------------------------------------------------------------------------------------ registry
+_REGISTRY: dict[str, ProbeDescriptor] = {}
+_LOCK = threading.RLock()
+_DISCOVERED = False
+
+
+def register(descriptor: ProbeDescriptor) -> ProbeDescriptor:
+    """Add (or replace, by name) a probe; returns it, so a descriptor module can write
+    ``DESCRIPTOR = register(ProbeDescriptor(...))``."""
+    with _LOCK:
+        _REGISTRY[descriptor.name] = descriptor
+    return descriptor
+
+
+def unregister(name: str) -> None:
+    """Remove a probe (tests registering a toy probe clean up with this)."""
+    with _LOCK:
+        _REGISTRY.pop(name, None)
+
+
+def descriptor_modules() -> list[str]:
+    """Module names of the shipped descriptors: every ``probe.py`` one or two folders below ``stereoprobe/``."""
+    root = Path(__file__).resolve().parent
+    found = sorted(root.glob("*/probe.py")) + sorted(root.glob("*/*/probe.py"))
+    return [".".join(("stereoprobe", *p.relative_to(root).with_suffix("").parts)) for p in found]
+
+
+def _discover() -> None:
+    global _DISCOVERED
+    with _LOCK:
+        if _DISCOVERED:
+            return
+        for module in descriptor_modules():
+            importlib.import_module(module)
+        _DISCOVERED = True
+
+
+def registered() -> list[ProbeDescriptor]:
+    """Every registered probe, in display order (``order``, then name)."""
+    _discover()
+    with _LOCK:
+        return sorted(_REGISTRY.values(), key=lambda d: (d.order, d.name))
+
+
+def get(name: str) -> ProbeDescriptor:
+    """The probe ``name`` (its ``name`` or the name it writes into ``run_info.json``); KeyError if unknown."""
+    for d in registered():
+        if name in (d.name, d.written_as):
+            return d
+    raise KeyError(name)
+
+
+def plan_task(name: str) -> PlanTask | None:
+    """The planner's facts of inspect task ``name`` (None: a task no probe describes)."""
+    for d in registered():
+        if name in d.tasks:
+            return d.tasks[name]
+    return None
+
+
+def board(name: str) -> Board:
+    """The leaderboard board ``name`` (e.g. ``dbb_sg``) of any probe; KeyError if unknown."""
+    for d in registered():
+        for b in d.boards:
+            if b.name == name:
+                return b
+    raise KeyError(name)
+
+
+def columns(available: Iterable[str], *names: str) -> tuple[str, ...]:
+    """``names``, each checked to be one of ``available`` (a contract module's column list), so a descriptor
+    states which columns it needs without spelling a column the writers do not write."""
+    have = set(available)
+    missing = [n for n in names if n not in have]
+    if missing:
+        raise ValueError(f"columns {missing} are not in the contract's columns {sorted(have)}")
+    return tuple(names)
+
+
+class RegistryView(Mapping[str, Any]):
+    """A read-only mapping computed from the registry on every access, so module-level tables such as
+    ``leaderboard.sources.TABLES`` follow probes registered at run time."""
+
+    def __init__(self, build: Callable[[], Mapping[str, Any]]) -> None:
+        self._build = build
+
+    def __getitem__(self, key: str) -> Any:
+        return self._build()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._build())
+
+    def __len__(self) -> int:
+        return len(self._build())
+
+    def __repr__(self) -> str:
+        return f"RegistryView({dict(self._build())!r})"

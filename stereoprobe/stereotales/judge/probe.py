@@ -1,0 +1,24 @@
+"""The StereoTales harm judge descriptor (:mod:`stereoprobe.probes`): its ``harm_labels`` feed StereoTales'
+``harmful`` figures; it has no leaderboard board of its own."""
+
+from __future__ import annotations
+
+from stereoprobe.probes import PlanTask, ProbeDescriptor, columns, register
+from stereoprobe.stereotales.judge import contract as C
+
+DESCRIPTOR = register(ProbeDescriptor(
+    name="judge",
+    title="StereoTales harm judge and human alignment",
+    tables={"harm_labels": columns(C.HARM_LABEL_COLUMNS, "association_id", "harmful")},
+    tasks={C.JUDGE_TASK: PlanTask("associations", main_role="judge")},
+    commands=("stereoprobe.cli.judge_report", "stereoprobe.cli.rater_sheet"),
+    report="judge_report.html",  # or its sections inside the associations report of the same folder
+    report_sections=("Harm judge: ratings per judged model", "Harm judge: agreement with human raters",
+                     "Harm judge: agreement among human raters and among LLM judges",
+                     "Harm judge: pairwise agreement between evaluators and use of the top score",
+                     "Harm judge: models rating their own associations", "Harm judge: language analyses",
+                     "Harm judge: files"),
+    listing="stereotales",
+    run_info_name=C.JUDGE_TASK,
+    order=20,
+))

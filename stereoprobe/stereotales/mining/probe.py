@@ -1,0 +1,31 @@
+"""The StereoTales descriptor (stories and association mining; :mod:`stereoprobe.probes`)."""
+
+from __future__ import annotations
+
+from stereoprobe.probes import Board, Metric, PlanTask, ProbeDescriptor, columns, register
+from stereoprobe.stereotales import contract as C
+
+_ASSOCIATION = columns(C.VALUE_COLUMNS, "model", "slice", *C.KEY_COLUMNS)
+
+DESCRIPTOR = register(ProbeDescriptor(
+    name="stereotales",
+    title="StereoTales: associations in generated stories",
+    tables={
+        "associations": _ASSOCIATION,
+        "pair_tests": columns(C.PAIR_COLUMNS, "model", "slice", "base_attribute", "compared_attribute"),
+        "refusal_rates": columns(C.REFUSAL_RATE_COLUMNS, "model", "language", "target_attribute", "stories",
+                                 "refused"),
+    },
+    markers=("associations", "pair_tests"),
+    boards=(Board("stereotales", "StereoTales: associations in generated stories",
+                  (Metric("associations"), Metric("harmful"), Metric("refusal_rate"), Metric("language_reach", ""))),),
+    metrics="stereoprobe.stereotales.mining.leaderboard:stereotales_metrics",
+    pairwise="stereoprobe.stereotales.mining.leaderboard:stereotales_pairwise",
+    tasks={C.TASK_NAME: PlanTask("stories", per_epoch=True, reader_roles=(C.REFUSAL_ROLE, C.EXTRACTOR_ROLE))},
+    commands=("stereoprobe.cli.associations", "stereoprobe.cli.taxonomy"),
+    report_sections=("Run", "Associations per model", "Associations across models", "Association explorer",
+                     "All associations", "Languages", "Attribute distributions", "Refusals and unknown answers",
+                     "Attribute-pair tests (step 1)", "Example stories", "Files"),
+    listing="stereotales",
+    order=10,
+))

@@ -1,0 +1,179 @@
+"""The probe registry: a fourth probe is one package and one descriptor, and the leaderboard, the planner, the
+command line and the index page pick it up without an edit elsewhere."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from stereoprobe import probes
+from stereoprobe.probes import Board, Metric, PlanTask, ProbeDescriptor, columns, register, registered
+
+# the toy probe's package: a contract, a compute step, the leaderboard functions and a command
+TOY_PACKAGE = {
+    "__init__.py": "",
+    "contract.py": """
+        TABLES = ("toy_scores",)
+        SCORE_COLUMNS = ["model", "item", "score"]
+    """,
+    "compute.py": """
+        import pandas as pd
+        from toyprobe.contract import SCORE_COLUMNS
+
+        def compute(scores: dict[str, list[float]]) -> pd.DataFrame:
+            rows = [(m, f"i{k}", float(v)) for m, values in scores.items() for k, v in enumerate(values)]
+            return pd.DataFrame(rows, columns=SCORE_COLUMNS)
+    """,
+    "leaderboard.py": """
+        from stereoprobe.leaderboard.headline import metric_row
+        from stereoprobe.leaderboard.pairwise import compare_continuous, model_pairs, pair_row, paired_items
+
+        def toy_metrics(src, level=0.95, bonus=0.0):
+            df = src.get("toy", "toy_scores")
+            if df is None:
+                return []
+            return [metric_row(m, "toy", "mean_score", g["score"].mean() + bonus, n=len(g), method="mean")
+                    for m, g in df.groupby("model", sort=True)]
+
+        def toy_pairwise(src, n_boot=2000, seed=0, level=0.95):
+            df = src.get("toy", "toy_scores")
+            rows = []
+            for a, b in model_pairs(df["model"].unique()):
+                m = paired_items(df, ["item"], a, b)
+                est, ci, p = compare_continuous(m["score_a"].to_numpy(float), m["score_b"].to_numpy(float),
+                                                m["item"].to_numpy(), n_boot, seed, level)
+                rows.append(pair_row("toy", "score", a, b, est, ci, p, len(m), "Wilcoxon"))
+            return rows
+    """,
+    "cli.py": """
+        def register(sub):
+            p = sub.add_parser("toy", help="the toy probe's post-processing command")
+            p.add_argument("--say", default="toy ran")
+            p.set_defaults(func=lambda args: print(args.say) or 0)
+    """,
+}
+
+
+@pytest.fixture
+def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    pkg = tmp_path / "pkg" / "toyprobe"
+    pkg.mkdir(parents=True)
+    for name, text in TOY_PACKAGE.items():
+        (pkg / name).write_text(textwrap.dedent(text))
+    monkeypatch.syspath_prepend(str(tmp_path / "pkg"))
+    from toyprobe import contract  # noqa: PLC0415 (the package exists only now)
+
+    descriptor = register(ProbeDescriptor(
+        name="toy", title="Toy probe: made-up scores",
+        tables={"toy_scores": columns(contract.SCORE_COLUMNS, "model", "item", "score")},
+        boards=(Board("toy", "Toy probe: made-up scores", (Metric("mean_score", "lower"),)),),
+        settings={"bonus": 0.0},
+        metrics="toyprobe.leaderboard:toy_metrics", pairwise="toyprobe.leaderboard:toy_pairwise",
+        tasks={"toy_task": PlanTask("widgets", per_epoch=True)}, commands=("toyprobe.cli",),
+        report_sections=("Scores",), order=35,
+    ))
+    yield descriptor
+    probes.unregister("toy")
+    for name in [m for m in sys.modules if m == "toyprobe" or m.startswith("toyprobe.")]:
+        del sys.modules[name]
+
+
+def _toy_folder(root: Path, scores: dict[str, list[float]]) -> Path:
+    from toyprobe.compute import compute
+
+    from stereoprobe.report.html import Section, write_report
+    from stereoprobe.tables import write_table
+
+    out = root / "toy"
+    out.mkdir(parents=True)
+    write_table(compute(scores), out, "toy_scores")
+    write_report(out / "report.html", "Toy", [Section("Scores").text("made-up")])
+    return out
+
+
+SCORES = {"m1": [1.0, 2.0, 3.0, 6.0], "m2": [2.0, 2.5, 3.5, 8.0]}
+
+
+def test_shipped_probes_are_found_in_display_order():
+    names = [d.name for d in registered()]
+    assert names[:5] == ["stereotales", "judge", "dbb", "globalbias", "profiles"]
+    assert {m.rsplit(".", 2)[-2] for m in probes.descriptor_modules()} >= {"mining", "judge", "dbb", "globalbias"}
+
+
+def test_columns_must_be_the_contracts():
+    assert columns(["a", "b"], "b") == ("b",)
+    with pytest.raises(ValueError, match="not in the contract"):
+        columns(["a", "b"], "c")
+
+
+def test_a_toy_probe_reaches_the_leaderboard(toy, tmp_path: Path):
+    from stereoprobe.leaderboard import build_leaderboard, write_leaderboard
+    from stereoprobe.leaderboard.report import MAIN_METRICS, PROBE_TITLES
+    from stereoprobe.leaderboard.sources import MARKERS, REQUIRED, TABLES
+
+    assert TABLES["toy"] == ("toy_scores",) and MARKERS["toy"] == ("toy_scores",)
+    assert REQUIRED["toy_scores"] == ("model", "item", "score")
+    assert MAIN_METRICS["toy"] == ["mean_score"] and PROBE_TITLES["toy"] == toy.title
+    folder = _toy_folder(tmp_path / "results", SCORES)
+    lb = build_leaderboard([str(folder)], n_boot=50, settings={"bonus": 0.5})
+    est = lb.metrics.set_index(["model", "metric"])["estimate"]
+    for model, values in SCORES.items():  # the mean of the numbers written above (+ the probe setting)
+        assert est[(model, "mean_score")] == pytest.approx(sum(values) / len(values) + 0.5)
+    assert lb.metrics["probe"].unique().tolist() == ["toy"]
+    [pair] = lb.pairwise.to_dict("records")
+    assert (pair["model_a"], pair["model_b"]) == ("m1", "m2")
+    assert pair["estimate"] == pytest.approx(np.mean(np.subtract(SCORES["m1"], SCORES["m2"])))
+    assert "toy.mean_score" in lb.wide.columns
+    write_leaderboard(lb, tmp_path / "board")
+    assert toy.title in (tmp_path / "board" / "leaderboard.html").read_text()
+
+
+def test_a_toy_probe_reaches_the_planner(toy):
+    from inspect_ai import Task
+    from inspect_ai.dataset import MemoryDataset, Sample
+
+    from stereoprobe.plan.core import UNITS, plan_task
+
+    task = Task(dataset=MemoryDataset([Sample(input=f"widget {i}") for i in range(3)]), name="toy_task", epochs=2)
+    plan = plan_task(task, model="mockllm/model", count=len)
+    assert UNITS["toy_task"] == "widgets"
+    assert (plan.unit, plan.items, plan.samples) == ("widgets", 6, 3)  # per epoch: 3 samples x 2 epochs
+
+
+def test_a_toy_probe_reaches_the_command_line(toy, capsys: pytest.CaptureFixture[str]):
+    from stereoprobe.cli import main, order
+
+    names = order()
+    assert names.index("dbb_export_lm_eval") < names.index("cli") < names.index("globalbias")  # order 35
+    assert main(["toy", "--say", "hello toy"]) == 0
+    assert capsys.readouterr().out.strip() == "hello toy"
+
+
+def test_a_toy_probe_reaches_the_index_page(toy, tmp_path: Path):
+    from stereoprobe.report.index import build_index, probe_of
+
+    folder = _toy_folder(tmp_path, SCORES)  # no run_info.json: recognised by its marker table
+    tables = sorted(folder.glob("*.csv"))
+    assert probe_of(None, tables) is toy
+    page = build_index(tmp_path).read_text()
+    assert toy.title in page and "toy/toy_scores.csv" in page
+
+
+def test_registry_view_follows_registration():
+    view = probes.RegistryView(lambda: {d.name: d.order for d in registered()})
+    assert "late" not in view
+    register(ProbeDescriptor(name="late", title="Late", order=999))
+    try:
+        assert view["late"] == 999 and list(view)[-1] == "late"
+    finally:
+        probes.unregister("late")
+    assert "late" not in view
+
+
+def test_descriptor_rejects_markers_outside_its_tables():
+    with pytest.raises(ValueError, match="markers"):
+        ProbeDescriptor(name="bad", title="Bad", tables={"a": ("model",)}, markers=("b",))
