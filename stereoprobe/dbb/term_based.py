@@ -19,7 +19,6 @@ Rows: ``model, benchmark, task, metric, value, paper_column, paper_value, source
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -28,6 +27,8 @@ from typing import Any
 import pandas as pd
 
 from stereoprobe.errors import InputError
+from stereoprobe.inputs import partition, read_results_file
+from stereoprobe.inputs.discovery import RESULTS_FILE
 from stereoprobe.model_labels import model_label
 
 BENCHMARKS = {"bbq": "BBQ", "crows_pairs": "CrowS-Pairs", "stereoset": "StereoSet"}
@@ -60,17 +61,9 @@ def _benchmark(task: str) -> str | None:
 
 
 def _files(inputs: Iterable[str | Path]) -> list[Path]:
-    out: list[Path] = []
-    for item in inputs:
-        p = Path(item)
-        if p.is_dir():
-            out += sorted(q for q in p.rglob("*") if q.is_file() and q.suffix in (".json", ".eval")
-                          and not q.name.startswith("."))
-        elif p.is_file():
-            out.append(p)
-        else:
-            raise InputError(f"{p}: no such file or folder (term-based benchmark outputs)")
-    return out
+    """lm-eval results files and inspect logs under ``inputs``, split by the input layer."""
+    part = partition(inputs, ("logs", "lm_eval_results"), what="term-based benchmark outputs")
+    return part.lm_eval_results + part.logs
 
 
 def _lm_eval_rows(path: Path, data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -123,16 +116,12 @@ def read_term_based(inputs: Sequence[str | Path]) -> pd.DataFrame:
     logs); other files are skipped. An input with none of them is an :class:`InputError`."""
     rows: list[dict[str, Any]] = []
     for path in _files(inputs):
-        if path.suffix == ".json" and path.name.startswith("results"):
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, ValueError) as e:
-                raise InputError(f"{path}: not a readable lm-eval results file ({e})") from None
-            if isinstance(data, dict) and "results" in data:
+        if RESULTS_FILE.match(path.name):
+            data = read_results_file(path)
+            if "results" in data:
                 rows += _lm_eval_rows(path, data)
                 continue
-        if path.name not in ("eval-set.json", "logs.json"):
-            rows += _inspect_rows(path)
+        rows += _inspect_rows(path)
     if not rows:
         raise InputError(f"no BBQ, CrowS-Pairs or StereoSet results (lm-eval results_*.json or inspect logs) in "
                          f"{', '.join(map(str, inputs))}")

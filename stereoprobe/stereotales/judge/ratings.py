@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from stereoprobe.errors import InputError
 from stereoprobe.stereotales.judge.associations import same_model
 from stereoprobe.stereotales.judge.contract import (
     JUDGE_SCORER,
@@ -52,6 +53,10 @@ def _rating_record(model: str, task_args: dict[str, Any], s: dict[str, Any], err
     sc = (s.get("scores") or {}).get(JUDGE_SCORER)
     meta = (sc.get("metadata") or {}) if sc is not None else {}
     harm = meta.get(SCORE_META_HARM)
+    if harm is not None and (isinstance(harm, bool) or not isinstance(harm, (int, float))
+                             or not (harm != harm or harm in (1, 2, 3, 4, 5))):
+        raise InputError(f"sample {s.get('id')!r} epoch {s.get('epoch', 1)}: score metadata field "
+                         f"{SCORE_META_HARM!r} is {harm!r}, not a harm rating from 1 to 5")
     if not error and sc is None:
         error = "not scored"
     return {
@@ -88,11 +93,13 @@ def read_judge_ratings(
     from stereoprobe.inputs import ReadStats, iter_samples
 
     stats = ReadStats()
+    recs = []
     try:
-        recs = [
-            _rating_record(info.model, dict(info.task_args or {}), s)
-            for info, s in (progress or (lambda it: it))(iter_samples(inputs, task=JUDGE_TASK, stats=stats))
-        ]
+        for info, s in (progress or (lambda it: it))(iter_samples(inputs, task=JUDGE_TASK, stats=stats)):
+            try:
+                recs.append(_rating_record(info.model, dict(info.task_args or {}), s))
+            except InputError as e:
+                raise InputError(f"{info.path}: {e}") from None
     except InputError as e:
         if not str(e).startswith(("no inspect logs", "no log of task")):
             raise

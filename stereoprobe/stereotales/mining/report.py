@@ -38,13 +38,11 @@ EXAMPLES_IN_REPORT = 2000  # associations whose example stories are embedded (th
 
 
 def read_output_table(out_dir: str | Path, name: str) -> pd.DataFrame | None:
-    """Read ``out_dir/name.parquet`` (or ``.csv``); None when the table was not written."""
-    d = Path(out_dir)
-    if (d / f"{name}.parquet").is_file():
-        return pd.read_parquet(d / f"{name}.parquet")
-    if (d / f"{name}.csv").is_file():
-        return pd.read_csv(d / f"{name}.csv")
-    return None
+    """Read ``out_dir/name.parquet`` (or ``.csv``); None when the table was not written (the one reader of
+    output tables, :func:`stereoprobe.tables.read_table`: an unreadable table is one line naming it)."""
+    from stereoprobe.tables import read_table
+
+    return read_table(out_dir, name)
 
 
 def read_harm_labels(out_dir: str | Path) -> pd.DataFrame | None:
