@@ -56,6 +56,9 @@ def variant_name(task: str, mode: str | None) -> str:
     return "sg" if task == TASK_SG else f"mcq-{mode or DEFAULT_MODE}"
 
 
+# ---- lm-eval tasks of the probe (lm_eval_tasks/dbb) -> the ``variant`` their responses get
+LM_EVAL_TASKS: dict[str, str] = {"dbb_mc": "mcq-logprob", "dbb_sg": "sg"}
+
 # ---- table columns
 RESPONSE_COLUMNS = ["model", "variant", "question_id", "epoch", "template_id", "category", "descriptor_type",
                     "group", "concept_a", "concept_b", "a", "valid", "refusal"]

@@ -35,6 +35,7 @@ PROFILE_METADATA_KEYS = ("profiles", "missing", "unknown", "malformed_items")
 
 # the long sentence table of the readers
 SENTENCE_COLUMNS = ["model", "group", "ethnicity", "gender", "name", "descriptor", "axis", "target", "template"]
+PERPLEXITY = "ppl"  # the sentence table's perplexity column (its alternative: "apx")
 
 # output tables of ``stereoprobe globalbias`` and ``stereoprobe profiles``
 TABLES = ("bias_scores", "associations", "associations_strict", "min_groups", "validation", "validation_detail",

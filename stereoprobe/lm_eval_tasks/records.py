@@ -22,12 +22,18 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from stereoprobe.dbb import contract as DBB
 from stereoprobe.errors import InputError
+from stereoprobe.globalbias import contract as GB
 
-DBB_TASKS = {"dbb_mc": "mcq-logprob", "dbb_sg": "sg"}
-DBB_DOC_KEYS = ("question_id", "template_id", "category", "descriptor_type", "group", "concept_a", "concept_b")
-DBB_COLUMNS = ["model", "variant", "question_id", "epoch", *DBB_DOC_KEYS[1:], "a", "valid", "refusal", "source"]
-GB_COLUMNS = ["model", "group", "ethnicity", "gender", "name", "descriptor", "axis", "target", "template", "ppl"]
+#: lm-eval task -> the ``variant`` of its responses (the DBB contract's)
+DBB_TASKS = DBB.LM_EVAL_TASKS
+#: the doc fields a DBB response needs: the question id and the DBB contract's sample metadata keys
+DBB_DOC_KEYS = ("question_id", *DBB.META_KEYS)
+#: DBB's response columns (the contract's) plus where the row came from
+DBB_COLUMNS = [*DBB.RESPONSE_COLUMNS, "source"]
+#: GlobalBias' sentence columns (the contract's) plus the perplexity
+GB_COLUMNS = [*GB.SENTENCE_COLUMNS, GB.PERPLEXITY]
 
 
 def task_of_samples_file(path: str | Path) -> str | None:
