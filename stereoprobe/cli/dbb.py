@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     """Validate the inputs, analyse into a temporary folder, move it into place, print one line per run."""
     from stereoprobe.cli.common import atomic_output_dir, info, progress
     from stereoprobe.dbb import contract as C
-    from stereoprobe.dbb.results import analyze
+    from stereoprobe.dbb import DBBOptions, analyze, write
     from stereoprobe.inputs import partition, read_headers
     from stereoprobe.lm_eval_tasks.records import DBB_TASKS
 
@@ -58,10 +58,11 @@ def run(args: argparse.Namespace) -> int:
         from stereoprobe.dbb.term_based import read_term_based
 
         read_term_based(args.term_based)  # checked before anything is written
+    options = DBBOptions(threshold=args.threshold, n_boot=args.n_boot, seed=args.seed, top=args.top)
     with atomic_output_dir(args.out) as tmp:
-        result = analyze(args.inputs, tmp, threshold=args.threshold, n_boot=args.n_boot, seed=args.seed,
-                         top=args.top, progress=lambda it, what: progress(it, description=what),
-                         term_based=args.term_based)
+        result = analyze(args.inputs, options, term_based=args.term_based,
+                         progress=lambda it, what: progress(it, description=what))
+        write(result, tmp)
     for line in result.lines:
         info(line)
     info(f"wrote {args.out}/summary.csv, instances.csv, report.html")

@@ -1,8 +1,5 @@
-"""DBB results from eval logs: responses, complete questions, test instances, summaries (the Python API of
-``stereoprobe dbb``).
-
-    from stereoprobe.dbb.results import analyze
-    result = analyze(["logs/dbb"], "results/dbb")          # tables + report.html; result.tables["summary"]
+"""DBB results from eval logs: responses, complete questions, test instances, summaries (the steps of
+:mod:`stereoprobe.dbb.api`, the Python API of ``stereoprobe dbb``).
 
 Logs are read through :mod:`stereoprobe.inputs` (files, folders, ``inspect eval-set`` folders; one record
 per run × sample × epoch across all files, the newest complete copy winning; error samples counted, never
@@ -16,7 +13,6 @@ line and the report.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,15 +27,6 @@ from stereoprobe.errors import InputError
 
 #: wraps an iterable with a progress display: ``progress(iterable, description)`` (the input layer's type)
 Progress = I.Progress
-
-
-@dataclass
-class DBBResult:
-    """Output of :func:`analyze`: the tables written, the output folder and the console summary lines."""
-
-    out: Path
-    tables: dict[str, pd.DataFrame]
-    lines: list[str]
 
 
 def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Progress | None = None
@@ -294,49 +281,3 @@ def summary_lines(tables: dict[str, pd.DataFrame], runs: pd.DataFrame, threshold
             lines.append(f"{r.model} [{r.variant}]: {r.questions_incomplete} incomplete questions "
                          f"({r.errors} error samples); run `inspect eval-retry` on the log to complete them")
     return lines
-
-
-def analyze(inputs: Sequence[str | Path], out: str | Path, threshold: float = ST.THRESHOLD, n_boot: int = 2000,
-            seed: int = 0, top: int = 5, progress: Progress | None = None,
-            term_based: Sequence[str | Path] | None = None) -> DBBResult:
-    """Read dbb/dbb_sg logs, compute every table, write them (CSV + Parquet) and ``report.html`` into
-    ``out`` (an existing folder written as a whole, e.g. the temporary folder of ``atomic_output_dir``).
-    ``term_based``: lm-eval results files or inspect logs of BBQ / CrowS-Pairs / StereoSet runs, shown next to
-    DBB's figures (paper Tables 1 and 6; :mod:`stereoprobe.dbb.term_based`)."""
-    from stereoprobe.dbb.report import write_dbb_report
-    from stereoprobe.errors import InputError
-    from stereoprobe.inputs import ReadStats
-    from stereoprobe.tables import write_table
-
-    stats = ReadStats()
-    term = None
-    if term_based:
-        from stereoprobe.dbb.term_based import read_term_based
-
-        term = read_term_based(term_based)
-    resp, runs = read_responses(inputs, stats, progress)
-    if resp.empty and runs.empty:
-        raise InputError(f"no scored dbb/dbb_sg samples in {', '.join(map(str, inputs))}")
-    tables = compute_tables(resp, threshold, n_boot, seed, top, runs=runs, progress=progress)
-    runs_t = run_table(runs, tables)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_table(resp.drop(columns=["expected_epochs"]), out, "responses")
-    write_table(runs_t, out, "runs")
-    if term is not None:
-        tables["term_based"] = term
-    for name, df in tables.items():
-        write_table(df, out, name)
-    lines = summary_lines(tables, runs_t, threshold)
-    write_dbb_report(out / "report.html", runs_t, tables, threshold, read_summary=stats.summary())
-    try:
-        from stereoprobe.report.run_info import write_run_info
-
-        write_run_info(out, probe="dbb", models=sorted(set(runs_t["model"])),
-                       settings={"threshold": threshold, "n_boot": n_boot, "seed": seed, "top": top,
-                                 "warnings": [f"{r.model} [{r.variant}]: {r.protocol}" for r in
-                                              runs_t.itertuples(index=False) if getattr(r, "protocol", "")]},
-                       inputs=[str(x) for x in inputs])
-    except ImportError:  # the shared run_info block is optional
-        pass
-    return DBBResult(out=out, tables={"responses": resp, "runs": runs_t, **tables}, lines=lines)
