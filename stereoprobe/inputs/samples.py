@@ -69,15 +69,15 @@ class ReadStats:
 
 def run_config(info: LogInfo) -> dict[str, Any]:
     """The evaluated configuration of a log: task version, task arguments, model roles, model arguments and generation
-    settings (performance knobs :data:`MODEL_ARG_KNOBS` / :data:`GENERATE_KNOBS` left out) and the dataset
-    (name and location). Two logs of one task and model are one run only when these are equal; inspect's
+    settings (performance knobs :data:`MODEL_ARG_KNOBS` / :data:`GENERATE_KNOBS` and unset values left out)
+    and the dataset (name and location). Two logs of one task and model are one run only when these are equal; inspect's
     ``eval-retry`` copies all of them unchanged (``eval_retry`` in ``src/inspect_ai/_eval/eval.py`` of
     github.com/UKGovernmentBEIS/inspect_ai)."""
     return {
         "task_version": info.task_version,
-        "task_args": dict(info.task_args),
+        "task_args": {k: v for k, v in info.task_args.items() if v is not None},
         "model_roles": dict(info.model_roles),
-        "model_args": {k: v for k, v in info.model_args.items() if k not in MODEL_ARG_KNOBS},
+        "model_args": {k: v for k, v in info.model_args.items() if k not in MODEL_ARG_KNOBS and v is not None},
         "generate_config": {k: v for k, v in info.generate_config.items() if k not in GENERATE_KNOBS and v is not None},
         "dataset": {k: info.dataset.get(k) for k in ("name", "location")},
     }
