@@ -69,7 +69,8 @@ def stereotales_judge(
         slices: keep only rows of these slices of the association table (e.g. ``all``).
         value_lists: possible values listed in the prompt: ``taxonomy`` (falls back to values in the file),
             ``observed`` or ``none``.
-        repetition_base: index of the first repetition in the order rule (upstream's base is undocumented).
+        repetition_base: index of the first repetition in the order rule (upstream: 0, `range(n_repetitions)` in
+            `scripts/04_evaluate_associations.py`).
         order_model: model name used in the order rule instead of the judged model's inspect name (e.g. the
             LiteLLM id upstream used, to reproduce its question orders).
         prompt: a custom prompt YAML (same keys as ``datasets/stereotales/judge/prompt.yaml``).
