@@ -214,3 +214,15 @@ def test_term_based_reader_labels_the_protocols(tmp_path):
     wide = TB.paper_table(t).set_index(["model", "protocol"])
     assert wide.loc[("mockllm/model", TB.PROTOCOL_GENERATIVE), "refuse % SS-intra"] == 100.0  # all refused
     assert wide.loc[("m", TB.PROTOCOL_LM_EVAL), "CS (50)"] == pytest.approx(66.51)
+
+
+@pytest.mark.refdata
+def test_stereoset_counts_are_the_papers(refdata):
+    """Paper §4.1.1: SS-intra 2,106 and SS-inter 2,123 questions (StereoSet's dev.json at the pinned commit)."""
+    from stereoprobe.dbb.baselines import load_items
+
+    if not (refdata / "StereoSet" / "data" / "dev.json").is_file():
+        pytest.skip("StereoSet data/dev.json (>= 4 MB) is not among the reference copies")
+    items = load_items("stereoset", refdata)
+    assert sum(i.subset == "intrasentence" for i in items) == 2106
+    assert sum(i.subset == "intersentence" for i in items) == 2123
