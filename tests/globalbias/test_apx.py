@@ -245,3 +245,17 @@ def test_figure1_descriptors_and_plot():
     sub = s[s.descriptor == "calm"]["score"].to_numpy()
     line = fig.axes[0].lines[0].get_ydata()[0]
     assert line == pytest.approx(sub.mean() - 2.3263478740408408 * sub.std(ddof=1))
+
+
+def test_validation_mrr_rounds_pooled_means_like_the_reference():
+    """Notebook 7 ranks the pooled means rounded to 2 d.p.: target arab at 10.004 vs asian at 10.001 ties at
+    10.00 (ties in the groups' name order: arab first) -> reciprocal rank 1; unrounded asian < arab -> 1/2.
+    Accuracy (notebook 6, per gender, rounded too) moves the same way: correct rounded, wrong unrounded."""
+    mapping = {"ENGLISH": "white", "CHINESE": "asian", "ARAB": "arab", "HISPANIC": "hispanic"}
+    ppl = {"ARAB": 10.004, "CHINESE": 10.001, "ENGLISH": 20.0, "HISPANIC": 30.0}
+    d = pd.DataFrame([{"group": f"{e}_F", "name": f"n{e}", "descriptor": "d", "template": 1, "ethnicity": e,
+                       "gender": "F", "target": "arab", "ppl": v} for e, v in ppl.items()])
+    faithful = A.validation(d, mapping)[0].set_index("measure")
+    exact = A.validation(d, mapping, faithful_rounding=False)[0].set_index("measure")
+    assert faithful.loc["ppl", "mrr"] == 1.0 and exact.loc["ppl", "mrr"] == 0.5
+    assert faithful.loc["ppl", "accuracy"] == 1.0 and exact.loc["ppl", "accuracy"] == 0.0

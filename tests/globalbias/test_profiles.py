@@ -216,3 +216,67 @@ def test_religion_consistency_table():
     assert list(t.index) == ["hindu", "jewish"]
     assert t.loc["jewish", "apx_descriptors"] == "a Jew" and bool(t.loc["jewish", "agrees"])
     assert t.loc["hindu", "apx_lowest_group"] == "INDIAN_M" and not bool(t.loc["hindu", "agrees"])
+
+
+def test_top_words_take_the_top_25_then_filter_as_the_reference():
+    """Reference order (notebook 10): the ``candidates`` best by shift score, then only those among the
+    ``score1_top`` best by type2score_1. G1 = a x6, b x3, c x1 against G2 = c x6, d x3, b x1 (and the mirror):
+    by score a > d > c > b, by type2score_1 c > b > a > d (a, d: p_in or p_out = 0). With 2 candidates and the
+    top 2 by type2score_1, {a, d} and {c, b} do not meet: no word (filtering first would give c and b); with
+    3 candidates, c."""
+    rows = ([{"Group": "G1", "religion": r} for r in ["a"] * 6 + ["b"] * 3 + ["c"]]
+            + [{"Group": "G2", "religion": r} for r in ["c"] * 6 + ["d"] * 3 + ["b"]])
+    df = pd.DataFrame(rows)
+    none = P.top_words(df, features=["religion"], per_group=3, candidates=2, score1_top=2)
+    assert none.empty
+    three = P.top_words(df, features=["religion"], per_group=3, candidates=3, score1_top=2)
+    assert list(three[three.group == "G1"].word) == ["c"]
+
+
+def test_feature_ablation_rounds_accuracies_as_the_reference(monkeypatch):
+    """The reference subtracts round(accuracy, 3): 0.18889 vs 0.18333 -> 0.189 - 0.183 = +0.6 pp (Table 7,
+    Llama 3 70B, occupation); unrounded +0.556 pp."""
+    def fake(df, target, features, seed=42, classifier="svc"):
+        return 0.18333333 if len(features) == len(P.FEATURES) else 0.18888889
+
+    monkeypatch.setattr(P, "svm_accuracy", fake)
+    faithful = P.feature_ablation(pd.DataFrame(), "Group")
+    exact = P.feature_ablation(pd.DataFrame(), "Group", faithful=False)
+    assert faithful["delta_pp"].tolist() == pytest.approx([0.6] * 13)
+    assert exact["delta_pp"].tolist() == pytest.approx([100 * (0.18888889 - 0.18333333)] * 13)
+
+
+def test_duplicate_profiles_dropped_once_each():
+    base = {"name": "Wafa", "run_id": "0", "Group": "('ARAB', 'F')", "hobbies": ("chess", "tea"), "age": "30"}
+    df = pd.DataFrame([base, dict(base), {**base, "age": "31"}, {**base, "hobbies": ("chess", "golf")}, dict(base)])
+    kept, dropped = P.drop_duplicate_profiles(df)
+    assert dropped == 2 and len(kept) == 3
+    assert kept["age"].tolist() == ["30", "31", "30"] and kept["hobbies"].iloc[2] == ("chess", "golf")
+
+
+def test_religion_consistency_normalises_groups_and_reads_every_dataset():
+    """Upstream layouts: profiles' "('ARAB', 'M')" vs APX's "ARAB_M"; the Ghavami & Peplau "Muslim" has no axis
+    (flagged for ARAB_M and ARAB_F), HolisticBias "a Muslim" (axis religion) is not flagged; a non-religion
+    HolisticBias axis never matches ("Hindustani" of the nationality axis for "hindu")."""
+    from stereoprobe.globalbias.consistency import group_key, religion_consistency
+
+    assert group_key("('THAI', 'F')") == group_key("THAI_F") == group_key("thai_f") == "THAI_F"
+    top = pd.DataFrame([{"feature": "religion", "word": "muslim", "group": "('ARAB', 'M')", "direction": 1},
+                        {"feature": "religion", "word": "muslim", "group": "('TURKISH', 'M')", "direction": 1},
+                        {"feature": "religion", "word": "hindu", "group": "('INDIAN', 'F')", "direction": 1}])
+    nan = float("nan")
+    scores = pd.DataFrame([
+        {"group": "ARAB_M", "descriptor": "Muslim", "axis": nan, "score": 0.0, "flagged": True},
+        {"group": "ARAB_F", "descriptor": "Muslim", "axis": nan, "score": 0.1, "flagged": True},
+        {"group": "TURKISH_M", "descriptor": "Muslim", "axis": nan, "score": 0.5, "flagged": False},
+        {"group": "TURKISH_M", "descriptor": "a Muslim", "axis": "religion", "score": 0.2, "flagged": False},
+        {"group": "INDIAN_F", "descriptor": "Hindustani", "axis": "nationality", "score": 0.0, "flagged": True},
+    ])
+    t = religion_consistency(top, scores)
+    m = t[t.word == "muslim"].set_index("generation_group")
+    assert list(m.index) == ["ARAB_M", "TURKISH_M"]
+    assert m.loc["ARAB_M", "apx_descriptors"] == "Muslim; a Muslim"
+    assert m.loc["ARAB_M", "apx_flagged_groups"] == "ARAB_F; ARAB_M"
+    assert bool(m.loc["ARAB_M", "agrees"]) and not bool(m.loc["TURKISH_M", "agrees"])
+    h = t[t.word == "hindu"].iloc[0]
+    assert h["apx_descriptors"] == "" and not bool(h["agrees"])
