@@ -1,5 +1,6 @@
 """``stereoprobe globalbias INPUT... --out DIR``: APX bias scores, reference flags, the stricter test and the
-validation from GlobalBias sentence likelihoods (Python API: :func:`stereoprobe.globalbias.report.run_globalbias`).
+validation from GlobalBias sentence likelihoods (Python API: :func:`stereoprobe.globalbias.analyze`, then
+:func:`~stereoprobe.globalbias.write`).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from stereoprobe.globalbias.report import run_globalbias
+    from stereoprobe.globalbias import GlobalBiasOptions, analyze, write
 
     tok = None
     if args.tokenizer:
@@ -73,12 +74,12 @@ def _run(args: argparse.Namespace) -> int:
             tok = AutoTokenizer.from_pretrained(args.tokenizer)
         except (OSError, ValueError) as ex:
             raise InputError(f"--tokenizer {args.tokenizer}: cannot load it ({str(ex).splitlines()[0]})") from None
+    options = GlobalBiasOptions(measure=args.measure, faithful_rounding=not args.exact, test_method=args.test,
+                                alpha=args.alpha, n_permutations=args.permutations, seed=args.seed,
+                                test_scale=args.test_scale, validation_templates=args.validation_templates)
     with atomic_output_dir(args.out) as tmp:
-        result = run_globalbias(
-            args.inputs, tmp, measure=args.measure, tokenizer=tok, faithful_rounding=not args.exact,
-            test_method=args.test, alpha=args.alpha, n_permutations=args.permutations, seed=args.seed,
-            test_scale=args.test_scale, validation_templates=args.validation_templates,
-        )
+        result = analyze(args.inputs, options, tokenizer=tok)
+        write(result, tmp)
     info(result.summary())
     info(f"wrote {args.out}/report.html")
     return 0

@@ -1,6 +1,6 @@
 """``stereoprobe profiles INPUT... --out DIR``: GlobalBias character profiles: SVM distinguishability,
 leave-one-feature-out and Jensen-Shannon top words (Python API:
-:func:`stereoprobe.globalbias.profiles_report.run_profiles`)."""
+:func:`stereoprobe.globalbias.analyze_profiles`, then :func:`~stereoprobe.globalbias.write`)."""
 
 from __future__ import annotations
 
@@ -51,13 +51,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from stereoprobe.globalbias.profiles_report import run_profiles
+    from stereoprobe.globalbias import ProfilesOptions, analyze_profiles, write
 
-    with atomic_output_dir(args.out) as tmp:
-        result = run_profiles(args.inputs, tmp, n_permutations=args.permutations, folds=args.folds,
+    options = ProfilesOptions(n_permutations=args.permutations, folds=args.folds,
                               ablation=not args.no_feature_ablation, seed=args.seed, classifier=args.classifier,
-                              over_represented_only=args.over_represented_only, apx_scores=args.apx,
-                              faithful=not args.exact, keep_duplicates=args.keep_duplicates)
+                              over_represented_only=args.over_represented_only, faithful=not args.exact,
+                              keep_duplicates=args.keep_duplicates)
+    with atomic_output_dir(args.out) as tmp:
+        result = analyze_profiles(args.inputs, options, apx_scores=args.apx)
+        write(result, tmp)
     info(result.summary())
     info(f"wrote {args.out}/report.html")
     return 0

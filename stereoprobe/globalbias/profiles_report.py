@@ -71,13 +71,17 @@ def profiles_from_logs(paths: Iterable[Path], stats: I.ReadStats | None = None) 
 
 @dataclass
 class ProfilesResult:
-    """What :func:`run_profiles` computed: tables by name, the profiles read and the log statistics."""
+    """What :func:`compute_profiles` computed: tables by name, the profiles read and the log statistics;
+    ``settings`` and ``sources`` go to ``run_info.json``; ``files``: the table files :func:`write_profiles`
+    wrote."""
 
     tables: dict[str, pd.DataFrame]
     profiles: pd.DataFrame
     log_stats: I.ReadStats | None = None
     files: list[Path] = field(default_factory=list)
     duplicates_dropped: dict[str, int] = field(default_factory=dict)
+    settings: dict[str, object] = field(default_factory=dict)
+    sources: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         """The console line."""
@@ -118,13 +122,13 @@ def _read_apx(path: str | Path) -> pd.DataFrame:
     return I.read_table(p, ["group", "descriptor", "score", "flagged"], what="GlobalBias bias_scores table")
 
 
-def run_profiles(inputs: Iterable[str | Path], out_dir: str | Path, n_permutations: int = 100, folds: int = 5,
-                 ablation: bool = True, seed: int = 42, classifier: str = "svc",
-                 over_represented_only: bool = False, apx_scores: str | Path | None = None,
-                 faithful: bool = True, keep_duplicates: bool = False) -> ProfilesResult:
-    """Read profiles (logs of ``globalbias_profiles`` or profile tables), compute per model the SVM
-    distinguishability, the leave-one-feature-out ablation and the Jensen-Shannon top words, and write the
-    tables, ``run_info.json`` and ``report.html`` to ``out_dir``. ``apx_scores``: the ``bias_scores`` table (or
+def compute_profiles(inputs: Iterable[str | Path], n_permutations: int = 100, folds: int = 5,
+                     ablation: bool = True, seed: int = 42, classifier: str = "svc",
+                     over_represented_only: bool = False, apx_scores: str | Path | None = None,
+                     faithful: bool = True, keep_duplicates: bool = False) -> ProfilesResult:
+    """Read profiles (logs of ``globalbias_profiles`` or profile tables) and compute per model the SVM
+    distinguishability, the leave-one-feature-out ablation and the Jensen-Shannon top words (nothing is
+    written: :func:`write_profiles`). ``apx_scores``: the ``bias_scores`` table (or
     the output folder) of ``stereoprobe globalbias`` for the religion consistency table (paper Table 8).
     ``faithful``: leave-one-feature-out differences of accuracies rounded to 3 decimals, as the reference
     (False: exact). ``keep_duplicates``: keep repeated identical profile rows (the reference drops them)."""
@@ -179,21 +183,29 @@ def run_profiles(inputs: Iterable[str | Path], out_dir: str | Path, n_permutatio
         parts = [religion_consistency(sub, apx).assign(model=m) for m, sub in top.groupby("model", sort=True)]
         combined["religion_consistency"] = (pd.concat(parts, ignore_index=True) if parts
                                             else religion_consistency(top, apx).assign(model=None))
+    settings = {"permutations": n_permutations, "folds": folds, "ablation": ablation, "seed": seed,
+                "classifier": classifier, "over_represented_only": over_represented_only, "faithful": faithful,
+                "keep_duplicates": keep_duplicates, "duplicates_dropped": dropped}
+    return ProfilesResult(tables=combined, profiles=df, log_stats=stats, duplicates_dropped=dropped,
+                          settings=settings, sources=[str(i) for i in inputs])
+
+
+def write_profiles(result: ProfilesResult, out_dir: str | Path) -> Path:
+    """Write the tables (CSV + Parquet, ``model`` first), ``run_info.json`` and ``report.html`` of ``result``
+    into ``out_dir`` (created); ``result.files`` lists the table files. Returns ``out_dir``."""
     out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
     files: list[Path] = []
-    for k, v in combined.items():
+    for k, v in result.tables.items():
         first = ["model"] + [c for c in v.columns if c != "model"]
         csv = write_table(v[first], out, k)
         files += [csv, csv.with_suffix(".parquet")]
-    result = ProfilesResult(tables=combined, profiles=df, log_stats=stats, files=files, duplicates_dropped=dropped)
-    write_run_info(out, probe="globalbias-profiles", models=sorted(map(str, df["model"].dropna().unique())),
-                   settings={"permutations": n_permutations, "folds": folds, "ablation": ablation, "seed": seed,
-                             "classifier": classifier, "over_represented_only": over_represented_only,
-                             "faithful": faithful, "keep_duplicates": keep_duplicates,
-                             "duplicates_dropped": dropped},
-                   inputs=[str(i) for i in inputs])
+    result.files = files
+    write_run_info(out, probe="globalbias-profiles",
+                   models=sorted(map(str, result.profiles["model"].dropna().unique())),
+                   settings=result.settings, inputs=result.sources)
     _report(out / "report.html", result)
-    return result
+    return out
 
 
 def _report(path: Path, result: ProfilesResult) -> None:

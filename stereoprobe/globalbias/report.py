@@ -34,13 +34,19 @@ FILE_DESCRIPTIONS = {
 
 @dataclass
 class GlobalBiasResult:
-    """What :func:`run_globalbias` computed: the tables (name -> DataFrame, every model stacked), the read
-    report and the incomplete group x descriptor units left out."""
+    """What :func:`compute_globalbias` computed: the tables (name -> DataFrame, every model stacked), the read
+    report and the incomplete group x descriptor units left out; ``sentences`` (the complete units' sentence
+    rows), ``notes``, ``settings`` and ``sources`` are what :func:`write_globalbias` puts into the report and
+    ``run_info.json``; ``files``: the table files written."""
 
     tables: dict[str, pd.DataFrame]
     read: LoadReport
     incomplete: pd.DataFrame
     files: list[Path] = field(default_factory=list)
+    sentences: pd.DataFrame = field(default_factory=pd.DataFrame)
+    notes: list[str] = field(default_factory=list)
+    settings: dict[str, object] = field(default_factory=dict)
+    sources: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         """The console line."""
@@ -105,9 +111,8 @@ def analyse(
     return out
 
 
-def run_globalbias(
+def compute_globalbias(
     inputs: Iterable[str | Path],
-    out_dir: str | Path,
     measure: str = "token",
     tokenizer: object = None,
     faithful_rounding: bool = True,
@@ -118,10 +123,9 @@ def run_globalbias(
     test_scale: str = "log",
     validation_templates: tuple[int, ...] = (1,),
 ) -> GlobalBiasResult:
-    """Read inputs (logs, lm-eval samples, tables), keep complete group x descriptor units, analyse each
-    model, write the tables (``bias_scores``, ``associations``, ``associations_strict``, ``min_groups``,
-    ``validation``, ``validation_detail``, ``incomplete_units``), ``run_info.json`` and ``report.html`` to
-    ``out_dir``; return them."""
+    """Read inputs (logs, lm-eval samples, tables), keep complete group x descriptor units and analyse each
+    model: the tables ``bias_scores``, ``associations``, ``associations_strict``, ``min_groups``,
+    ``validation``, ``validation_detail``, ``incomplete_units`` (nothing is written: :func:`write_globalbias`)."""
     if not (0 < alpha < 1):
         raise InputError(f"alpha must lie strictly between 0 and 1, got {alpha}")
     if n_permutations < 1:
@@ -147,20 +151,30 @@ def run_globalbias(
             tables.setdefault(name, []).append(df)
     combined = {k: pd.concat(v, ignore_index=True) for k, v in tables.items()}
     combined["incomplete_units"] = incomplete
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    files: list[Path] = []
-    for name, df in combined.items():
-        csv = write_table(df, out, name)
-        files += [csv, csv.with_suffix(".parquet")]
-    result = GlobalBiasResult(tables=combined, read=rep, incomplete=incomplete, files=files)
     settings = {"measure": measure, "faithful_rounding": faithful_rounding, "test": test_method, "alpha": alpha,
                 "permutations": n_permutations, "seed": seed, "test_scale": test_scale,
                 "validation_templates": list(validation_templates)}
-    write_run_info(out, probe="globalbias", models=models, settings=settings, inputs=[str(i) for i in inputs])
-    _report(out / "report.html", result, sentences, measure, faithful_rounding, test_method, alpha,
-            validation_templates, notes)
-    return result
+    return GlobalBiasResult(tables=combined, read=rep, incomplete=incomplete, sentences=sentences, notes=notes,
+                            settings=settings, sources=[str(i) for i in inputs])
+
+
+def write_globalbias(result: GlobalBiasResult, out_dir: str | Path) -> Path:
+    """Write the tables (CSV + Parquet), ``run_info.json`` and ``report.html`` of ``result`` into ``out_dir``
+    (created); ``result.files`` lists the table files. Returns ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files: list[Path] = []
+    for name, df in result.tables.items():
+        csv = write_table(df, out, name)
+        files += [csv, csv.with_suffix(".parquet")]
+    result.files = files
+    s = result.settings
+    models = sorted(result.sentences["model"].unique()) if "model" in result.sentences else []
+    write_run_info(out, probe="globalbias", models=models, settings=s, inputs=result.sources)
+    _report(out / "report.html", result, result.sentences, str(s.get("measure", "token")),
+            bool(s.get("faithful_rounding", True)), str(s.get("test", "welch")), float(s.get("alpha", 0.05)),
+            tuple(s.get("validation_templates", (1,))), result.notes)  # type: ignore[arg-type]
+    return out
 
 
 def _report(path: Path, result: GlobalBiasResult, sentences: pd.DataFrame, measure: str, faithful_rounding: bool,

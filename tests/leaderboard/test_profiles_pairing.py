@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from stereoprobe.globalbias import profiles as P
-from stereoprobe.globalbias.profiles_report import run_profiles
+from stereoprobe.globalbias import ProfilesOptions, analyze_profiles, write
 from stereoprobe.leaderboard import build_leaderboard
 
 POOLS = {
@@ -60,7 +60,7 @@ def test_leaderboard_pairs_profiles_of_two_models(tmp_path):
         d.mkdir(exist_ok=True)
         profiles(model, planted, 1).to_csv(d / f"{model}.csv", index=False)
     out = tmp_path / "profiles"
-    run_profiles([tmp_path / "in"], out, n_permutations=1, folds=2, ablation=False)
+    write(analyze_profiles([tmp_path / "in"], ProfilesOptions(n_permutations=1, folds=2, ablation=False)), out)
     assert (out / "predictions.csv").is_file()
     lb = build_leaderboard([tmp_path / "profiles"], n_boot=50)
     r = lb.pairwise[lb.pairwise["metric"] == "svm_correct_ethnicity"].iloc[0]
