@@ -22,9 +22,8 @@ import pandas as pd
 
 from stereoprobe.leaderboard.sources import Sources
 from stereoprobe.probes import LeaderboardOptions, registered
-from stereoprobe.stats.bootstrap import cluster_bootstrap
 from stereoprobe.stats.multiple_testing import adjust_bh
-from stereoprobe.stats.paired import mcnemar_exact, wilcoxon_signed_rank
+from stereoprobe.stats.paired import paired_mean_difference, paired_share_difference
 
 __all__ = ["PAIRWISE_COLUMNS", "add_q_values", "compare_binary", "compare_continuous", "model_pairs", "pair_row",
            "paired_items", "pairwise_table"]
@@ -49,24 +48,18 @@ def model_pairs(models: Iterable[Any]) -> list[tuple[str, str]]:
 
 def compare_continuous(x: np.ndarray, y: np.ndarray, clusters: np.ndarray, n_boot: int, seed: int,
                        level: float) -> tuple[float, tuple[float, float], float]:
-    """Paired continuous values: (mean of x − y, cluster-bootstrap CI, Wilcoxon p)."""
-    d = np.asarray(x, float) - np.asarray(y, float)
-    frame = pd.DataFrame({"d": d, "c": clusters})
-    g = frame.groupby("c")["d"].agg(["sum", "size"])
-    ci = cluster_bootstrap(g["sum"].to_numpy(float), g["size"].to_numpy(float), n_boot, level, seed).confidence_interval
-    return float(d.mean()), ci, wilcoxon_signed_rank(d).pvalue
+    """Paired continuous values: (mean of x − y, cluster-bootstrap CI, Wilcoxon p), the statistic of
+    :func:`stereoprobe.stats.paired.paired_mean_difference` in the leaderboard's argument order."""
+    res = paired_mean_difference(x, y, clusters, n_boot, level, seed)
+    return res.statistic, res.confidence_interval, res.pvalue
 
 
 def compare_binary(x: np.ndarray, y: np.ndarray, clusters: np.ndarray, n_boot: int, seed: int,
                    level: float) -> tuple[float, tuple[float, float], float]:
-    """Paired binary outcomes: (share_x − share_y, cluster-bootstrap CI, exact McNemar p)."""
-    xa, ya = np.asarray(x, bool), np.asarray(y, bool)
-    b, c = int(np.sum(xa & ~ya)), int(np.sum(~xa & ya))
-    d = xa.astype(float) - ya.astype(float)
-    frame = pd.DataFrame({"d": d, "c": clusters})
-    g = frame.groupby("c")["d"].agg(["sum", "size"])
-    ci = cluster_bootstrap(g["sum"].to_numpy(float), g["size"].to_numpy(float), n_boot, level, seed).confidence_interval
-    return float(d.mean()), ci, mcnemar_exact(b, c).pvalue
+    """Paired binary outcomes: (share_x − share_y, cluster-bootstrap CI, exact McNemar p), the statistic of
+    :func:`stereoprobe.stats.paired.paired_share_difference` in the leaderboard's argument order."""
+    res = paired_share_difference(x, y, clusters, n_boot, level, seed)
+    return res.statistic, res.confidence_interval, res.pvalue
 
 
 def paired_items(df: pd.DataFrame, key: list[str], a: str, b: str) -> pd.DataFrame:

@@ -59,3 +59,26 @@ def test_wilcoxon_type_i_error_by_simulation():
     rejections = sum(wilcoxon_signed_rank(rng.normal(0, 1, 25)).pvalue < 0.05 for _ in range(reps))
     lo, hi = stats.binom.ppf([0.0005, 0.9995], reps, 0.05) / reps
     assert lo <= rejections / reps <= hi
+
+
+def test_paired_differences_by_hand_and_with_clusters():
+    """Mean difference and the paired tests by hand; the interval is the cluster bootstrap of the per-cluster
+    sums and sizes (worked out here with numpy), clusters in sorted order."""
+    from stereoprobe.stats.bootstrap import cluster_bootstrap
+    from stereoprobe.stats.paired import paired_mean_difference, paired_share_difference
+
+    x, y = np.array([3.0, 5.0, 4.0, 6.0, 1.0]), np.array([1.0, 2.0, 4.0, 3.0, 2.0])
+    clusters = np.array(["t2", "t1", "t2", "t3", "t1"])
+    res = paired_mean_difference(x, y, clusters, n_resamples=400, confidence_level=0.9, seed=2)
+    d = x - y  # 2, 3, 0, 3, -1
+    assert res.statistic == pytest.approx(1.4) and res.n == 5
+    assert res.pvalue == pytest.approx(stats.wilcoxon(d, zero_method="wilcox", correction=False,
+                                                      method="approx").pvalue, rel=1e-12)
+    sums, sizes = np.array([3 - 1, 2 + 0, 3.0]), np.array([2.0, 2.0, 1.0])  # t1, t2, t3
+    assert res.confidence_interval == cluster_bootstrap(sums, sizes, 400, 0.9, 2).confidence_interval
+    xs, ys = [True, True, False, True, False], [False, True, False, False, True]
+    share = paired_share_difference(xs, ys, clusters, n_resamples=400, seed=2)
+    assert share.statistic == pytest.approx(3 / 5 - 2 / 5)
+    assert share.pvalue == pytest.approx(mcnemar(np.array([[1, 2], [1, 1]]), exact=True).pvalue)  # b=2, c=1
+    est, ci, p, n = paired_share_difference(xs, ys)  # no clusters: every item its own cluster
+    assert n == 5 and ci == cluster_bootstrap(np.array([1, 0, 0, 1, -1.0]), np.ones(5)).confidence_interval
