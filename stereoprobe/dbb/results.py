@@ -71,8 +71,8 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
             run.setdefault("groups", set()).update(sample_ids)
         else:
             run["ids"].update(sample_ids)
-        run["settings"] = "; ".join(f"{k}={meta[k]}" for k in ("source", "faithful", "mode", "option_order",
-                                                              "scoring", "variations") if k in meta)
+        run["settings"] = "; ".join(f"{k}={meta[k]}" for k in ("source", "faithful", "names", "mode",
+                                                              "option_order", "scoring", "variations") if k in meta)
         md = s.get("metadata") or {}
         scores = s.get("scores") or {}
         score = scores.get(C.TASKS[info.task])
