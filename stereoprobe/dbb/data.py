@@ -340,9 +340,9 @@ def fill_context(context: str, descriptor_text: str, faithful: bool) -> str:
 
 def draw_name(seed: int, template_id: str, category: str, type_number: int,
               names: Sequence[tuple[str, str, str]]) -> tuple[str, str, str]:
-    """The base name of (template, category, type): a seeded draw among the 12 Table 4 names (upstream draws
-    with an unseeded ``random.randint``, so upstream names are not reproducible). Independent of which other
-    templates are expanded."""
+    """The base name of (template, category, type): a seeded draw among the 12 Table 4 names (``names=draw``;
+    upstream drew with an unseeded ``random.randint`` and published the result, which ``names=published``
+    reads: :mod:`stereoprobe.dbb.published`). Independent of which other templates are expanded."""
     rng = random.Random(f"dbb|{seed}|{template_id}|{category}|{type_number}")
     return names[rng.randrange(len(names))]
 
