@@ -1,6 +1,6 @@
 """``stereoprobe associations INPUT... --out DIR``: StereoTales association mining.
 
-Parses and validates the options, calls :func:`stereoprobe.stereotales.mining.api.mine_association_tables`
+Parses and validates the options, calls :func:`stereoprobe.stereotales.mining.analyze`
 (the Python API) and writes its tables, ``run_info.json`` and ``report.html`` into ``DIR`` all at once
 (:func:`~stereoprobe.cli.common.atomic_output_dir`). ``DIR/associations.csv`` holds one row per (model,
 slice, base attribute, base value, compared attribute, compared value) passing the paper's filter.
@@ -134,15 +134,14 @@ def mining_config(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from stereoprobe.cli.common import atomic_output_dir, progress
-    from stereoprobe.stereotales.mining.api import mine_association_tables, stale_tables, write_association_outputs
+    from stereoprobe.stereotales.mining import AssociationOptions, analyze, write
+    from stereoprobe.stereotales.mining.api import stale_tables
 
-    result = mine_association_tables(
-        args.inputs, mining_config(args), by_language=args.by_language, examples=args.examples,
-        excerpt_chars=args.excerpt_chars, note=args.note or None,
-        progress=lambda it, what: progress(it, description=what),
-    )
+    options = AssociationOptions(mining_config(args), by_language=args.by_language, examples=args.examples,
+                                 excerpt_chars=args.excerpt_chars, note=args.note or None)
+    result = analyze(args.inputs, options, progress=lambda it, what: progress(it, description=what))
     with atomic_output_dir(args.out) as tmp:
-        write_association_outputs(result, tmp, report=not args.no_report)
+        write(result, tmp, report=not args.no_report)
     for name in stale_tables(result):  # an earlier run's tables that this run does not produce
         for suffix in (".csv", ".parquet"):
             (args.out / f"{name}{suffix}").unlink(missing_ok=True)

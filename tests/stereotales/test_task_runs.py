@@ -17,7 +17,7 @@ import pytest
 from inspect_ai import eval, eval_retry, eval_set
 from inspect_ai.model import GenerateConfig, ModelAPI, ModelOutput, ModelUsage, get_model, modelapi
 
-from stereoprobe.stereotales.mining.api import mine_association_tables
+from stereoprobe.stereotales.mining import AssociationOptions, analyze
 from stereoprobe.stereotales.mining.config import MiningConfig
 from stereoprobe.stereotales.taxonomy import TaxonomyError, build_samples, load_taxonomy
 from stereoprobe.tasks.stereotales import stereotales
@@ -79,7 +79,7 @@ def _task(**kw: Any):
 
 
 def _tables(folder: Path) -> dict[str, pd.DataFrame]:
-    run = mine_association_tables([folder], MiningConfig(min_row_sum=2, mc_resamples=2000))
+    run = analyze([folder], AssociationOptions(MiningConfig(min_row_sum=2, mc_resamples=2000)))
     skip = {"input_sources", "association_examples"}
     return {k: v for k, v in run.tables.items() if k not in skip}
 

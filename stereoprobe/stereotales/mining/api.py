@@ -1,15 +1,15 @@
 """The Python API of ``stereoprobe associations``: stories in, association tables (and report) out.
 
-    from stereoprobe.stereotales.mining.api import mine_association_tables, write_association_outputs
+    from stereoprobe.stereotales.mining import AssociationOptions, analyze, write
     from stereoprobe.stereotales.mining.config import MiningConfig
 
-    run = mine_association_tables(["logs/"], MiningConfig(), by_language=True)
+    run = analyze(["logs/"], AssociationOptions(MiningConfig(), by_language=True))
     run.tables["associations"]          # DataFrame, one row per association passing the paper's filter
-    write_association_outputs(run, "results/associations")   # CSV + Parquet + run_info.json + report.html
+    write(run, "results/associations")   # CSV + Parquet + run_info.json + report.html
 
-:func:`mine_association_tables` does every computation and returns the tables as DataFrames;
-:func:`write_association_outputs` only writes them (the command line writes into a temporary folder that
-replaces ``--out`` at the end).
+:func:`analyze` reads the stories (:func:`~stereoprobe.stereotales.mining.stories.read_stories`) and does every
+computation, returning the tables as DataFrames; :func:`write` only writes them (the command line writes into
+a temporary folder that replaces ``--out`` at the end).
 """
 
 from __future__ import annotations
@@ -35,12 +35,12 @@ from stereoprobe.stereotales.mining.config import MiningConfig, config_dict
 from stereoprobe.stereotales.mining.report import write_associations_report
 from stereoprobe.stereotales.mining.stories import Stories, StoriesError, read_stories, read_story_excerpts
 
-__all__ = ["AssociationTables", "mine_association_tables", "write_association_outputs"]
+__all__ = ["AssociationOptions", "AssociationTables", "analyze", "stale_tables", "write"]
 
 
 @dataclass
 class AssociationTables:
-    """The result of :func:`mine_association_tables`: ``tables`` (name -> DataFrame, names of
+    """The result of :func:`analyze`: ``tables`` (name -> DataFrame, names of
     :data:`~stereoprobe.stereotales.contract.TABLES`) and ``info`` (the run manifest written to
     ``run_info.json``: counts, models, languages, settings, p-value methods, timings)."""
 
@@ -103,27 +103,34 @@ def _tables(stories: Stories, pair_tests: pd.DataFrame, value_tests: pd.DataFram
     return tables
 
 
-def mine_association_tables(
-    inputs: Sequence[str | Path],
-    config: MiningConfig = MiningConfig(),
-    *,
-    by_language: bool = False,
-    examples: int = 3,
-    excerpt_chars: int = 400,
-    note: str | None = None,
-    progress: Progress = no_progress,
-) -> AssociationTables:
-    """Read StereoTales stories (inspect eval logs of the ``stereotales`` task, or the public release as
-    Parquet/CSV) and run the paper's two-step association statistics.
+@dataclass(frozen=True)
+class AssociationOptions:
+    """Settings of ``stereoprobe associations``: ``config`` (the paper's statistical constants,
+    :class:`~stereoprobe.stereotales.mining.config.MiningConfig`); ``by_language`` adds one slice per (model,
+    language) and the cross-language tables (Jaccard, language-specific associations); ``examples`` stories
+    (excerpts of ``excerpt_chars`` characters) are kept per association; ``note`` is shown at the top of the
+    report."""
 
-    ``by_language`` adds one slice per (model, language) and the cross-language tables (Jaccard,
-    language-specific associations); ``examples`` stories (excerpts of ``excerpt_chars`` characters) are
-    kept per association; ``note`` is shown at the top of the report; ``progress`` reports the reading
-    (:data:`stereoprobe.inputs.Progress`, e.g. the CLI's progress bar). Bad input raises
+    config: MiningConfig = MiningConfig()
+    by_language: bool = False
+    examples: int = 3
+    excerpt_chars: int = 400
+    note: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.examples < 0 or self.excerpt_chars < 1:
+            raise ValueError("examples must be >= 0 and excerpt_chars >= 1")
+
+
+def analyze(inputs: Sequence[str | Path], options: AssociationOptions = AssociationOptions(), *,
+            progress: Progress = no_progress) -> AssociationTables:
+    """Read StereoTales stories (inspect eval logs of the ``stereotales`` task, or the public release as
+    Parquet/CSV) and run the paper's two-step association statistics with ``options``; ``progress`` reports
+    the reading (:data:`stereoprobe.inputs.Progress`, e.g. the CLI's progress bar). Bad input raises
     :class:`~stereoprobe.stereotales.mining.stories.StoriesError` (an ``InputError``) naming the file.
     """
-    if examples < 0 or excerpt_chars < 1:
-        raise ValueError("examples must be >= 0 and excerpt_chars >= 1")
+    config, by_language, examples = options.config, options.by_language, options.examples
+    excerpt_chars, note = options.excerpt_chars, options.note
     timings: dict[str, float] = {}
     t = time.perf_counter()
     stories = read_stories(inputs, progress=progress)
@@ -197,7 +204,7 @@ def _jsonable_columns(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def write_association_outputs(run: AssociationTables, out_dir: str | Path, *, report: bool = True) -> Path:
+def write(run: AssociationTables, out_dir: str | Path, *, report: bool = True) -> Path:
     """Write every table (CSV + Parquet), ``run_info.json`` and, with ``report``, ``report.html`` into
     ``out_dir`` (created); returns ``out_dir``."""
     from stereoprobe.tables import write_table
