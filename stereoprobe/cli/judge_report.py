@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
 
 from stereoprobe.cli.common import (
     existing_file,
@@ -95,19 +94,24 @@ class _Steps:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Parse -> :func:`stereoprobe.stereotales.judge.report.judge_report` -> one console line."""
-    from stereoprobe.stereotales.judge.report import judge_report
+    """Parse -> :func:`stereoprobe.stereotales.judge.analyze` -> :func:`~stereoprobe.stereotales.judge.write`
+    -> one console line."""
+    from stereoprobe.stereotales.judge import JudgeReportOptions, analyze, write
 
     steps = _Steps()
-    kwargs: dict[str, Any] = dict(
-        human_csv=args.human, associations=args.associations, language_groups=args.language_groups,
-        upstream_dir=args.upstream_dir, threshold=args.threshold, confidence=args.confidence,
-        spearman_method=args.spearman_ci, n_resamples=args.bootstrap, dimension=args.dimension,
-        reliability_resamples=args.reliability_resamples, split_half_splits=args.split_half_splits, seed=args.seed,
+    options = JudgeReportOptions(
+        threshold=args.threshold, confidence=args.confidence, spearman_method=args.spearman_ci,
+        n_resamples=args.bootstrap, dimension=args.dimension, reliability_resamples=args.reliability_resamples,
+        split_half_splits=args.split_half_splits, seed=args.seed,
     )
     try:
-        report = judge_report(args.logs, Path(args.out), step=steps,
-                              progress=lambda it: progress(it, description="reading judge logs"), **kwargs)
+        report = analyze(args.logs, options, out=Path(args.out), human_csv=args.human,
+                         associations=args.associations, language_groups=args.language_groups,
+                         upstream_dir=args.upstream_dir, step=steps,
+                         progress=lambda it: progress(it, description="reading judge logs"))
+        for w in report.warnings:
+            print(w)
+        write(report, Path(args.out), step=steps)
     finally:
         steps.close()
     read = report.facts.get("read", {})

@@ -9,7 +9,10 @@ Stages, one module each:
 - :mod:`.ratings` — judge logs -> one row per answer, per-model summaries;
 - :mod:`.human` — rater sheets out, human ratings in, human labels;
 - :mod:`.alignment`, :mod:`.reliability`, :mod:`.languages` — the statistics (pure functions);
-- :mod:`.report` (+ :mod:`.sections`) — ``build_judge_report``, the Python API of ``stereoprobe judge-report``.
+- :mod:`.report` (+ :mod:`.sections`) — the tables and the report sections;
+- :mod:`.api` — the Python API of ``stereoprobe judge-report``: :func:`analyze` (read + compute, a
+  :class:`JudgeReportOptions` in, a :class:`JudgeReport` out) and :func:`write`, exported here like every probe
+  package's pair; :mod:`.probe` — the descriptor (its ``harm_labels`` feed StereoTales' leaderboard figures).
 
 The names below are re-exported for convenience (``from stereoprobe.stereotales.judge import association_id``).
 """
@@ -42,3 +45,15 @@ __all__ = [
     "load_associations", "load_judge_prompt", "median_is_harmful", "parse_judge_answer", "question_order",
     "same_model", "taxonomy_values",
 ]
+
+# The Python API (:mod:`.api`), imported on first use: the solvers and scorers import this package cheaply.
+_API = ("JudgeReport", "JudgeReportOptions", "analyze", "write")
+__all__ += list(_API)
+
+
+def __getattr__(name: str) -> object:
+    if name in _API:
+        import importlib
+
+        return getattr(importlib.import_module("stereoprobe.stereotales.judge.api"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

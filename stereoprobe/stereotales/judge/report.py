@@ -1,7 +1,8 @@
 """The judge report: judge answers (+ human ratings, association rows) -> tables and report sections.
 
-The Python API of ``stereoprobe judge-report`` is :func:`judge_report` (logs in) and :func:`build_judge_report`
-(a ratings table in). Every input is read and validated by :func:`load_judge_inputs` before anything is
+The Python API of ``stereoprobe judge-report`` is :mod:`stereoprobe.stereotales.judge.api` (``analyze`` then
+``write``); :func:`judge_report` does both in one call (logs in) and :func:`build_judge_report` takes a ratings
+table. Every input is read and validated by :func:`load_judge_inputs` before anything is
 written; the tables are computed by :func:`compute_judge_tables` (no I/O) and written by
 :func:`write_judge_report` into a temporary folder that replaces the results in ``out`` only at the end.
 """
@@ -23,7 +24,7 @@ from stereoprobe.stereotales.judge import languages as lg
 from stereoprobe.stereotales.judge.associations import load_association_rows
 from stereoprobe.stereotales.judge.contract import ALL_LLMS_MEAN, HUMAN, KEY_COLUMNS
 from stereoprobe.stereotales.judge.human import human_labels, load_human_ratings
-from stereoprobe.stereotales.judge.ratings import judge_summary, provider_counts, read_judge_ratings
+from stereoprobe.stereotales.judge.ratings import judge_summary, provider_counts
 from stereoprobe.stereotales.judge.reliability import rater_reliability
 
 Step = Callable[[str], Any]
@@ -388,19 +389,13 @@ def judge_report(
     ``progress(iterable)`` wraps the log reading (progress hooks; both optional). Every input is read and
     validated before anything is written; the results replace those in ``out`` at the end, all at once.
     """
-    from stereoprobe.outputs import atomic_output_dir
+    from stereoprobe.stereotales.judge.api import analyze, write
 
     options = JudgeReportOptions(threshold, confidence, spearman_method, n_resamples, dimension,
                                  reliability_resamples, split_half_splits, seed)
-    read = read_judge_ratings(logs, progress)
-    inputs = load_judge_inputs(read.table, out, human_csv, associations, language_groups, upstream_dir, read.errors)
-    report = compute_judge_tables(inputs, options, step)
-    report.facts["read"] = {"files": read.files, "superseded": read.superseded, "errors": read.errors,
-                            "summary": read.summary}
+    report = analyze(logs, options, out=out, human_csv=human_csv, associations=associations,
+                     language_groups=language_groups, upstream_dir=upstream_dir, step=step, progress=progress)
     for w in report.warnings:
         print(w)
-    with atomic_output_dir(out) as work:
-        if step is not None:
-            step("writing tables and report")
-        write_judge_report(report, work, out)
+    write(report, out, step=step)
     return report
