@@ -57,8 +57,8 @@ def dbb_baselines(
         source: "upstream" (the pinned files of nyu-mll/BBQ, nyu-mll/crows-pairs, moinnadeem/StereoSet:
             downloaded, verified, cached, or from ``$STEREOPROBE_UPSTREAM_DIR/<BBQ|CrowS-Pairs|StereoSet>/``)
             or a folder holding a copy (``<folder>/<key>/...`` or the repository's own layout).
-        categories: BBQ category files (default: the five DBB categories Age, Gender_identity,
-            Race_ethnicity, SES, Religion; the paper does not list its own).
+        categories: BBQ category files (default: every single-attribute category but SES, the subset whose
+            sizes give the paper's 12,254 questions per context condition; the paper does not name its own).
         splits: StereoSet splits (default: intrasentence, intersentence).
         epochs: replies per question (paper: one; every reply counts).
         seed: the CrowS-Pairs sentence order (a seeded order per pair; the file lists the more stereotypical

@@ -33,8 +33,12 @@ BENCHMARKS = ("bbq", "crows_pairs", "stereoset")
 BBQ_KEY, CROWS_KEY, STEREOSET_KEY = "BBQ", "CrowS-Pairs", "StereoSet"  # upstream_sources.yaml keys
 BBQ_CATEGORIES = ("Age", "Disability_status", "Gender_identity", "Nationality", "Physical_appearance",
                   "Race_ethnicity", "Race_x_SES", "Race_x_gender", "Religion", "SES", "Sexual_orientation")
-#: default BBQ categories: the five DBB categories (the paper does not list the ones it ran)
-BBQ_DBB_CATEGORIES = ("Age", "Gender_identity", "Race_ethnicity", "SES", "Religion")
+#: default BBQ categories: the paper gives 12,254 questions per context condition (§4.1.1) without naming its
+#: categories; the single-attribute categories except SES are the natural subset of BBQ whose published sizes
+#: (Parrish et al. 2022: 3,680 + 1,556 + 5,672 + 3,080 + 1,576 + 6,880 + 1,200 + 864 = 24,508) give exactly
+#: 2 x 12,254 (the only other subset that does mixes Race_x_SES with a few single attributes)
+BBQ_DEFAULT_CATEGORIES = ("Age", "Disability_status", "Gender_identity", "Nationality", "Physical_appearance",
+                          "Race_ethnicity", "Religion", "Sexual_orientation")
 BBQ_METADATA = "analysis_scripts/additional_metadata.csv"
 CROWS_FILE = "data/crows_pairs_anonymized.csv"
 STEREOSET_FILE = "data/dev.json"
@@ -170,7 +174,7 @@ def load_items(benchmark: str, source: str | Path = "upstream", categories: Sequ
                splits: Sequence[str] | None = None, seed: int = 0, verify: bool = True) -> list[BaselineItem]:
     """The items of ``benchmark`` from the pinned upstream files (``source="upstream"``: cache, download, or
     ``$STEREOPROBE_UPSTREAM_DIR/<key>/``) or a local folder holding the repositories' files (``<folder>/<key>/``
-    or the repository's own layout). ``categories``: BBQ files (default :data:`BBQ_DBB_CATEGORIES`);
+    or the repository's own layout). ``categories``: BBQ files (default :data:`BBQ_DEFAULT_CATEGORIES`);
     ``splits``: StereoSet splits (default both)."""
     from stereoprobe.upstream import fetch
 
@@ -180,7 +184,7 @@ def load_items(benchmark: str, source: str | Path = "upstream", categories: Sequ
         return fetch(key, rel, local=local, verify=verify)
 
     if benchmark == "bbq":
-        cats = list(categories or BBQ_DBB_CATEGORIES)
+        cats = list(categories or BBQ_DEFAULT_CATEGORIES)
         unknown = [c for c in cats if c not in BBQ_CATEGORIES]
         if unknown:
             raise DBBDataError(f"BBQ categories {unknown} unknown; expected some of {', '.join(BBQ_CATEGORIES)}")
@@ -228,5 +232,5 @@ def parse_answer(completion: str, options: Sequence[str]) -> int | None:
     return hits[0] if len(hits) == 1 else None
 
 
-__all__ = ["BBQ_CATEGORIES", "BBQ_DBB_CATEGORIES", "BENCHMARKS", "BaselineItem", "load_items", "parse_answer",
+__all__ = ["BBQ_CATEGORIES", "BBQ_DEFAULT_CATEGORIES", "BENCHMARKS", "BaselineItem", "load_items", "parse_answer",
            "prompt", "read_bbq", "read_bbq_metadata", "read_crows_pairs", "read_stereoset"]
