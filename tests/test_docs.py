@@ -1,0 +1,162 @@
+"""Every command and code block of the README and the docs runs as written.
+
+The test extracts the fenced blocks marked ```bash (or ``sh``/``shell``) and ```python from ``README.md``,
+``docs/*.md`` and the lm-eval task READMEs, and runs them in order, one document at a time, in a copy of a
+demo-shaped workspace (:mod:`_docs_workspace`: ``results/demo/`` as ``make demo`` writes it, built from the test
+suite's fixtures in a few minutes; ``logs/<probe>`` links to its logs): bash blocks with ``bash -euo pipefail``,
+python blocks with this interpreter, in the workspace folder, offline, with ``.venv/bin`` first on ``PATH``.
+
+A block that cannot run on a CPU machine without keys carries a marker on the line right above its fence,
+invisible on the rendered page::
+
+    <!-- doc-test: skip REASON -->
+
+with REASON one of :data:`REASONS` (the test reports it as the skip reason). Other fenced blocks (``text``,
+``bibtex``, output samples without a language) are not code and are not run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+             *sorted((ROOT / "stereoprobe" / "lm_eval_tasks").glob("*/README.md"))]
+RUN_LANGUAGES = {"bash": "bash", "sh": "bash", "shell": "bash", "python": "python"}
+#: skip markers: REASON -> what the block needs
+REASONS = {
+    "api-key": "needs an API key (a model behind a paid API)",
+    "gpu": "needs a GPU (or a model too large for a CPU test)",
+    "paper-data": "needs the papers' full data (upstream downloads) or runs at paper scale",
+    "network": "downloads a model or data set from a hub",
+    "make": "one of the two top-level make commands (make test runs this test)",
+}
+_MARKER = re.compile(r"^<!--\s*doc-test:\s*skip\s+(?P<reason>[\w-]+)\s*-->\s*$")
+_FENCE = re.compile(r"^```\s*(?P<lang>[\w+-]*)\s*$")
+TIMEOUT_S = 600
+
+
+@dataclass(frozen=True)
+class Block:
+    document: Path
+    line: int  # 1-based line of the opening fence
+    language: str  # "bash" or "python"; "" for blocks that are not run
+    code: str
+    skip: str | None  # a REASONS key
+
+    @property
+    def where(self) -> str:
+        return f"{self.document.relative_to(ROOT)}:{self.line}"
+
+
+def extract_blocks(path: Path) -> list[Block]:
+    """The fenced blocks of a Markdown file, with their language and skip marker."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    blocks: list[Block] = []
+    i = 0
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        start, lang = i, m.group("lang").lower()
+        j = i + 1
+        while j < len(lines) and not lines[j].startswith("```"):
+            j += 1
+        prev = next((lines[k] for k in range(start - 1, -1, -1) if lines[k].strip()), "")
+        marker = _MARKER.match(prev.strip())
+        if marker and marker.group("reason") not in REASONS:
+            raise AssertionError(f"{path}:{start}: unknown doc-test reason {marker.group('reason')!r}; "
+                                 f"use one of {sorted(REASONS)}")
+        blocks.append(Block(path, start + 1, RUN_LANGUAGES.get(lang, ""), "\n".join(lines[start + 1:j]),
+                            marker.group("reason") if marker else None))
+        i = j + 1
+    return blocks
+
+
+def test_extraction_and_markers(tmp_path: Path) -> None:
+    doc = tmp_path / "x.md"
+    doc.write_text("text\n\n```bash\necho run\n```\n\n<!-- doc-test: skip api-key -->\n```python\nimport x\n```\n"
+                   "```text\nnot code\n```\n```\nplain\n```\n")
+    blocks = extract_blocks(doc)
+    assert [(b.language, b.skip, b.code) for b in blocks] == [
+        ("bash", None, "echo run"), ("python", "api-key", "import x"), ("", None, "not code"), ("", None, "plain")]
+    doc.write_text("<!-- doc-test: skip someday -->\n```bash\necho\n```\n")
+    with pytest.raises(AssertionError, match="unknown doc-test reason 'someday'"):
+        extract_blocks(doc)
+
+
+def test_every_document_has_only_runnable_or_marked_code() -> None:
+    """Every bash/python block either runs (below) or says why not; a synopsis is ``text``, not ``bash``."""
+    runnable = [b for d in DOCUMENTS for b in extract_blocks(d) if b.language]
+    assert len(runnable) >= 20  # the README and the docs hold that many code blocks
+    for b in runnable:
+        assert not re.search(r"\[--?[\w-]+[^\]]*\]", b.code) or b.language == "python", (
+            f"{b.where}: optional-argument brackets in a {b.language} block: write it as a runnable command or "
+            "mark the block ```text")
+
+
+@pytest.fixture(scope="session")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo-shaped workspace, built once per test session (shared by xdist workers through a lock)."""
+    from filelock import FileLock
+
+    from _docs_workspace import build_workspace
+
+    shared = tmp_path_factory.getbasetemp().parent
+    root = shared / "docs-workspace"
+    with FileLock(str(shared / "docs-workspace.lock")):
+        if not (root / ".complete").is_file():
+            shutil.rmtree(root, ignore_errors=True)
+            root.mkdir()
+            build_workspace(root)
+            (root / ".complete").write_text("ok\n")
+    return root
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", MPLBACKEND="Agg",
+               STEREOPROBE_NO_PROGRESS="1", INSPECT_LOG_LEVEL="warning", PYTHONUNBUFFERED="1")
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env.pop("STEREOPROBE_UPSTREAM_DIR", None)  # paper-data blocks are skipped; the others need no upstream data
+    return env
+
+
+def _run_block(block: Block, cwd: Path) -> subprocess.CompletedProcess[str]:
+    if block.language == "bash":
+        argv = ["bash", "-euo", "pipefail", "-c", block.code]
+    else:
+        argv = [sys.executable, "-c", block.code]
+    return subprocess.run(argv, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=TIMEOUT_S)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_document_code_runs_as_written(document: Path, workspace: Path, tmp_path: Path) -> None:
+    blocks = [b for b in extract_blocks(document) if b.language]
+    if not blocks:
+        pytest.skip("no code blocks")
+    work = tmp_path / "ws"
+    shutil.copytree(workspace, work, symlinks=True)
+    failures, skipped, ran = [], [], 0
+    for block in blocks:
+        if block.skip:
+            skipped.append(f"{block.where} ({REASONS[block.skip]})")
+            continue
+        done = _run_block(block, work)
+        ran += 1
+        if done.returncode != 0:
+            tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+            failures.append(f"{block.where}: exit {done.returncode}\n--- block ---\n{block.code}\n--- output ---\n{tail}")
+    assert not failures, "\n\n".join(failures)
+    if not ran:
+        pytest.skip("every block is marked: " + "; ".join(skipped))
