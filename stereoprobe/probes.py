@@ -41,11 +41,20 @@ Better = Literal["lower", "higher", ""]
 
 @dataclass(frozen=True)
 class Metric:
-    """A headline figure of a leaderboard board: its metric name and which direction is better (``""``: none,
-    e.g. a p-value or a reach that is neither good nor bad)."""
+    """A headline figure of a leaderboard board: its metric name, which direction is better (``""``: none,
+    e.g. a p-value or a reach that is neither good nor bad), and for the leaderboard's comparison table a
+    short ``label`` and its ``meaning`` in plain words (what a higher value says about the model, never a
+    verdict)."""
 
     name: str
     better: Better = "lower"
+    label: str = ""
+    meaning: str = ""
+
+    @property
+    def title(self) -> str:
+        """The column title: ``label``, else the metric name."""
+        return self.label or self.name
 
 
 @dataclass(frozen=True)

