@@ -68,7 +68,7 @@ class ExpectedCells:
 
     def frame(self) -> pd.DataFrame:
         """One row per expected cell (``name`` None where a grouped sample never arrived)."""
-        rows = [dict(zip(("model", "group", "descriptor", "name", "template"), c)) for c in self.cells]
+        rows: list[tuple[Any, ...]] = list(self.cells)
         for model, ids in self.missing_samples().items():
             descs = self.descriptors.get(model, {})
             for sid in ids:
@@ -76,13 +76,11 @@ class ExpectedCells:
                 if m:
                     desc = descs.get(m["descriptor"], f"descriptor #{m['descriptor']}")
                     name = self.names.get((model, m["group"], m["name"]), f"{m['name']}:?")
-                    rows.append({"model": model, "group": m["group"], "descriptor": desc, "name": name,
-                                 "template": int(m["template"])})
+                    rows.append((model, m["group"], desc, name, int(m["template"])))
                     continue
                 m = _GROUP_ID.match(sid)
                 if m:
-                    rows += [{"model": model, "group": m["group"], "descriptor": d, "name": None,
-                              "template": int(m["template"])} for d in sorted(set(descs.values()))]
+                    rows += [(model, m["group"], d, None, int(m["template"])) for d in sorted(set(descs.values()))]
         return pd.DataFrame(rows, columns=["model", "group", "descriptor", "name", "template"])
 
 

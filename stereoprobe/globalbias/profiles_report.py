@@ -97,22 +97,9 @@ class ProfilesResult:
 
 
 def _inputs(inputs: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
-    """(profile tables, logs): explicit files by suffix, folders searched for both."""
-    tables, logs = [], []
-    for item in inputs:
-        p = Path(item)
-        if p.is_dir():
-            tables += sorted(q for q in p.rglob("*") if q.suffix in (".csv", ".parquet") and q.is_file()
-                             and not any(x.startswith(".") for x in q.relative_to(p).parts))
-            logs += I.find_logs([p])
-        elif p.is_file():
-            if p.suffix in (".csv", ".parquet"):
-                tables.append(p)
-            else:
-                logs += I.find_logs([p])
-        else:
-            raise InputError(f"{p}: no such input file or folder")
-    return tables, logs
+    """(profile tables, logs), split once by the input layer (:func:`stereoprobe.inputs.partition`)."""
+    part = I.partition(inputs, ("logs", "tables"), what="profiles inputs")
+    return part.tables, part.logs
 
 
 def _read_apx(path: str | Path) -> pd.DataFrame:
