@@ -5,7 +5,7 @@ A probe package (``stereoprobe/<probe>/``, e.g. :mod:`stereoprobe.dbb`) describe
 and their direction, the plan's unit per inspect task, its command-line commands, its report's sections and
 its listing. The leaderboard (:mod:`stereoprobe.leaderboard.sources`, :mod:`~stereoprobe.leaderboard.headline`,
 :mod:`~stereoprobe.leaderboard.pairwise`), the planner (:data:`stereoprobe.plan.core.UNITS`), the command
-line (:data:`stereoprobe.cli.ORDER`) and the landing page (:mod:`stereoprobe.report.index`) loop over
+line (:func:`stereoprobe.cli.command_modules`) and the landing page (:mod:`stereoprobe.report.index`) loop over
 :func:`registered` instead of naming the probes, so a new probe is one package and one descriptor::
 
     from stereoprobe.probes import Board, Metric, PlanTask, ProbeDescriptor, register

@@ -17,7 +17,7 @@ from __future__ import annotations
 import pandas as pd
 
 from stereoprobe.dbb.contract import TASK_SG
-from stereoprobe.leaderboard.headline import NAN, as_bool, metric_row
+from stereoprobe.leaderboard.headline import NAN, metric_row
 from stereoprobe.leaderboard.pairwise import compare_binary, compare_continuous, model_pairs, pair_row, paired_items
 from stereoprobe.leaderboard.sources import Sources
 from stereoprobe.stats.bootstrap import cluster_bootstrap
