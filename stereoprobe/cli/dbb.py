@@ -1,7 +1,7 @@
 """``stereoprobe dbb LOGS... --out DIR``: DBB bias scores from inspect eval logs of ``dbb`` / ``dbb_sg``.
 
-Parses and validates the options, then calls :func:`stereoprobe.dbb.results.analyze` (the Python API) into a
-temporary folder that replaces ``--out`` only when everything is written.
+Parses and validates the options, then calls :func:`stereoprobe.dbb.analyze` and :func:`stereoprobe.dbb.write`
+(the Python API), writing into a temporary folder that replaces ``--out`` only when everything is written.
 """
 
 from __future__ import annotations
