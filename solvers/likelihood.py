@@ -31,6 +31,7 @@ from stereoprobe.likelihood import (
     STATE_KEY,
     SUM_LOGPROB,
     TEXTS_KEY,
+    TEXTS_REF_KEY,
     TEXTS_METADATA,
     TextResult,
     check_items,
@@ -57,8 +58,10 @@ def _sum(lps: Sequence[float | None]) -> tuple[float | None, str | None]:
 
 
 async def _score_batch(model: Model, items: Sequence[Mapping[str, Any]], config: GenerateConfig) -> list[TextResult]:
-    message = ChatMessageUser(content=f"{len(items)} texts to score",
-                              metadata={TEXTS_KEY: [_request_item(it) for it in items]})
+    request = [_request_item(it) for it in items]
+    stash = getattr(model.api, "stash_texts", None)  # in process: hand the texts over, log only a reference
+    meta = {TEXTS_REF_KEY: stash(request)} if callable(stash) else {TEXTS_KEY: request}
+    message = ChatMessageUser(content=f"{len(items)} texts to score (the sample's metadata)", metadata=meta)
     out = await model.generate([message], config=config)
     res = (out.metadata or {}).get(RESULTS_KEY)
     if not isinstance(res, Mapping) or len(res.get(SUM_LOGPROB, ())) != len(items):

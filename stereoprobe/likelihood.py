@@ -15,8 +15,10 @@ A **text item** (a dict, kept in the sample metadata) is::
 ``transformers`` provider) accepts a ``generate()`` call with ``config.prompt_logprobs`` set and a user
 message whose ``metadata[TEXTS_KEY]`` is a list of text items; it answers one ``ModelOutput`` whose
 ``metadata[RESULTS_KEY]`` is ``{"sum_logprob": [...], "n_tokens": [...], "error": [None | str, ...]}``, each
-text scored exactly as the single-text prompt-log-probability path would. Other providers get one request
-per text (see ``stereoprobe.solvers.likelihood``).
+text scored exactly as the single-text prompt-log-probability path would. An in-process provider may also
+offer ``stash_texts(items) -> key``: the solver then sends ``metadata[TEXTS_REF_KEY] = key`` instead of the
+items, so the texts, already in the sample's metadata, are not copied into the logged model event. Other
+providers get one request per text (see ``stereoprobe.solvers.likelihood``).
 
 **Compact score.** The scorer ``text_logprobs`` stores ``Score.value = {texts, unscored, mean_perplexity}``
 and ``Score.metadata = {ids, sum_logprob, n_tokens, n_bytes, errors}`` (aligned lists; ``errors`` maps the
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 TEXTS_KEY = "stereoprobe_texts"
+TEXTS_REF_KEY = "stereoprobe_texts_ref"  # key of items stashed in an in-process provider
 RESULTS_KEY = "stereoprobe_text_scores"
 REQUEST_KEYS = ("text", "context", "encoder_text", "mlm_max_length")  # item fields sent to the provider
 STATE_KEY = "stereoprobe_text_results"  # ModelOutput.metadata key the solver hands to the scorer

@@ -3,12 +3,12 @@
 Three model kinds, one output shape: for every input sequence, the log-probability of each scored token.
 
 - Causal LMs (:class:`CausalScorer`): ``log P(x_t | x_<t)`` for ``t = 1 .. n-1`` (the first token has no
-  context and gets no entry: vLLM's ``prompt_logprobs`` convention). Requests are length-bucketed, right-padded
-  (padding sits after every real token, so a causal model never attends to it), and only the positions that
+  context and gets no entry: vLLM's ``prompt_logprobs`` convention). Requests are bucketed by canonical width,
+  right-padded (padding sits after every real token, so a causal model never attends to it), and only the positions that
   predict a scored token go through the output projection, followed by the fused 2-D cross-entropy.
   **Prefix sharing**: sequences sharing a token prefix (the same name and template opening before hundreds
   of descriptors, the same story prompt before several options) are grouped; the prefix runs once and its
-  key/value cache is repeated for the continuations (vLLM's prefix caching, within a batch).
+  key/value cache is repeated for the continuations (vLLM's prefix caching, within a request).
 - Masked LMs (:func:`masked_pll`): pseudo-log-likelihood (Salazar et al. 2020, "Masked Language Model
   Scoring", ACL): ``PLL(W) = sum_t log P_MLM(w_t | W_\\t)``, one copy of the sentence per token with that token
   replaced by the mask token, all copies of all sentences batched. Every non-special token gets an entry.
@@ -16,19 +16,34 @@ Three model kinds, one output shape: for every input sequence, the log-probabili
   text ``y`` (tokenized with the tokenizer's special tokens, e.g. T5's closing ``</s>``), given encoder text
   ``x``; the decoder starts from the model's decoder start token, so every decoder token gets an entry.
 
-All computations use the model's dtype for the forward pass and float32 for the log-softmax. Results do not
-depend on the batch size or on prefix sharing beyond floating-point noise (tests check ≤ 1e-4 nats/token).
+All computations use the model's dtype for the forward pass and float32 for the log-softmax.
+
+**Batch invariance (causal LMs).** Batches follow :mod:`.planning`: a sequence's shared prefix is found within
+its own request, and it always runs at canonical widths, so its computation never depends on which other
+sequences share its batch, on the batch size or on the concurrency; products get at least ``MIN_ROWS`` rows.
+On CPU in float32 the per-token results are then bit-identical across batch sizes, token budgets and
+concurrency (``tests/providers/test_batch_invariance.py``). Prefix sharing on or off computes the same
+quantity in different shapes: the two agree within floating-point noise (≤ 5e-4 nats per token, checked).
+On GPUs, whose matrix-product kernels depend on the row count, bfloat16 results vary with the batch shapes
+by far more than float32 ones: ``-M dtype=float32`` is the batch-stable path.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.nn.functional as F
+
+from stereoprobe.providers.planning import Chunk, _chunk_prefix, bucket_width, plan_chunks
+
+__all__ = ["MIN_ROWS", "CausalScorer", "Chunk", "TokenScores", "_chunk_prefix", "masked_pll", "plan_chunks",
+           "seq2seq_logprobs"]
+
+MIN_ROWS = 16  # every matrix product of the causal scorer has at least this many rows (see _score_chunk)
 
 
 @dataclass
@@ -60,121 +75,6 @@ def _scores_from_rows(
         return lp, top
     return -F.cross_entropy(logits, targets, reduction="none"), None
 
-
-def _lcp(a: Sequence[int], b: Sequence[int]) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
-def _chunk_prefix(seqs: Sequence[Sequence[int]], idx: list[int]) -> int:
-    """Longest prefix common to ``seqs[idx]`` that leaves every sequence at least one own token."""
-    first = seqs[idx[0]]
-    lcp = len(first)
-    for i in idx[1:]:
-        lcp = min(lcp, _lcp(first, seqs[i]))
-    return max(0, min(lcp, min(len(seqs[i]) for i in idx) - 1))
-
-
-def _prefix_groups(seqs: Sequence[Sequence[int]], members: list[int]) -> list[tuple[int, list[int]]]:
-    """Partition ``members`` into (prefix length, members) groups minimising the tokens run through the model.
-
-    A group with prefix ``p`` costs ``p + sum(len - p)`` tokens (prefix once, continuations per member).
-    Members that agree beyond the group's prefix may form a subgroup with a longer prefix when that costs
-    less (the split is decided recursively on the token trie).
-    """
-    return _best_groups(seqs, members)[1]
-
-
-def _best_groups(seqs: Sequence[Sequence[int]], members: list[int]) -> tuple[int, list[tuple[int, list[int]]]]:
-    if len(members) == 1:
-        return len(seqs[members[0]]), [(0, members)]
-    p = _chunk_prefix(seqs, members)
-    one_group = p + sum(len(seqs[i]) - p for i in members)
-    by_next: dict[int, list[int]] = {}
-    stay: list[int] = []
-    for i in members:
-        if len(seqs[i]) > p + 1:  # can extend the prefix by its next token and keep one own token
-            by_next.setdefault(seqs[i][p], []).append(i)
-        else:
-            stay.append(i)
-    if len(by_next) <= 1 and not stay:  # cannot happen: p is the longest common prefix
-        return one_group, [(p, members)]
-    cost, groups = 0, []
-    for subset in by_next.values():
-        if len(subset) == 1:
-            stay.extend(subset)
-            continue
-        sub_cost, sub_groups = _best_groups(seqs, subset)
-        stay_cost = sum(len(seqs[i]) - p for i in subset)
-        if sub_cost < stay_cost:
-            cost += sub_cost
-            groups.extend(sub_groups)
-        else:
-            stay.extend(subset)
-    if stay:
-        cost += p + sum(len(seqs[i]) - p for i in stay)
-        groups.append((p, stay))
-    if cost < one_group:
-        return cost, groups
-    return one_group, [(p, members)]
-
-
-@dataclass
-class Chunk:
-    """One forward batch: sequence indices and, per sequence, the length of the prefix it shares with other
-    sequences (0 = none). Sequences with the same prefix length and the same leading tokens share one prefix
-    computation; a batch may hold several prefix groups."""
-
-    indices: list[int]
-    prefix_lens: list[int]
-
-    @property
-    def shared(self) -> bool:
-        return any(self.prefix_lens)
-
-
-def plan_chunks(
-    seqs: Sequence[Sequence[int]],
-    batch_size: int,
-    prefix_sharing: bool = True,
-    min_prefix: int = 2,
-) -> list[Chunk]:
-    """Split sequences into forward batches.
-
-    Without prefix sharing: sort by length and cut into batches of ``batch_size`` (length bucketing).
-    With prefix sharing: group sequences by shared leading tokens (:func:`_prefix_groups`: the token trie is
-    cut where it saves the most model tokens); groups sharing at least ``min_prefix`` tokens are ordered by
-    their longest continuation and their members by continuation length, then cut into batches of
-    ``batch_size``, so one batch holds continuations of similar length from one large group or from several
-    small ones. Sequences that share nothing are length-bucketed on their own.
-    """
-    n = len(seqs)
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be ≥ 1, got {batch_size}")
-
-    def by_length(idx: list[int]) -> list[Chunk]:
-        ordered = sorted(idx, key=lambda i: (-len(seqs[i]), i))
-        return [Chunk(ordered[s : s + batch_size], [0] * len(ordered[s : s + batch_size]))
-                for s in range(0, len(ordered), batch_size)]
-
-    if not prefix_sharing or n < 2:
-        return by_length(list(range(n)))
-
-    groups: list[tuple[int, list[int]]] = []  # (prefix length, members)
-    alone: list[int] = []
-    for p, members in _prefix_groups(seqs, list(range(n))):
-        if p >= min_prefix and len(members) > 1:
-            groups.append((p, sorted(members, key=lambda i: (-len(seqs[i]), i))))
-        else:
-            alone.extend(members)
-    groups.sort(key=lambda g: (-(len(seqs[g[1][0]]) - g[0]), g[1][0]))
-    flat = [(i, p) for p, members in groups for i in members]
-    plan = [Chunk([i for i, _ in flat[s : s + batch_size]], [p for _, p in flat[s : s + batch_size]])
-            for s in range(0, len(flat), batch_size)]
-    return plan + by_length(alone)
 
 
 class CausalScorer:
@@ -225,105 +125,141 @@ class CausalScorer:
         return self.head(rows) if self.split else rows
 
     @torch.inference_mode()
+    def _project_scores(self, rows: torch.Tensor, targets: torch.Tensor, top_k: int
+                        ) -> tuple[torch.Tensor, list[list[tuple[int, float]]] | None]:
+        """Scores of ``targets`` under hidden rows (split mode) or logit rows, in a product of at least
+        ``MIN_ROWS`` rows (zero rows appended), so a row's result does not depend on how many rows there are."""
+        n = rows.shape[0]
+        if n == 0:
+            return rows.new_empty(0, dtype=torch.float32), [] if top_k else None
+        if n < MIN_ROWS:
+            rows = torch.cat([rows, rows.new_zeros((MIN_ROWS - n, *rows.shape[1:]))])
+            targets = torch.cat([targets, targets.new_zeros(MIN_ROWS - n)])
+        lp, top = _scores_from_rows(self._project(rows), targets, top_k)
+        return lp[:n], (top[:n] if top is not None else None)
+
+    @torch.inference_mode()
     def score(
         self,
         seqs: Sequence[Sequence[int]],
-        batch_size: int = 64,
+        batch_size: int | None = 64,
         prefix_sharing: bool = True,
         top_k: int = 0,
+        groups: Sequence[Hashable] | None = None,
+        max_tokens: int | None = None,
     ) -> list[TokenScores]:
-        """Log-probability of every token after the first of each sequence (``len(seq) - 1`` entries)."""
+        """Log-probability of every token after the first of each sequence (``len(seq) - 1`` entries).
+
+        ``groups[i]``: the planning group (request) of sequence ``i``; prefixes are shared within a group only
+        (``None``: all sequences are one group). ``batch_size`` sequences per forward, or, when ``None``, as many
+        as fit ``max_tokens`` padded tokens (:func:`stereoprobe.providers.planning.plan_chunks`)."""
         results: list[TokenScores | None] = [None] * len(seqs)
         for i, s in enumerate(seqs):
             if len(s) < 2:
                 results[i] = TokenScores(list(s[1:]), [], [] if top_k else None)
         todo = [i for i, s in enumerate(seqs) if len(s) >= 2]
         sub = [seqs[i] for i in todo]
-        for chunk in plan_chunks(sub, batch_size, prefix_sharing):
+        sub_groups = None if groups is None else [groups[i] for i in todo]
+        for chunk in plan_chunks(sub, batch_size, prefix_sharing, groups=sub_groups, max_tokens=max_tokens):
             members = [todo[i] for i in chunk.indices]
-            scored = self._score_chunk([seqs[i] for i in members], chunk.prefix_lens, top_k)
+            scored = self._score_chunk([seqs[i] for i in members], chunk.prefix_lens, top_k,
+                                       chunk.prefix_width, chunk.width)
             for i, res in zip(members, scored):
                 results[i] = res
         return [r for r in results if r is not None]
 
-    def _score_chunk(self, seqs: list[Sequence[int]], prefix_lens: list[int], top_k: int) -> list[TokenScores]:
-        """Score one batch. ``prefix_lens[b]`` leading tokens of sequence ``b`` are shared with the other
-        members having the same prefix (0: nothing shared). Shared prefixes run once each (right-padded
-        together); their key/value cache is gathered per member, and the members' continuations run in one
-        right-padded pass with an attention mask hiding the prefix padding and explicit positions."""
-        dev = self.device
-        B = len(seqs)
-        # prefix groups: (length, tokens) -> group number
-        group_of: dict[tuple[int, ...], int] = {}
-        member_group = []
-        for s, p in zip(seqs, prefix_lens):
-            member_group.append(group_of.setdefault(tuple(s[:p]), len(group_of)) if p else -1)
-        prefixes = list(group_of)
-        plen = [len(t) for t in prefixes]
-        Lmax = max(plen, default=0)
-        starts = [p for p in prefix_lens]
+    def _to_device(self, values: list[Any], dtype: torch.dtype = torch.long) -> torch.Tensor:
+        t = torch.tensor(values, dtype=dtype)
+        if self.device.type == "cuda":
+            return t.pin_memory().to(self.device, non_blocking=True)
+        return t.to(self.device)
 
-        lps: list[list[float]] = [[] for _ in range(B)]
-        tops: list[list[list[tuple[int, float]]]] = [[] for _ in range(B)]
+    def _score_chunk(self, seqs: list[Sequence[int]], prefix_lens: list[int], top_k: int,
+                     prefix_width: int = 0, width: int = 0) -> list[TokenScores]:
+        """Score one batch. ``prefix_lens[b]`` leading tokens of sequence ``b`` are shared with the other
+        members having the same prefix (0: nothing shared; a batch never mixes shared and unshared members).
+        Shared prefixes run once each, right-padded to ``prefix_width``; their key/value cache is gathered per
+        member, and the continuations run right-padded to ``width`` with an attention mask hiding the prefix
+        padding and explicit positions. Widths default to the canonical width of the longest member; a batch
+        of fewer than ``MIN_ROWS`` tokens gets copies of its first member (dropped), so every product has at
+        least ``MIN_ROWS`` rows. Everything is prepared on the host and copied at once; one synchronisation
+        (the final transfer of the results) per batch."""
+        dev = self.device
+        n_real = len(seqs)
+        starts = list(prefix_lens)
+        if any(starts) and not all(starts):
+            raise AssertionError("a batch mixes shared and unshared sequences")
+        width = width or bucket_width(max(len(s) - p for s, p in zip(seqs, starts)))
+        if any(starts):
+            prefix_width = prefix_width or bucket_width(max(starts))
+        if len(seqs) * width < MIN_ROWS:  # copies of the first member (results dropped)
+            extra = -(-MIN_ROWS // width) - len(seqs)
+            seqs, starts = seqs + [seqs[0]] * extra, starts + [starts[0]] * extra
+        B = len(seqs)
+        group_of: dict[tuple[int, ...], int] = {}
+        member_group = [group_of.setdefault(tuple(s[:p]), len(group_of)) if p else -1 for s, p in zip(seqs, starts)]
+        prefixes = list(group_of)
+        pieces: list[torch.Tensor] = []  # per-token scores, concatenated: one transfer at the end
+        top_pieces: list[list[list[tuple[int, float]]]] = []
         cache = None
         if prefixes:
-            pids = torch.full((len(prefixes), Lmax), self.pad_id, dtype=torch.long, device=dev)
-            for g, t in enumerate(prefixes):
-                pids[g, : len(t)] = torch.tensor(t, device=dev)
+            plen = [len(t) for t in prefixes]
+            n_pre = max(len(prefixes), -(-MIN_ROWS // prefix_width))  # padding prefix rows: copies of the first
+            rows_ids = [list(t) + [self.pad_id] * (prefix_width - len(t)) for t in prefixes]
+            rows_ids += [rows_ids[0]] * (n_pre - len(prefixes))
+            pids = self._to_device(rows_ids)
             hidden, cache = self._forward(pids, want_cache=True)
             # shared tokens 1..L-1 of each prefix, predicted by prefix rows 0..L-2
-            need = torch.arange(Lmax, device=dev)[None] < torch.tensor(plen, device=dev)[:, None] - 1
-            rows = self._project(hidden[need])
-            g_lp, g_top = (_scores_from_rows(rows, pids[:, 1:][need[:, :-1]], top_k)
-                           if rows.shape[0] else (rows.new_empty(0), []))
-            g_lp_list = g_lp.tolist()
-            shared_lp, shared_top, cursor = [], [], 0
-            for L in plen:
-                shared_lp.append(g_lp_list[cursor : cursor + L - 1])
-                shared_top.append(g_top[cursor : cursor + L - 1] if g_top else [])
-                cursor += L - 1
+            need_host = [[j < L - 1 for j in range(prefix_width)] for L in plen]
+            need_host += [[False] * prefix_width] * (n_pre - len(prefixes))
+            need = self._to_device(need_host, torch.bool)
+            g_lp, g_top = self._project_scores(hidden[need], pids[:, 1:][need[:, :-1]], top_k)
             # first own token of each member, predicted by the last row of its prefix
-            sharing = [b for b in range(B) if member_group[b] >= 0]
-            grp = torch.tensor([member_group[b] for b in sharing], device=dev)
-            last = torch.tensor([plen[member_group[b]] - 1 for b in sharing], device=dev)
-            own_first = torch.tensor([seqs[b][prefix_lens[b]] for b in sharing], device=dev)
-            f_lp, f_top = _scores_from_rows(self._project(hidden[grp, last]), own_first, top_k)
-            for k, b in enumerate(sharing):
-                g = member_group[b]
-                lps[b] = list(shared_lp[g]) + [f_lp[k].item()]
-                if top_k:
-                    tops[b] = list(shared_top[g]) + [f_top[k]]
-            if len(sharing) < B:  # members without a shared prefix: prepend nothing, attend to nothing cached
-                raise AssertionError("a batch mixes shared and unshared sequences")
+            grp = self._to_device(member_group)
+            last = self._to_device([plen[g] - 1 for g in member_group])
+            own_first = self._to_device([s[p] for s, p in zip(seqs, starts)])
+            f_lp, f_top = self._project_scores(hidden[grp, last], own_first, top_k)
+            pieces += [g_lp, f_lp]
+            top_pieces += [g_top or [], f_top or []]
             cache.reorder_cache(grp)
 
         suffix_lens = [len(s) - p for s, p in zip(seqs, starts)]
-        width = max(suffix_lens)
-        ids = torch.full((B, width), self.pad_id, dtype=torch.long, device=dev)
-        for b, s in enumerate(seqs):
-            ids[b, : suffix_lens[b]] = torch.tensor(list(s[starts[b]:]), device=dev)
-        extra: dict[str, Any] = {}
-        if cache is not None and (min(plen) != Lmax or len(set(starts)) > 1):
-            mask = torch.ones((B, Lmax + width), dtype=torch.long, device=dev)
-            for b in range(B):
-                mask[b, starts[b] : Lmax] = 0
-            extra["attention_mask"] = mask
-            extra["position_ids"] = torch.tensor(starts, device=dev)[:, None] + torch.arange(width, device=dev)[None]
-        hidden, _ = self._forward(ids, cache=cache, **extra)
+        ids = self._to_device([list(s[p:]) + [self.pad_id] * (width - len(s) + p) for s, p in zip(seqs, starts)])
+        extra_kw: dict[str, Any] = {}
+        if cache is not None:  # always explicit: the same attention path whatever the other members
+            extra_kw["attention_mask"] = self._to_device(
+                [[1] * p + [0] * (prefix_width - p) + [1] * width for p in starts])
+            extra_kw["position_ids"] = self._to_device([list(range(p, p + width)) for p in starts])
+        hidden, _ = self._forward(ids, cache=cache, **extra_kw)
         # position j of row b predicts continuation token j+1: needed for j < suffix_len - 1
-        need = torch.arange(width, device=dev)[None] < torch.tensor(suffix_lens, device=dev)[:, None] - 1
-        rows = self._project(hidden[need])
+        need = self._to_device([[j < L - 1 for j in range(width)] for L in suffix_lens], torch.bool)
         targets = ids[:, 1:][need[:, :-1]] if width > 1 else ids.new_empty(0)
-        own_lp, own_top = _scores_from_rows(rows, targets, top_k) if rows.shape[0] else (rows.new_empty(0), [])
-        own_list = own_lp.tolist()
-        out, cursor = [], 0
-        for b, s in enumerate(seqs):
-            k = suffix_lens[b] - 1
-            lps[b].extend(own_list[cursor : cursor + k])
-            if top_k:
-                tops[b].extend(own_top[cursor : cursor + k])
+        own_lp, own_top = self._project_scores(hidden[need], targets, top_k)
+        pieces.append(own_lp)
+        top_pieces.append(own_top or [])
+        flat = torch.cat([t.float() for t in pieces]).tolist()  # the one synchronisation of the batch
+        tops_flat = [t for part in top_pieces for t in part]
+        # slice the flat list: [shared prefix tokens per prefix][first own token per member][own tokens]
+        pre_start, cursor = [], 0
+        if prefixes:
+            for L in plen:
+                pre_start.append(cursor)
+                cursor += L - 1
+        first_start = cursor
+        cursor += B if prefixes else 0
+        out = []
+        for b in range(n_real):
+            s, k = seqs[b], suffix_lens[b] - 1
+            own = slice(cursor, cursor + k)
             cursor += k
-            out.append(TokenScores(list(s[1:]), lps[b], tops[b] if top_k else None))
+            if prefixes:
+                g = member_group[b]
+                shared = slice(pre_start[g], pre_start[g] + plen[g] - 1)
+                lps = flat[shared] + [flat[first_start + b]] + flat[own]
+                top = (tops_flat[shared] + [tops_flat[first_start + b]] + tops_flat[own]) if top_k else None
+            else:
+                lps, top = flat[own], (tops_flat[own] if top_k else None)
+            out.append(TokenScores(list(s[1:]), lps, top))
         return out
 
 

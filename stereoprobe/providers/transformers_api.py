@@ -29,12 +29,10 @@ together. ``max_tokens`` stays a hard cap: a document cut short is returned as i
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import json
-import math
 import threading
 import time
-from dataclasses import dataclass, field
+import uuid
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -54,31 +52,21 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from stereoprobe.likelihood import N_TOKENS, RESULT_ERROR, RESULTS_KEY, SUM_LOGPROB, TEXTS_KEY
+from stereoprobe.likelihood import TEXTS_KEY, TEXTS_REF_KEY
+from stereoprobe.providers.args import WorkerRequest, auto_int, parse_bool
+from stereoprobe.providers.budget import free_memory, generation_rows, scoring_token_budget
 from stereoprobe.providers.generation import run_generate
 from stereoprobe.providers.loading import DEFAULT_NAME, context_window, load, model_kind, pick_device, pick_dtype
 from stereoprobe.providers.scoring import CausalScorer, TokenScores, masked_pll, seq2seq_logprobs
 from stereoprobe.providers.settings import check_config
 from stereoprobe.providers.structured import SchemaLogitsProcessor, compiled_grammar, require_xgrammar
+from stereoprobe.providers.text_batches import prepare_items, results_output
 
 __all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_NAME", "TransformersAPI", "compiled_grammar", "context_window", "load",
            "model_kind", "pick_device", "pick_dtype"]
 
 DEFAULT_MAX_TOKENS = 1024
-
-
-def _bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    return str(value).strip().lower() in {"1", "true", "yes", "on"}
-
-
-@dataclass
-class _Request:
-    kind: str  # "score" or "generate"
-    key: tuple[Any, ...]
-    payload: dict[str, Any]
-    future: concurrent.futures.Future[Any] = field(default_factory=concurrent.futures.Future)
+FLUSH_BATCHES = 8  # the worker takes queued requests worth at most this many forward passes at a time
 
 
 class TransformersAPI(ModelAPI):
@@ -108,10 +96,12 @@ class TransformersAPI(ModelAPI):
         args = dict(model_args)
         self.device = pick_device(args.pop("device", None))
         self.dtype = pick_dtype(self.device, args.pop("dtype", None))
-        self.batch_size = int(args.pop("batch_size", 64))
-        self.gen_batch_size = int(args.pop("gen_batch_size", 16))
-        self.prefix_sharing = _bool(args.pop("prefix_sharing", True))
-        self.score_first_token = _bool(args.pop("score_first_token", False))
+        # batch sizes: "auto" (default) = from free memory and the model's shape (stereoprobe.providers.budget)
+        self.batch_size = auto_int(args.pop("batch_size", None), "batch_size")
+        self.batch_tokens = auto_int(args.pop("batch_tokens", None), "batch_tokens")
+        self.gen_batch_size = auto_int(args.pop("gen_batch_size", None), "gen_batch_size")
+        self.prefix_sharing = parse_bool(args.pop("prefix_sharing", True))
+        self.score_first_token = parse_bool(args.pop("score_first_token", False))
         self.mlm_max_length = int(args["mlm_max_length"]) if args.get("mlm_max_length") else None
         args.pop("mlm_max_length", None)
         # generation defaults of the model (a request's GenerateConfig.top_k wins over -M top_k)
@@ -126,11 +116,11 @@ class TransformersAPI(ModelAPI):
         chat_template = args.pop("chat_template", None)
         load_kwargs = {k: args.pop(k) for k in ("revision", "trust_remote_code", "attn_implementation") if k in args}
         if "trust_remote_code" in load_kwargs:
-            load_kwargs["trust_remote_code"] = _bool(load_kwargs["trust_remote_code"])
+            load_kwargs["trust_remote_code"] = parse_bool(load_kwargs["trust_remote_code"])
         if args:
             raise ValueError(
                 f"transformers provider: unknown model args {sorted(args)} (known: device, dtype, batch_size, "
-                "gen_batch_size, prefix_sharing, score_first_token, kind, tokenizer, chat_template, "
+                "batch_tokens, gen_batch_size, prefix_sharing, score_first_token, kind, tokenizer, chat_template, "
                 "mlm_max_length, repetition_penalty, top_k, revision, trust_remote_code, attn_implementation, "
                 "max_connections)"
             )
@@ -151,7 +141,11 @@ class TransformersAPI(ModelAPI):
         self.pad_id = int(pad) if pad is not None else 0
         self.context_window = context_window(self.model.config, tok)
         self.scorer = CausalScorer(self.model, pad_id=self.pad_id) if self.kind == "causal" else None
-        self._queue: list[_Request] = []
+        self._free_memory = free_memory(self.device)  # measured once, after the weights are loaded
+        if self.batch_tokens is None:
+            self.batch_tokens = scoring_token_budget(self.model, self.device, self._free_memory)
+        self._queue: list[WorkerRequest] = []
+        self._stashed: dict[str, list[dict[str, Any]]] = {}
         self._cv = threading.Condition()
         self._worker: threading.Thread | None = None
 
@@ -180,9 +174,16 @@ class TransformersAPI(ModelAPI):
         check_config(config, self.model_name)  # a setting this provider cannot honour is an error, never dropped
         prompt_logprobs: Logprobs | None = None
         scored_tokens = 0
-        batch = (input[-1].metadata or {}).get(TEXTS_KEY) if input else None
+        meta = (input[-1].metadata or {}) if input else {}
+        batch, ref = meta.get(TEXTS_KEY), meta.get(TEXTS_REF_KEY)
+        if ref is not None:
+            batch = self._stashed.get(str(ref))
+            if batch is None:
+                raise ValueError(f"transformers provider: no stashed texts under {ref!r} (stash_texts in another process?)")
         if config.prompt_logprobs is not None and batch is not None:
-            return await self._score_text_batch(batch, config)
+            output = await self._score_text_batch(batch, config)
+            self._stashed.pop(str(ref), None)  # kept until scored, so a retried request finds its texts
+            return output
         if config.prompt_logprobs is not None:
             scores = await self._submit(self._score_request(input, config))
             prompt_logprobs = self._to_logprobs(scores)
@@ -203,57 +204,25 @@ class TransformersAPI(ModelAPI):
     # ---- grouped likelihood requests (protocol: stereoprobe.likelihood) --------------------------------
     scores_text_batches = True
 
+    def stash_texts(self, items: list[dict[str, Any]]) -> str:
+        """Keep a grouped request's text items in process; the request carries only the returned key."""
+        key = uuid.uuid4().hex
+        self._stashed[key] = items
+        return key
+
     async def _score_text_batch(self, items: list[dict[str, Any]], config: GenerateConfig) -> ModelOutput:
-        """Score many texts in one call: each exactly as the single-text prompt-log-probability path, all
-        queued to the worker at once; per-text sums only (no per-token data), per-text errors recorded."""
-        n = len(items)
-        sums: list[float | None] = [None] * n
-        counts: list[int | None] = [None] * n
-        errors: list[str | None] = [None] * n
-        pending: list[tuple[int, _Request, int | None]] = []
-        for k, it in enumerate(items):
-            text = str(it.get("text") or "")
-            meta = {k: it[k] for k in ("encoder_text", "mlm_max_length") if it.get(k) is not None} or None
-            try:
-                request = self._score_request([ChatMessageUser(content=text, metadata=meta)], config)
-                n_cont = None
-                if it.get("context"):
-                    full, ctx = self.tokenizer(text, add_special_tokens=False).input_ids, \
-                        self.tokenizer(str(it["context"]), add_special_tokens=False).input_ids
-                    n_cont = len(full) - len(ctx)
-                    if n_cont <= 0 or list(full[: len(ctx)]) != list(ctx):
-                        raise ValueError("the context's tokens are not a prefix of the text's tokens")
-            except ValueError as ex:
-                errors[k] = f"{type(ex).__name__}: {ex}"
-                continue
-            pending.append((k, request, n_cont))
-        with self._cv:
-            self._queue.extend(r for _, r, _ in pending)
-            if self._worker is None or not self._worker.is_alive():
-                self._worker = threading.Thread(target=self._work, name="stereoprobe-transformers", daemon=True)
-                self._worker.start()
-            self._cv.notify()
-        results = await asyncio.gather(*(asyncio.wrap_future(r.future) for _, r, _ in pending))
-        tokens = 0
-        for (k, _, n_cont), scores in zip(pending, results):
-            lps = scores.logprobs if n_cont is None else scores.logprobs[-n_cont:]
-            if n_cont is not None and len(scores.logprobs) < n_cont:
-                errors[k] = f"{len(scores.logprobs)} scored tokens, fewer than the continuation's {n_cont}"
-                continue
-            bad = [i for i, x in enumerate(lps) if x is None or not math.isfinite(x)]
-            if not lps or bad:
-                errors[k] = f"non-finite log-probability at token(s) {bad[:5]}" if bad else "no tokens to score"
-                continue
-            sums[k], counts[k] = float(sum(lps)), len(lps)
-            tokens += len(scores.logprobs) + 1
-        choice = ChatCompletionChoice(
-            message=ChatMessageAssistant(content="", model=self.model_name, source="generate"), stop_reason="max_tokens")
-        return ModelOutput(model=self.model_name, choices=[choice],
-                           usage=ModelUsage(input_tokens=tokens, output_tokens=0, total_tokens=tokens),
-                           metadata={RESULTS_KEY: {SUM_LOGPROB: sums, N_TOKENS: counts, RESULT_ERROR: errors}})
+        """Score many texts in one call (:mod:`.text_batches`): tokenized together, one worker request, each
+        text scored exactly as the single-text prompt-log-probability path; per-text errors recorded."""
+        payloads, positions, n_conts, errors = prepare_items(self, items, config)
+        scores: list[TokenScores] = []
+        if payloads:
+            top_k = int(config.prompt_logprobs or 0)
+            request = WorkerRequest("score", ("score", top_k if top_k > 1 else 0), {"batch": payloads})
+            scores = await self._submit(request)
+        return results_output(self.model_name, len(items), positions, scores, n_conts, errors)
 
     # ---- requests ---------------------------------------------------------------------------------------
-    def _score_request(self, input: list[ChatMessage], config: GenerateConfig) -> _Request:
+    def _score_request(self, input: list[ChatMessage], config: GenerateConfig) -> WorkerRequest:
         users = [m for m in input if isinstance(m, ChatMessageUser)]
         if not users:
             raise ValueError("transformers provider: prompt_logprobs needs a user message to score")
@@ -287,7 +256,7 @@ class TransformersAPI(ModelAPI):
             dec_ids = list(tok(text, add_special_tokens=True).input_ids)
             self._check_length(max(len(enc_ids), len(dec_ids)), text)
             payload = {"enc": enc_ids, "dec": dec_ids}
-        return _Request("score", ("score", top_k), {**payload, "top_k": top_k})
+        return WorkerRequest("score", ("score", top_k), {**payload, "top_k": top_k})
 
     def _check_length(self, n: int, text: str) -> None:
         if self.context_window is not None and n > self.context_window:
@@ -296,7 +265,7 @@ class TransformersAPI(ModelAPI):
                 f"{self.model_name} ({self.context_window} tokens): {text[:80]!r}..."
             )
 
-    def _generate_request(self, input: list[ChatMessage], config: GenerateConfig) -> _Request:
+    def _generate_request(self, input: list[ChatMessage], config: GenerateConfig) -> WorkerRequest:
         if self.kind == "masked":
             raise ValueError(
                 f"transformers provider: {self.model_name} is a masked language model and cannot generate "
@@ -345,10 +314,10 @@ class TransformersAPI(ModelAPI):
         }
         # seeded sampling runs alone so its result does not depend on which requests share its batch
         key = ("generate", tuple(sorted(settings.items())), id(ids) if settings["seed"] is not None else 0)
-        return _Request("generate", key, {"ids": ids, **settings})
+        return WorkerRequest("generate", key, {"ids": ids, **settings})
 
     # ---- batching worker --------------------------------------------------------------------------------
-    async def _submit(self, request: _Request) -> Any:
+    async def _submit(self, request: WorkerRequest) -> Any:
         with self._cv:
             self._queue.append(request)
             if self._worker is None or not self._worker.is_alive():
@@ -356,6 +325,21 @@ class TransformersAPI(ModelAPI):
                 self._worker.start()
             self._cv.notify()
         return await asyncio.wrap_future(request.future)
+
+    def _take(self) -> list[WorkerRequest]:
+        """The next requests to run, first come first served: whole requests up to ``FLUSH_BATCHES`` forward
+        passes' worth of tokens (at least one request), so finished requests return to inspect, which logs
+        and scores their samples while the model runs the next ones."""
+        limit = FLUSH_BATCHES * int(self.batch_tokens or 1)
+        taken, tokens = 0, 0
+        for r in self._queue:
+            if taken and tokens >= limit:
+                break
+            items = r.payload.get("batch") or [r.payload]
+            tokens += sum(len(p.get("ids") or p.get("dec") or ()) for p in items)
+            taken += 1
+        batch, self._queue = self._queue[:taken], self._queue[taken:]
+        return batch
 
     def _work(self) -> None:
         while True:
@@ -375,14 +359,13 @@ class TransformersAPI(ModelAPI):
                 time.sleep(0.003)
                 waited += 0.003
             with self._cv:
-                batch, self._queue = self._queue, []
-            groups: dict[tuple[Any, ...], list[_Request]] = {}
+                batch = self._take()
+            groups: dict[tuple[Any, ...], list[WorkerRequest]] = {}
             for r in batch:
                 groups.setdefault(r.key, []).append(r)
             for key, reqs in groups.items():
-                size = len(reqs) if key[0] == "score" else self.gen_batch_size
-                for s in range(0, len(reqs), size):
-                    part = reqs[s : s + size]
+                parts = [reqs] if key[0] == "score" else self._generation_parts(reqs)
+                for part in parts:
                     try:
                         results = self._run_scores(part) if key[0] == "score" else self._run_generate(part)
                     except BaseException as ex:  # noqa: BLE001 - handed to the awaiting samples
@@ -393,29 +376,74 @@ class TransformersAPI(ModelAPI):
                     for r, res in zip(part, results):
                         r.future.set_result(res)
 
+    def _generation_parts(self, reqs: list[WorkerRequest]) -> list[list[WorkerRequest]]:
+        """Generation batches: ``-M gen_batch_size`` requests, else as many rows (requests x choices) as the
+        free memory holds for the longest prompt plus ``max_new_tokens`` (:mod:`.budget`)."""
+        size = self.gen_batch_size
+        if size is None:
+            longest = max(len(r.payload["ids"]) for r in reqs)
+            s = reqs[0].payload
+            rows = generation_rows(self.model, self.device, longest, int(s["max_new_tokens"]), self._free_memory)
+            size = max(1, rows // max(1, int(s["n"])))
+        return [reqs[i : i + size] for i in range(0, len(reqs), size)]
+
     # ---- scoring ----------------------------------------------------------------------------------------
-    def score_ids(self, payloads: list[dict[str, Any]], top_k: int = 0) -> list[TokenScores]:
-        """Score prepared requests synchronously (the worker's path; also the direct API used by benchmarks)."""
+    def score_ids(self, payloads: list[dict[str, Any]], top_k: int = 0,
+                  groups: list[Any] | None = None) -> list[TokenScores]:
+        """Score prepared requests synchronously (the worker's path; also the direct API used by benchmarks).
+        ``groups[i]``: the planning group of payload ``i`` (prefixes are shared within a group only)."""
+        rows = self.batch_size
+        tokens = None if rows is not None else self.batch_tokens
         if self.kind == "causal":
             assert self.scorer is not None
-            return self.scorer.score([p["ids"] for p in payloads], self.batch_size, self.prefix_sharing, top_k)
+            return self.scorer.score([p["ids"] for p in payloads], rows, self.prefix_sharing, top_k,
+                                     groups=groups, max_tokens=tokens)
+        if rows is None:  # masked and encoder-decoder models: rows of the longest input within the budget
+            longest = max((len(p.get("ids") or p.get("enc") or ()) + len(p.get("dec") or ()) for p in payloads),
+                          default=1)
+            rows = max(1, int(self.batch_tokens or 1) // max(1, longest))
         if self.kind == "masked":
             mask_id = self.tokenizer.mask_token_id
             if mask_id is None:
                 raise ValueError(f"transformers provider: {self.model_name} has no mask token")
             return masked_pll(self.model, [p["ids"] for p in payloads], [p["scored"] for p in payloads],
-                              mask_id, self.pad_id, self.batch_size, top_k)
+                              mask_id, self.pad_id, rows, top_k)
         return seq2seq_logprobs(self.model, [p["enc"] for p in payloads], [p["dec"] for p in payloads],
-                                self.pad_id, self.batch_size, top_k)
+                                self.pad_id, rows, top_k)
 
-    def score_texts(self, texts: list[str]) -> list[TokenScores]:
-        """Prompt log-probabilities of raw texts, exactly as ``generate(prompt_logprobs=1)`` computes them."""
+    def score_texts(self, texts: list[str], group: bool = False) -> list[TokenScores]:
+        """Prompt log-probabilities of raw texts, exactly as ``generate(prompt_logprobs=1)`` computes them
+        (``group``: as one grouped request, whose texts share prefixes among themselves only)."""
         config = GenerateConfig(prompt_logprobs=1)
+        if group and self.kind == "causal":
+            payloads, _, _, errors = prepare_items(self, [{"text": t} for t in texts], config)
+            if any(errors):
+                raise ValueError(next(e for e in errors if e))
+            return self.score_ids(payloads, groups=[0] * len(payloads))
         reqs = [self._score_request([ChatMessageUser(content=t)], config) for t in texts]
         return self.score_ids([r.payload for r in reqs])
 
-    def _run_scores(self, reqs: list[_Request]) -> list[TokenScores]:
-        return self.score_ids([r.payload for r in reqs], top_k=int(reqs[0].payload["top_k"]))
+    def _run_scores(self, reqs: list[WorkerRequest]) -> list[Any]:
+        """Score single-text and grouped requests together: one plan; a grouped request is its own planning
+        group, single texts share one group (their prefixes are shared across requests)."""
+        payloads: list[dict[str, Any]] = []
+        groups: list[Any] = []
+        for n, r in enumerate(reqs):
+            items = r.payload.get("batch")
+            if items is None:
+                payloads.append(r.payload)
+                groups.append(-1)
+            else:
+                payloads.extend(items)
+                groups.extend([n] * len(items))
+        scores = self.score_ids(payloads, top_k=int(reqs[0].key[1]), groups=groups)
+        out: list[Any] = []
+        cursor = 0
+        for r in reqs:
+            k = len(r.payload["batch"]) if "batch" in r.payload else 1
+            out.append(scores[cursor : cursor + k] if "batch" in r.payload else scores[cursor])
+            cursor += k
+        return out
 
     @lru_cache(maxsize=65536)  # noqa: B019 - one provider per process model
     def _token_text(self, token_id: int) -> str:
@@ -445,5 +473,5 @@ class TransformersAPI(ModelAPI):
         vocab = vocab or len(self.tokenizer)
         return SchemaLogitsProcessor(compiled_grammar(self.tokenizer, vocab, self._stop_ids(), schema))
 
-    def _run_generate(self, reqs: list[_Request]) -> list[ModelOutput]:
+    def _run_generate(self, reqs: list[WorkerRequest]) -> list[ModelOutput]:
         return run_generate(self, reqs)

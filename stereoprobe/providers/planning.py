@@ -1,0 +1,169 @@
+"""Batch plans for causal likelihood scoring: prefix groups, canonical widths, token budgets (pure Python).
+
+A plan is a list of :class:`Chunk` (one forward batch each). It is a deterministic function of the sequences,
+their planning groups and the size limit, and it is built so that **the computation of a sequence does not
+depend on the other sequences of its batch**:
+
+- *prefix groups are found within a planning group* (one grouped request: the texts of one inspect sample),
+  so the prefix a sequence shares, and therefore its computation, does not depend on which other requests
+  were waiting (concurrency) nor on the batch size;
+- *canonical widths*: a sequence of ``n`` tokens (a shared prefix of ``p`` tokens, a continuation of ``c``)
+  is always run right-padded to ``bucket_width(n)`` (``bucket_width(p)``, ``bucket_width(c)``), and a batch
+  holds only sequences of one width key, so the padding a sequence sees never depends on its companions;
+- the batch size only decides how many sequences of one key run together.
+
+With row-independent kernels (float32 matrix products on CPU whose rows do not depend on the row count once
+a product has 16 rows or more, which the scorer ensures) the log-probabilities of a sequence are then
+bit-identical whatever the batch size, token budget or concurrency; ``tests/providers/test_batch_invariance.py``
+checks it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+WIDTH_STEP = 4  # canonical widths are multiples of this: at most 3 padding tokens per sequence
+
+
+def bucket_width(n: int) -> int:
+    """The width a sequence (or prefix, or continuation) of ``n`` tokens is always padded to."""
+    return WIDTH_STEP * max(1, -(-n // WIDTH_STEP))
+
+
+def _lcp(a: Sequence[int], b: Sequence[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _chunk_prefix(seqs: Sequence[Sequence[int]], idx: list[int]) -> int:
+    """Longest prefix common to ``seqs[idx]`` that leaves every sequence at least one own token."""
+    first = seqs[idx[0]]
+    lcp = len(first)
+    for i in idx[1:]:
+        lcp = min(lcp, _lcp(first, seqs[i]))
+    return max(0, min(lcp, min(len(seqs[i]) for i in idx) - 1))
+
+
+def _prefix_groups(seqs: Sequence[Sequence[int]], members: list[int]) -> list[tuple[int, list[int]]]:
+    """Partition ``members`` into (prefix length, members) groups minimising the tokens run through the model.
+
+    A group with prefix ``p`` costs ``p + sum(len - p)`` tokens (prefix once, continuations per member).
+    Members that agree beyond the group's prefix may form a subgroup with a longer prefix when that costs
+    less (the split is decided recursively on the token trie).
+    """
+    return _best_groups(seqs, members)[1]
+
+
+def _best_groups(seqs: Sequence[Sequence[int]], members: list[int]) -> tuple[int, list[tuple[int, list[int]]]]:
+    if len(members) == 1:
+        return len(seqs[members[0]]), [(0, members)]
+    p = _chunk_prefix(seqs, members)
+    one_group = p + sum(len(seqs[i]) - p for i in members)
+    by_next: dict[int, list[int]] = {}
+    stay: list[int] = []
+    for i in members:
+        if len(seqs[i]) > p + 1:  # can extend the prefix by its next token and keep one own token
+            by_next.setdefault(seqs[i][p], []).append(i)
+        else:
+            stay.append(i)
+    if len(by_next) <= 1 and not stay:  # cannot happen: p is the longest common prefix
+        return one_group, [(p, members)]
+    cost, groups = 0, []
+    for subset in by_next.values():
+        if len(subset) == 1:
+            stay.extend(subset)
+            continue
+        sub_cost, sub_groups = _best_groups(seqs, subset)
+        stay_cost = sum(len(seqs[i]) - p for i in subset)
+        if sub_cost < stay_cost:
+            cost += sub_cost
+            groups.extend(sub_groups)
+        else:
+            stay.extend(subset)
+    if stay:
+        cost += p + sum(len(seqs[i]) - p for i in stay)
+        groups.append((p, stay))
+    if cost < one_group:
+        return cost, groups
+    return one_group, [(p, members)]
+
+
+@dataclass
+class Chunk:
+    """One forward batch: sequence indices and, per sequence, the length of the prefix it shares with other
+    sequences of its planning group (0 = none). ``prefix_width`` (0 without shared prefixes) and ``width``
+    are the canonical padded widths of the prefixes and of the continuations (the whole sequences when
+    nothing is shared); every member has the same widths."""
+
+    indices: list[int]
+    prefix_lens: list[int]
+    prefix_width: int = 0
+    width: int = 0
+
+    @property
+    def shared(self) -> bool:
+        return any(self.prefix_lens)
+
+
+def share_prefixes(seqs: Sequence[Sequence[int]], groups: Sequence[Hashable] | None = None,
+                   min_prefix: int = 2) -> list[int]:
+    """Per sequence, the length of the prefix it shares with other sequences of its planning group (0 = none).
+
+    ``groups[i]`` is the planning group of sequence ``i`` (``None``: all sequences form one group): prefix
+    groups never span planning groups, so a sequence's prefix is a function of its own group only.
+    """
+    by_group: dict[Hashable, list[int]] = {}
+    for i in range(len(seqs)):
+        by_group.setdefault(None if groups is None else groups[i], []).append(i)
+    prefix = [0] * len(seqs)
+    for members in by_group.values():
+        if len(members) < 2:
+            continue
+        for p, part in _prefix_groups(seqs, members):
+            if p >= min_prefix and len(part) > 1:
+                for i in part:
+                    prefix[i] = p
+    return prefix
+
+
+def plan_chunks(
+    seqs: Sequence[Sequence[int]],
+    batch_size: int | None = 64,
+    prefix_sharing: bool = True,
+    min_prefix: int = 2,
+    groups: Sequence[Hashable] | None = None,
+    max_tokens: int | None = None,
+) -> list[Chunk]:
+    """Split sequences into forward batches (see the module docstring).
+
+    Sequences are keyed by their canonical widths (shared prefix, continuation); a key's sequences are ordered
+    by prefix group, then by index, and cut into batches of ``batch_size`` sequences, or, when ``batch_size``
+    is ``None``, of as many sequences as fit ``max_tokens`` padded tokens (prefix width + width per sequence;
+    at least one). Keys are visited from the widest down.
+    """
+    if batch_size is not None and batch_size < 1:
+        raise ValueError(f"batch_size must be ≥ 1, got {batch_size}")
+    if batch_size is None and (max_tokens is None or max_tokens < 1):
+        raise ValueError(f"max_tokens must be ≥ 1 when batch_size is not given, got {max_tokens}")
+    prefix = share_prefixes(seqs, groups, min_prefix) if prefix_sharing and len(seqs) > 1 else [0] * len(seqs)
+    buckets: dict[tuple[int, int], list[int]] = {}
+    for i, s in enumerate(seqs):
+        p = prefix[i]
+        buckets.setdefault((bucket_width(p) if p else 0, bucket_width(len(s) - p)), []).append(i)
+    first_of_prefix: dict[tuple[object, tuple[int, ...]], int] = {}
+    plan: list[Chunk] = []
+    for (pw, w), members in sorted(buckets.items(), key=lambda kv: (-(kv[0][0] + kv[0][1]), -kv[0][1])):
+        def order(i: int) -> tuple[int, int]:
+            key = (None if groups is None else groups[i], tuple(seqs[i][: prefix[i]]))
+            return first_of_prefix.setdefault(key, i), i
+
+        members = sorted(members, key=order)
+        rows = batch_size if batch_size is not None else max(1, int(max_tokens) // (pw + w))  # type: ignore[arg-type]
+        for s in range(0, len(members), rows):
+            part = members[s : s + rows]
+            plan.append(Chunk(part, [prefix[i] for i in part], pw, w))
+    return plan
