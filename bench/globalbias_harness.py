@@ -143,13 +143,13 @@ def bench_model(label: str, model_path: str, source: str, n_desc: int, n_texts: 
     chunks = [[it["text"] for it in s.metadata["texts"]] for s in grouped.dataset]  # the same requests as inspect
     t0 = time.perf_counter()
     for chunk in chunks:
-        api.score_texts(chunk)
+        api.score_texts(chunk, group=True)
     direct = time.perf_counter() - t0
     out["provider_rate"] = n / direct
     print(f"  provider direct               {direct:8.1f} s  {n / direct:8.1f} texts/s", flush=True)
 
     sub = texts[:lm_eval_texts] if lm_eval_texts else texts
-    lm = HFLM(pretrained=api.model, tokenizer=api.tokenizer, batch_size=batch_size, device="cpu")
+    lm = HFLM(pretrained=api.model, tokenizer=api.tokenizer, batch_size=batch_size or 64, device="cpu")
     reqs = [Instance(request_type="loglikelihood_rolling", doc={}, arguments=(t,), idx=i) for i, t in enumerate(sub)]
     t0 = time.perf_counter()
     lm.loglikelihood_rolling(reqs, disable_tqdm=True)
@@ -165,21 +165,31 @@ def bench_model(label: str, model_path: str, source: str, n_desc: int, n_texts: 
     return out
 
 
-def e2e(model_path: Path, source: str, n_desc: int, work: Path) -> None:
-    """The command-line target: ``inspect eval`` then ``stereoprobe globalbias``; wall time and log size."""
+def e2e(model_path: Path, source: str, n_desc: int, work: Path, pythonpath: str | None = None,
+        label: str = "command line") -> float:
+    """The command-line target: ``inspect eval`` then ``stereoprobe globalbias``; wall time and log size.
+    ``pythonpath``: run another copy of stereoprobe (its folder must contain ``site-packages``, so that inspect
+    registers its tasks), e.g. a checkout of an earlier commit, for a before/after ratio in one command."""
     bin_dir = Path(sys.executable).parent
-    logs, out = work / "logs", work / "out"
+    logs, out = work / f"logs-{label}", work / f"out-{label}"
+    shutil.rmtree(logs, ignore_errors=True)
+    shutil.rmtree(out, ignore_errors=True)
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
     desc = "[" + ",".join(map(str, range(n_desc))) + "]"
     t0 = time.perf_counter()
     subprocess.run([str(bin_dir / "inspect"), "eval", "stereoprobe/globalbias", "--model",
                     f"transformers/{model_path}", "-T", f"source={source}", "-T", f"descriptors={desc}",
-                    "--log-dir", str(logs), "--display", "none"], check=True)
+                    "--log-dir", str(logs), "--display", "none"], check=True, env=env)
     t1 = time.perf_counter()
-    subprocess.run([str(bin_dir / "stereoprobe"), "--quiet", "globalbias", str(logs), "--out", str(out)], check=True)
+    subprocess.run([str(bin_dir / "stereoprobe"), "--quiet", "globalbias", str(logs), "--out", str(out)], check=True,
+                   env=env)
     t2 = time.perf_counter()
     size = sum(p.stat().st_size for p in logs.rglob("*") if p.is_file())
-    print(f"\n== command line: inspect eval {t1 - t0:.1f} s + stereoprobe globalbias {t2 - t1:.1f} s = "
+    print(f"\n== {label}: inspect eval {t1 - t0:.1f} s + stereoprobe globalbias {t2 - t1:.1f} s = "
           f"{t2 - t0:.1f} s wall; logs {size / 1e6:.2f} MB", flush=True)
+    return t2 - t0
 
 
 def main() -> None:
@@ -189,11 +199,15 @@ def main() -> None:
     ap.add_argument("--descriptors", type=int, default=25, help="first N descriptors (x 400 names x 3 templates)")
     ap.add_argument("--sentence-subset", type=int, default=1500, help="texts run one sample per sentence")
     ap.add_argument("--default-texts", type=int, default=1200, help="texts for the bundled default model")
-    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--batch-size", type=int, default=None, help="our texts per forward (default: auto token budget)")
     ap.add_argument("--lm-eval-texts", type=int, default=3000, help="texts for lm-eval HFLM (0 = all)")
     ap.add_argument("--skip-default", action="store_true", help="tiny model only")
     ap.add_argument("--e2e", action="store_true", help="also the inspect eval + stereoprobe globalbias commands")
     ap.add_argument("--e2e-first", action="store_true", help="run the command-line target first")
+    ap.add_argument("--e2e-only", action="store_true", help="only the command-line target (with --compare)")
+    ap.add_argument("--compare", default=None, metavar="PYTHONPATH",
+                    help="also run the command-line target with this PYTHONPATH (another stereoprobe copy, in a "
+                         "folder whose path contains site-packages), before and after ours, and print the ratio")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
@@ -202,6 +216,16 @@ def main() -> None:
     print(f"torch threads {torch.get_num_threads()}, cpus {os.cpu_count()}, load average {la[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
         tiny = make_tiny_model(Path(tmp) / "tiny-llama")
+        if args.e2e_only:
+            times: dict[str, list[float]] = {"compared": [], "this": []}
+            order = ["compared", "this", "this", "compared"] if args.compare else ["this"]
+            for label in order:  # interleaved, so a change of load hits both
+                times[label].append(e2e(tiny, args.source, args.descriptors, Path(tmp),
+                                        args.compare if label == "compared" else None, label))
+            if args.compare:
+                a, b = sum(times["compared"]) / 2, sum(times["this"]) / 2
+                print(f"\nmean wall: compared {a:.1f} s, this checkout {b:.1f} s: {a / b:.2f}x faster")
+            return
         if args.e2e_first:
             e2e(tiny, args.source, args.descriptors, Path(tmp))
         bench_model("tiny random Llama (2 layers, width 64)", str(tiny), args.source, args.descriptors, None,

@@ -46,6 +46,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's stereoprobe, installed or not
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/gpu_routes.py
 from stereoprobe.providers.scoring import CausalScorer  # noqa: E402  (pure torch; no inspect)
 
 FULL_GLOBALBIAS = 876_000
@@ -284,6 +285,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--check-texts", type=int, default=256,
                     help="texts per workload re-scored in float32 to check agreement (when --dtype is not float32)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--gb-source", default="bundled",
+                    help="GlobalBias data of the end-to-end route: a local copy of the upstream repository "
+                         "(template 1 x --gb-descriptors descriptors x 400 names) or bundled")
+    ap.add_argument("--gb-descriptors", type=int, default=None,
+                    help="descriptors of the end-to-end route (default 100 upstream, 16 bundled)")
+    ap.add_argument("--gen-prompts", type=int, default=None, help="story prompts of the generation route")
+    ap.add_argument("--gen-tokens", type=int, default=None, help="new tokens per story (default 300)")
+    ap.add_argument("--gen-batch", type=int, default=None, help="batch of the plain generate loop")
+    ap.add_argument("--stability-texts", type=int, default=None,
+                    help="GlobalBias-shaped texts scored at batch 64, 512 and auto to compare the sums")
+    ap.add_argument("--skip", default="", help="comma-separated routes to skip: e2e, stability, generation")
     ap.add_argument("--json", type=Path, default=None, help="write the results here")
     args = ap.parse_args(argv)
     small = args.tiny or args.quick
@@ -292,6 +304,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.gb_batch = args.gb_batch or (64 if args.tiny else 512)
     args.dbb_batch = args.dbb_batch or (16 if args.tiny else 64)
     args.dtype = args.dtype or ("float32" if args.device == "cpu" else "bfloat16")
+    args.gb_descriptors = args.gb_descriptors or (16 if args.gb_source == "bundled" else 4 if args.tiny else 100)
+    args.gen_prompts = args.gen_prompts or (3 if args.tiny else 64 if small else 256)
+    args.gen_tokens = args.gen_tokens or (6 if args.tiny else 300)
+    args.gen_batch = args.gen_batch or (2 if args.tiny else 64)
+    args.stability_texts = args.stability_texts or (60 if args.tiny else 4_000)
+    args.skip = {x.strip() for x in args.skip.split(",") if x.strip()}
     return args
 
 
@@ -312,6 +330,17 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     dbb = dbb_texts(args.dbb_requests, tokenizer)
     rows = measure("globalbias", model, tokenizer, gb, FULL_GLOBALBIAS, args, args.gb_batch, dtype)
     rows += measure("dbb_logprob", model, tokenizer, dbb, FULL_DBB_REQUESTS, args, args.dbb_batch, dtype)
+    extra: dict[str, Any] = {}
+    if not args.no_inspect:
+        import gpu_routes
+
+        if "e2e" not in args.skip:
+            rows += gpu_routes.globalbias_end_to_end(model, tokenizer, args, dtype, plain_scores, CausalScorer)
+        if "stability" not in args.skip:
+            extra["batch_stability"] = gpu_routes.batch_stability(
+                model, tokenizer, globalbias_texts(args.stability_texts), args, dtype)
+        if "generation" not in args.skip:
+            extra["generation"] = gpu_routes.generation(model, tokenizer, args, dtype)
     if dtype == torch.float32:
         check = [{"workload": r["workload"], "texts": r["texts"], "max_abs_diff_per_token": r["max_abs_diff_per_token"]}
                  for r in rows if r["route"] == "provider"]
@@ -323,22 +352,34 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     result = {"device": device_name, "dtype": args.dtype, "model": "tiny Llama" if args.tiny else "Llama-3.1-8B shape",
               "parameters": sum(p.numel() for p in model.parameters()), "build_seconds": t_build,
               "torch": torch.__version__, "transformers": transformers.__version__, "tolerance": tol,
-              "agree": ok, "float32_check": check, "rows": rows,
-              "goals_minutes": {"globalbias": 10, "dbb_logprob": 15}}
+              "agree": ok, "float32_check": check, "rows": rows, **extra,
+              "goals_minutes": {"globalbias_e2e": 4, "dbb_logprob": 4, "dbb_sg": 4}}
     print(f"{result['model']} ({result['parameters'] / 1e9:.2f} B parameters, {args.dtype}) on {device_name}; "
           f"torch {torch.__version__}, transformers {transformers.__version__}")
-    print(f"{'workload':<12} {'route':<9} {'texts':>7} {'tokens':>9} {'s':>7} {'texts/s':>9} {'tok/s':>10} "
+    print(f"{'workload':<15} {'route':<15} {'texts':>7} {'tokens':>9} {'s':>7} {'texts/s':>9} {'tok/s':>10} "
           f"{'full run min':>12} {'max|Δ|/token':>13} {'max|Δ|/sum':>11}")
     for r in rows:
         dt = "" if r["max_abs_diff_per_token"] is None else f"{r['max_abs_diff_per_token']:.2e}"
-        print(f"{r['workload']:<12} {r['route']:<9} {r['texts']:>7} {r['tokens']:>9} {r['seconds']:>7.2f} "
+        ds = "" if r["max_abs_diff_per_text_sum"] is None else f"{r['max_abs_diff_per_text_sum']:.2e}"
+        print(f"{r['workload']:<15} {r['route']:<15} {r['texts']:>7} {r['tokens']:>9} {r['seconds']:>7.2f} "
               f"{r['texts_per_s']:>9.1f} {r['tokens_per_s']:>10.0f} {r['projected_full_minutes']:>12.1f} "
-              f"{dt:>13} {r['max_abs_diff_per_text_sum']:>11.2e}")
+              f"{dt:>13} {ds:>11}")
     for c in check:
         print(f"float32 check, {c['workload']}: {c['texts']} texts, provider vs plain max |Δ| per token "
               f"{c['max_abs_diff_per_token']:.2e} nats")
-    print(f"agreement within {tol:g} nats per token (float32): {'yes' if ok else 'NO'}; goals: GlobalBias 876,000 sentences "
-          "< 10 min, DBB 154,700 log-probability requests < 15 min")
+    for key, r in [(k, r) for k in ("e2e",) for r in rows if r["workload"] == "globalbias_e2e"]:
+        if "gpu_busy_share" in r:
+            print(f"end to end: GPU busy {100 * r['gpu_busy_share']:.0f} % of the eval ({r['gpu_busy_measure']}); "
+                  f"stereoprobe globalbias {r['post_processing_seconds']:.1f} s; token budget {r['batch_tokens']}")
+    if "batch_stability" in extra:
+        b = extra["batch_stability"]
+        print(f"batch stability ({b['dtype']}, {b['texts']} texts): identical to batch 64: {b['identical']}; "
+              f"max |Δ| per text sum: {b['max_abs_diff_per_text_sum']}")
+    for g in extra.get("generation", []):
+        print(f"generation, {g['route']:<15} {g['texts']} stories x {g['max_new_tokens']} tokens: "
+              f"{g['generated_tokens']} tokens in {g['seconds']:.1f} s = {g['tokens_per_s']:.0f} tokens/s")
+    print(f"agreement within {tol:g} nats per token (float32): {'yes' if ok else 'NO'}; goals: GlobalBias 876,000 "
+          "sentences end to end <= 4 min; DBB 154,700 log-probability requests and DBB-SG <= 4 min each")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=2) + "\n")

@@ -1,5 +1,6 @@
 """bench/gpu_throughput.py runs end to end on CPU with a tiny Llama (the GPU script is known to work before a
-GPU machine runs it), and its provider route agrees per token with the plain forward loop."""
+GPU machine runs it): its provider route agrees per token with the plain forward loop, and its end-to-end,
+batch-stability and generation routes run."""
 
 from __future__ import annotations
 
@@ -43,3 +44,13 @@ def test_tiny_run_agrees_and_writes_json(bench, tmp_path: Path) -> None:
             assert r["max_abs_diff_per_token"] <= 1e-4
         if r["route"] == "inspect":  # same sums through inspect's model API and the grouped-text protocol
             assert r["max_abs_diff_per_text_sum"] <= 1e-3
+    # the end-to-end route: the real task through inspect_ai.eval and stereoprobe globalbias, beside the
+    # provider-direct and plain-loop routes on the same sentences (bundled data, template 1: 24 names x 16)
+    e2e = {r["route"]: r for r in res["rows"] if r["workload"] == "globalbias_e2e"}
+    assert set(e2e) == {"inspect_eval", "provider_direct", "plain_loop"}
+    assert {r["texts"] for r in e2e.values()} == {24 * 16} and e2e["inspect_eval"]["post_processing_seconds"] > 0
+    assert 0 < e2e["inspect_eval"]["gpu_busy_share"] <= 1 and e2e["inspect_eval"]["projected_full_minutes"] > 0
+    # float32 on CPU: the same sums at batch 64, 512 and auto
+    assert res["batch_stability"]["identical"] == {"64": True, "512": True, "auto": True}
+    gen = {g["route"]: g for g in res["generation"]}
+    assert set(gen) == {"provider", "plain_generate"} and all(g["generated_tokens"] > 0 for g in gen.values())
