@@ -55,6 +55,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--level", type=probability, default=0.95, help="confidence level of the intervals")
     p.add_argument("--hub-eval-results", type=out_dir, metavar="HUB", default=None,
                    help="also write HUB/<model>/.eval_results/*.yaml (Hugging Face Hub evaluation results)")
+    p.add_argument("--hub-model-id", action="append", default=None, metavar="LABEL=ORG/NAME",
+                   help="with --hub-eval-results: write the files of the model LABEL under its Hugging Face Hub "
+                        "model id, HUB/ORG__NAME/.eval_results/ (repeatable; other models keep their label's folder)")
     p.add_argument("--hub-source-url", default=None,
                    help="source URL written into the Hub files (e.g. where the logs are published)")
     # it reads only probe output folders below its inputs: results/ --out results/leaderboard is fine
@@ -64,11 +67,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     from stereoprobe.leaderboard import build_leaderboard, write_leaderboard
 
+    from stereoprobe.errors import InputError
+    from stereoprobe.leaderboard.summary import parse_hub_model_ids
+
+    if args.hub_model_id and args.hub_eval_results is None:
+        raise InputError("--hub-model-id needs --hub-eval-results HUB (the folder the Hub files are written to)")
     lb = build_leaderboard(args.inputs, threshold=args.threshold, alpha=args.alpha, n_boot=args.n_boot,
                            seed=args.seed, level=args.level)
+    hub_ids = parse_hub_model_ids(args.hub_model_id, sorted(map(str, lb.wide["model"])))
     if args.hub_eval_results is not None:
         with atomic_output_dir(args.out) as tmp, atomic_output_dir(args.hub_eval_results) as hub:
-            write_leaderboard(lb, tmp, hub_dir=hub, hub_source_url=args.hub_source_url)
+            write_leaderboard(lb, tmp, hub_dir=hub, hub_source_url=args.hub_source_url, hub_model_ids=hub_ids)
     else:
         with atomic_output_dir(args.out) as tmp:
             write_leaderboard(lb, tmp)

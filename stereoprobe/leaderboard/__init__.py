@@ -17,8 +17,9 @@ Modules: :mod:`~stereoprobe.leaderboard.sources` (find and read probe output fol
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -29,7 +30,11 @@ from stereoprobe.leaderboard.pairwise import pairwise_table
 from stereoprobe.leaderboard.sources import load_sources
 from stereoprobe.probes import LeaderboardOptions, registered
 
-__all__ = ["Leaderboard", "build_leaderboard", "write_leaderboard"]
+__all__ = ["RUNS_COLUMNS", "Leaderboard", "build_leaderboard", "write_leaderboard"]
+
+#: the columns of the leaderboard's ``runs`` table (:attr:`stereoprobe.leaderboard.sources.Sources.runs`)
+RUNS_COLUMNS = ["probe", "folder", "model", "logged_model", "task", "settings", "model_args", "model_roles",
+                "generate_config"]
 
 
 @dataclass
@@ -41,6 +46,9 @@ class Leaderboard:
     pairwise: pd.DataFrame  #: paired comparisons with q-values
     sources: list[tuple[str, str]]  #: (probe, folder) read
     level: float = 0.95
+    #: one row per input folder x run: the model settings its logs recorded (``-M`` arguments, model roles,
+    #: generation settings; :data:`RUNS_COLUMNS`), so two runs of one model are told apart by their settings
+    runs: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=RUNS_COLUMNS))
 
 
 def _setting(src, probe: str, key: str, given: float | None, default: float) -> float:
@@ -73,16 +81,19 @@ def build_leaderboard(inputs: Iterable[str | Path], threshold: float | None = No
     metrics = headline_table(src, options)
     if metrics.empty:
         raise InputError("no headline figure could be computed from " + ", ".join(map(str, inputs)))
-    return Leaderboard(metrics, wide_table(metrics), pairwise_table(src, options), list(src.folders), level)
+    return Leaderboard(metrics, wide_table(metrics), pairwise_table(src, options), list(src.folders), level,
+                       pd.DataFrame(src.runs, columns=RUNS_COLUMNS))
 
 
 def write_leaderboard(lb: Leaderboard, out: str | Path, hub_dir: str | Path | None = None,
-                      hub_source_url: str | None = None) -> list[Path]:
+                      hub_source_url: str | None = None, hub_model_ids: Mapping[str, str] | None = None) -> list[Path]:
     """Write ``comparison.csv/.parquet`` (the page's comparison table), ``leaderboard``, ``metrics``, ``pairwise``,
-    ``summary/<model>.json`` and ``leaderboard.html`` into ``out`` (and the Hub ``.eval_results`` files into ``hub_dir``); return the paths."""
+    ``runs`` (each input folder's run settings), ``summary/<model>.json`` and ``leaderboard.html`` into ``out`` (and the Hub ``.eval_results`` files into ``hub_dir``,
+    under each label's Hub model id from ``hub_model_ids`` when given); return the paths."""
     from stereoprobe.leaderboard.report import write_leaderboard_report
     from stereoprobe.leaderboard.summary import write_hub_eval_results, write_summaries
     from stereoprobe.report.run_info import write_run_info
+    from stereoprobe.report.run_settings import RUN_SETTINGS
     from stereoprobe.tables import write_table
 
     out = Path(out)
@@ -90,15 +101,17 @@ def write_leaderboard(lb: Leaderboard, out: str | Path, hub_dir: str | Path | No
     from stereoprobe.leaderboard.compare import comparison_table
 
     tables = (("comparison", comparison_table(lb.metrics)), ("leaderboard", lb.wide), ("metrics", lb.metrics),
-              ("pairwise", lb.pairwise))
+              ("pairwise", lb.pairwise), ("runs", lb.runs))
     for name, df in tables:
         csv = write_table(df, out, name)
         files += [csv, csv.with_suffix(".parquet")]
     files += write_summaries(out, lb.metrics, lb.pairwise, lb.sources, lb.level)
     if hub_dir is not None:
-        files += write_hub_eval_results(Path(hub_dir), lb.metrics, hub_source_url)
+        files += write_hub_eval_results(Path(hub_dir), lb.metrics, hub_source_url,
+                                        model_ids=dict(hub_model_ids or {}))
     write_run_info(out, probe="leaderboard", models=sorted(lb.wide["model"]),
-                   settings={"confidence_level": lb.level}, inputs=[f for _, f in lb.sources])
+                   settings={"confidence_level": lb.level}, inputs=[f for _, f in lb.sources],
+                   runs=[{**r, **{k: json.loads(r[k]) for k in RUN_SETTINGS}} for r in lb.runs.to_dict("records")])
     report = write_leaderboard_report(out / "leaderboard.html", lb.wide, lb.metrics, lb.pairwise, lb.sources,
-                                      lb.level, [f for f in files if f.parent == out])
+                                      lb.level, [f for f in files if f.parent == out], runs=lb.runs)
     return files + [report]

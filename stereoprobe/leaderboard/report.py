@@ -70,7 +70,8 @@ def matrix(pairwise: pd.DataFrame, probe: str, metric: str, models: list[str], q
 
 
 def write_leaderboard_report(path: Path, wide: pd.DataFrame, metrics: pd.DataFrame, pairwise: pd.DataFrame,
-                             sources: list[tuple[str, str]], level: float, files: list[Path]) -> Path:
+                             sources: list[tuple[str, str]], level: float, files: list[Path],
+                             runs: pd.DataFrame | None = None) -> Path:
     """Write ``leaderboard.html``: first the comparison table (models x every probe's headline figures, best
     and worst marked, a plain-language line per model), then a forest plot per probe, the model-vs-model
     matrices, the per-probe ranking tables (collapsed), the inputs and the files."""
@@ -132,13 +133,19 @@ def write_leaderboard_report(path: Path, wide: pd.DataFrame, metrics: pd.DataFra
            "interval; pairwise differences are paired on the items both models share, with Benjamini–Hochberg "
            "q-values over all rows of pairwise.csv.")
     s.table(pd.DataFrame(sources, columns=["probe", "folder"]), search=False)
+    if runs is not None and len(runs):
+        s.text("The runs behind each folder, with the model settings their logs recorded (-M model arguments, "
+               "--model-role bindings, generation settings): two rows of one model differ by these, not by "
+               "their folder names.")
+        s.table(runs[["probe", "folder", "model", "logged_model", "task", "settings"]], search=False)
     secs.append(s)
     f = Section("Files", anchor="files")
     f.files(files, base=out, descriptions={
         "comparison": "the comparison table: one row per model, each headline figure with its interval and mark",
         "leaderboard": "one row per model: <probe>.<metric> with _ci_low and _ci_high",
         "metrics": "long form: model, probe, metric, estimate, interval, n, method",
-        "pairwise": "paired model-vs-model comparisons with BH q-values"})
+        "pairwise": "paired model-vs-model comparisons with BH q-values",
+        "runs": "each input folder's runs with their -M model arguments, model roles and generation settings"})
     secs.append(f)
     return write_report(path, "stereoprobe leaderboard", secs, nav=False,
                         subtitle="Bias figures of StereoTales, DBB and GlobalBias side by side, computed by stereoprobe")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -143,14 +144,63 @@ def hub_entries(model: str, metrics: pd.DataFrame, source_url: str | None = None
     return out
 
 
+#: file name of a probe's Hub benchmark definition beside its listing: ``tasks/<probe>.hub.yaml``
+HUB_DEFINITION_SUFFIX = ".hub.yaml"
+_HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def load_hub_definition(probe: str) -> dict[str, Any]:
+    """The Hub benchmark definition of ``probe`` (``tasks/<probe>.hub.yaml``, the Hub's ``eval.yaml`` format:
+    ``name``, ``description``, ``evaluation_framework``, ``tasks[].id``), to upload as ``eval.yaml`` to the
+    benchmark dataset of the listing's ``hub.dataset_id``."""
+    import yaml
+
+    from stereoprobe.errors import InputError
+    from stereoprobe.listings import tasks_dir
+
+    path = tasks_dir() / f"{probe}{HUB_DEFINITION_SUFFIX}"
+    if not path.is_file():
+        raise InputError(f"{path}: no Hub benchmark definition for probe {probe!r}")
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not isinstance(data.get("tasks"), list):
+        raise InputError(f"{path}: not a Hub eval.yaml (a mapping with a 'tasks' list)")
+    return data
+
+
+def parse_hub_model_ids(items: list[str] | None, labels: list[str]) -> dict[str, str]:
+    """``LABEL=org/name`` items -> {label: Hub model id}. A label the leaderboard does not have, a label given
+    twice, or an id that is not ``org/name`` is one :class:`~stereoprobe.errors.InputError` line."""
+    from stereoprobe.errors import InputError
+
+    ids: dict[str, str] = {}
+    for item in items or []:
+        label, sep, hub_id = item.rpartition("=")
+        if not sep or not label:
+            raise InputError(f"--hub-model-id {item!r}: expected LABEL=org/name")
+        if label not in labels:
+            raise InputError(f"--hub-model-id {item!r}: no model labelled {label!r} in the leaderboard "
+                             f"(models: {', '.join(labels)})")
+        if label in ids:
+            raise InputError(f"--hub-model-id {item!r}: label {label!r} given twice")
+        if not _HUB_ID.fullmatch(hub_id) or ".." in hub_id or len(hub_id) > 96:
+            raise InputError(f"--hub-model-id {item!r}: {hub_id!r} is not a Hub model id (org/name)")
+        if hub_id in ids.values():
+            raise InputError(f"--hub-model-id {item!r}: {hub_id!r} is already the id of another label")
+        ids[label] = hub_id
+    return ids
+
+
 def write_hub_eval_results(out: Path, metrics: pd.DataFrame, source_url: str | None = None,
-                           date: str | None = None) -> list[Path]:
-    """Write ``out/<model>/.eval_results/<file>.yaml`` for every model; return the files written."""
+                           date: str | None = None, model_ids: dict[str, str] | None = None) -> list[Path]:
+    """Write ``out/<model>/.eval_results/<file>.yaml`` for every model; return the files written.
+    ``model_ids``: label -> Hub model id (``org/name``); a mapped model's files go under the id's folder
+    (``org__name``), the others under their label's."""
     import yaml
 
     paths = []
+    model_ids = model_ids or {}
     for model in sorted(metrics["model"].unique()):
-        folder = out / safe_name(model) / ".eval_results"
+        folder = out / safe_name(model_ids.get(str(model), str(model))) / ".eval_results"
         for stem, entries in hub_entries(model, metrics, source_url, date).items():
             folder.mkdir(parents=True, exist_ok=True)
             p = folder / f"{stem}.yaml"

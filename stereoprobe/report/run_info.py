@@ -10,7 +10,11 @@ Keys (all optional for a reader; extra keys are kept as written):
 - ``inputs``: the log files or folders read;
 - ``stereoprobe_version``;
 - ``command``: the ``stereoprobe`` command line that wrote the folder, shell-quoted (:func:`shlex.join`, so it
-  can be pasted back into a shell), when it ran from the command line.
+  can be pasted back into a shell), when it ran from the command line;
+- ``runs``: one entry per run (task x model x settings) of the inspect logs among ``inputs``: ``task``,
+  ``model``, ``model_args`` (``-M``), ``model_roles`` (``--model-role``) and ``generate_config`` as the logs'
+  headers record them (:func:`stereoprobe.report.run_settings.log_run_settings`), so that two runs of one
+  model are told apart by their settings, not their folder names.
 
 StereoTales' older files name their settings ``config``; :func:`read_run_info` accepts both.
 """
@@ -62,10 +66,15 @@ def write_run_info(
     models: Iterable[str] = (),
     settings: dict[str, Any] | None = None,
     inputs: Iterable[str | Path] = (),
+    runs: list[dict[str, Any]] | None = None,
     **extra: Any,
 ) -> Path:
-    """Write ``out_dir/run_info.json`` (merging into an existing one) and return its path."""
+    """Write ``out_dir/run_info.json`` (merging into an existing one) and return its path. ``runs``: the run
+    settings to record; None: those of the inspect logs among ``inputs`` (:func:`log_run_settings`)."""
     from stereoprobe import __version__
+    from stereoprobe.report.run_settings import log_run_settings
+
+    inputs = [str(i) for i in inputs]
 
     path = Path(out_dir) / RUN_INFO
     info: dict[str, Any] = {}
@@ -79,7 +88,8 @@ def write_run_info(
         created=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         models=sorted({str(m) for m in models}),
         settings=dict(settings or {}),
-        inputs=[str(i) for i in inputs],
+        inputs=inputs,
+        runs=log_run_settings(inputs) if runs is None else list(runs),
         stereoprobe_version=__version__,
     )
     info.update(extra)
@@ -91,8 +101,8 @@ def write_run_info(
 
 
 def read_run_info(folder: str | Path) -> dict[str, Any]:
-    """The normalised ``run_info.json`` of ``folder``: ``probe``, ``created``, ``models``, ``settings``
-    (``{}``/``None`` where unknown); an unreadable file reads as empty."""
+    """The normalised ``run_info.json`` of ``folder``: ``probe``, ``created``, ``models``, ``settings``,
+    ``inputs``, ``runs`` (``{}``/``None``/``[]`` where unknown); an unreadable file reads as empty."""
     path = Path(folder) / RUN_INFO
     raw: dict[str, Any] = {}
     if path.is_file():
@@ -111,5 +121,6 @@ def read_run_info(folder: str | Path) -> dict[str, Any]:
         "models": [str(m) for m in models],
         "settings": settings if isinstance(settings, dict) else {"settings": settings},
         "inputs": raw.get("inputs") or [],
+        "runs": [r for r in raw.get("runs") or [] if isinstance(r, dict)],
         "raw": raw,
     }
