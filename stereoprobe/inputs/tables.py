@@ -111,6 +111,11 @@ def require_between(df: Any, columns: Iterable[str], source: str | Path, low: fl
             bad &= ~missing
         if bad.any():
             rows = [int(i) + 1 for i in np.flatnonzero(bad)[:5]]
-            shown = ", ".join(f"{r} ({raw.iloc[r - 1]!r})" for r in rows)
+            shown = ", ".join(f"{r} ({_plain(raw.iloc[r - 1])!r})" for r in rows)
             need = f"{'an integer' if integer else 'a number'} in [{low:g}, {high:g}]"
             raise InputError(f"{source}: column {col!r} is not {need} in row{'s' if len(rows) > 1 else ''} {shown}")
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds (``np.int64(150)`` -> ``150``), for messages."""
+    return value.item() if hasattr(value, "item") and not isinstance(value, (str, bytes)) else value

@@ -54,9 +54,6 @@ class Sources:
     folders: list[tuple[str, str]] = field(default_factory=list)
     #: probe -> the ``settings`` of each folder's ``run_info.json`` (e.g. DBB's threshold, GlobalBias' alpha)
     settings: dict[str, list[dict]] = field(default_factory=dict)
-    #: one row per folder x run of its ``run_info.json`` ``runs``: probe, folder, model (as the leaderboard names
-    #: it), logged model, task and the run settings (:mod:`stereoprobe.report.run_settings`)
-    runs: list[dict] = field(default_factory=list)
 
     def get(self, probe: str, table: str) -> pd.DataFrame | None:
         return self.tables.get(probe, {}).get(table)
@@ -83,9 +80,27 @@ def _has(folder: Path, name: str) -> bool:
 def read_table(folder: Path, name: str) -> pd.DataFrame | None:
     """``folder/name.parquet`` (else ``.csv``) with the columns the leaderboard needs (:data:`REQUIRED`);
     None when neither exists (the one reader of output tables, :func:`stereoprobe.tables.read_table`)."""
+    from stereoprobe.inputs import require_between
     from stereoprobe.tables import read_table as read_output_table
 
-    return read_output_table(folder, name, REQUIRED.get(name, ()))
+    df = read_output_table(folder, name, REQUIRED.get(name, ()))
+    if df is not None and len(df):
+        source = folder / f"{name}.parquet" if (folder / f"{name}.parquet").is_file() else folder / f"{name}.csv"
+        for (table, column), (low, high) in DOMAINS.items():
+            if table == name and column in df.columns:
+                require_between(df, [column], source, low, high, allow_missing=True)
+    return df
+
+
+#: (table, column) -> the closed range of its values (S and mean S in percent, DBB paper §3; GlobalBias' bias
+#: score is a mean of min-max normalised APX; accuracies and reciprocal ranks are shares); a value outside
+#: is an error naming the file, the column and the rows, never a figure of the leaderboard
+DOMAINS: dict[tuple[str, str], tuple[float, float]] = {
+    ("instances", "s"): (0.0, 100.0), ("summary", "mean_s_biased"): (0.0, 100.0),
+    ("summary", "count_s_ge_20"): (0.0, float("inf")), ("bias_scores", "score"): (0.0, 1.0),
+    ("validation", "accuracy"): (0.0, 1.0), ("validation", "mrr"): (0.0, 1.0),
+    ("validation_detail", "reciprocal_rank"): (0.0, 1.0), ("classification", "accuracy"): (0.0, 1.0),
+}
 
 
 def probes_in(folder: Path) -> list[str]:
@@ -126,23 +141,6 @@ def _relabel(df: pd.DataFrame, label: str | None, models: list[str]) -> pd.DataF
         return df
     mapping = {m: label if len(models) == 1 else f"{label}/{m}" for m in models}
     return df.assign(model=df["model"].astype(str).map(lambda m: mapping.get(m, m)))
-
-
-def _run_rows(probe: str, folder: str, label: str | None, models: list[str]) -> list[dict]:
-    """The runs table rows of one input folder: the ``runs`` of its ``run_info.json`` whose model it holds."""
-    from stereoprobe.report.run_info import read_run_info
-    from stereoprobe.report.run_settings import RUN_SETTINGS, settings_text
-
-    rows = []
-    for run in read_run_info(folder)["runs"] if Path(folder).is_dir() else []:
-        logged = str(run.get("model", ""))
-        if models and logged not in models:
-            continue
-        name = logged if label is None else (label if len(models) <= 1 else f"{label}/{logged}")
-        rows.append({"probe": probe, "folder": folder, "model": name, "logged_model": logged,
-                     "task": str(run.get("task", "")), "settings": settings_text(run),
-                     **{k: json.dumps(run.get(k) or {}, sort_keys=True) for k in RUN_SETTINGS}})
-    return rows
 
 
 def load_sources(inputs: Iterable[str | Path], lm_eval_options: dict | None = None) -> Sources:
@@ -198,5 +196,4 @@ def load_sources(inputs: Iterable[str | Path], lm_eval_options: dict | None = No
                 except (OSError, ValueError, AttributeError):
                     settings = {}
                 src.settings.setdefault(probe, []).append(settings if isinstance(settings, dict) else {})
-            src.runs += _run_rows(probe, folder, label, models)
     return src

@@ -4,7 +4,7 @@ asserts exit code 2, one line on stderr naming the file (and the field, row or f
 and nothing written (no ``--out`` folder, nothing beside the inputs).
 
 Classes (designed from the issue, not its examples): a leaderboard folder read twice (given twice, bare and as
-``LABEL=PATH``, through a link, below another input); lm-eval samples and results of the wrong shape or with
+``LABEL=PATH``, through a link, below another input) or holding figures outside their domain; lm-eval samples and results of the wrong shape or with
 impossible log-likelihoods; release tables with several values in a one-value cell; judge logs with a harm
 rating outside the 1-5 scale.
 """
@@ -48,6 +48,9 @@ CASES = [
     Case(("leaderboard", "{D}/results", "{D}/results/dbb_run", *OUT), ("dbb_run", "already read", "{D}/results")),
     Case(("leaderboard", "{D}/dbb_out", "{D}/link_to_dbb_out", *OUT), ("link_to_dbb_out", "already read")),
     Case(("leaderboard", "{D}/dbb_out", "{D}/../{DNAME}/dbb_out", *OUT), ("already read",)),
+    # --- leaderboard: figures outside their domain in a probe's output tables
+    Case(("leaderboard", "{D}/dbb_s_150", *OUT), ("instances.csv", "column 's'", "[0, 100]", "row 1 (150)")),
+    Case(("leaderboard", "{D}/dbb_mean_s_negative", *OUT), ("summary.csv", "'mean_s_biased'", "row 1 (-3.0)")),
     # --- globalbias: lm-eval samples of the wrong shape or with impossible values
     Case(("globalbias", "{D}/lm_list", *OUT, "--measure", "byte"), (SAMPLES, "line 1", "object")),
     Case(("globalbias", "{D}/lm_doc_list", *OUT, "--measure", "byte"), (SAMPLES, "line 1", "'doc'")),
@@ -66,14 +69,15 @@ CASES = [
 ]
 
 
-def _dbb_out(folder: Path) -> None:
-    """The two tables that mark a dbb output folder for the leaderboard, with the columns it requires."""
+def _dbb_out(folder: Path, **values) -> None:
+    """The two tables that mark a dbb output folder for the leaderboard, with the columns it requires
+    (``values``: column -> value of its one row)."""
     from stereoprobe.leaderboard.sources import REQUIRED, TABLES
 
     folder.mkdir(parents=True)
     for name in TABLES["dbb"]:
-        pd.DataFrame([{c: ("m" if c == "model" else 1) for c in REQUIRED[name]}]).to_csv(folder / f"{name}.csv",
-                                                                                       index=False)
+        row = {c: values.get(c, "m" if c == "model" else 1) for c in REQUIRED[name]}
+        pd.DataFrame([row]).to_csv(folder / f"{name}.csv", index=False)
 
 
 def _samples(folder: Path, line: str, results: str | None = None) -> None:
@@ -130,6 +134,8 @@ def bad_inputs(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("bad_content")
     _dbb_out(d / "dbb_out")
     _dbb_out(d / "results" / "dbb_run")
+    _dbb_out(d / "dbb_s_150", s=150)
+    _dbb_out(d / "dbb_mean_s_negative", mean_s_biased=-3.0)
     os.symlink(d / "dbb_out", d / "link_to_dbb_out")
     _samples(d / "lm_list", json.dumps([RECORD]))
     _samples(d / "lm_doc_list", json.dumps({**RECORD, "doc": [RECORD["doc"]]}))
