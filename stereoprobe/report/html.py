@@ -31,6 +31,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from stereoprobe.report.plot_text import literal_text
+
+literal_text()  # every figure drawn for a report shows its labels literally ("$x$" is not mathtext)
+
 MISSING = "–"
 """How every report shows a missing value."""
 
@@ -289,6 +293,9 @@ def render_figure(fig: Any) -> tuple[bytes, bytes]:
     """``fig`` as PNG and SVG bytes (and closed)."""
     import matplotlib.pyplot as plt
 
+    from stereoprobe.report.plot_text import bound_figure
+
+    bound_figure(fig)  # literal, shortened text; a bounded size
     png, svg = io.BytesIO(), io.BytesIO()
     fig.savefig(png, format="png", dpi=110, bbox_inches="tight")
     fig.savefig(svg, format="svg", bbox_inches="tight")
