@@ -54,6 +54,9 @@ class Sources:
     folders: list[tuple[str, str]] = field(default_factory=list)
     #: probe -> the ``settings`` of each folder's ``run_info.json`` (e.g. DBB's threshold, GlobalBias' alpha)
     settings: dict[str, list[dict]] = field(default_factory=dict)
+    #: one row per folder x run of its ``run_info.json`` ``runs``: probe, folder, model (as the leaderboard names
+    #: it), logged model, task and the run settings (:mod:`stereoprobe.report.run_settings`)
+    runs: list[dict] = field(default_factory=list)
 
     def get(self, probe: str, table: str) -> pd.DataFrame | None:
         return self.tables.get(probe, {}).get(table)
@@ -143,6 +146,23 @@ def _relabel(df: pd.DataFrame, label: str | None, models: list[str]) -> pd.DataF
     return df.assign(model=df["model"].astype(str).map(lambda m: mapping.get(m, m)))
 
 
+def _run_rows(probe: str, folder: str, label: str | None, models: list[str]) -> list[dict]:
+    """The runs table rows of one input folder: the ``runs`` of its ``run_info.json`` whose model it holds."""
+    from stereoprobe.report.run_info import read_run_info
+    from stereoprobe.report.run_settings import RUN_SETTINGS, settings_text
+
+    rows = []
+    for run in read_run_info(folder)["runs"] if Path(folder).is_dir() else []:
+        logged = str(run.get("model", ""))
+        if models and logged not in models:
+            continue
+        name = logged if label is None else (label if len(models) <= 1 else f"{label}/{logged}")
+        rows.append({"probe": probe, "folder": folder, "model": name, "logged_model": logged,
+                     "task": str(run.get("task", "")), "settings": settings_text(run),
+                     **{k: json.dumps(run.get(k) or {}, sort_keys=True) for k in RUN_SETTINGS}})
+    return rows
+
+
 def load_sources(inputs: Iterable[str | Path], lm_eval_options: dict | None = None) -> Sources:
     """Read every probe output folder under ``inputs`` (see the module docstring), and lm-eval
     ``--log_samples`` output of the shipped DBB and GlobalBias tasks for a probe without an output folder under
@@ -196,4 +216,5 @@ def load_sources(inputs: Iterable[str | Path], lm_eval_options: dict | None = No
                 except (OSError, ValueError, AttributeError):
                     settings = {}
                 src.settings.setdefault(probe, []).append(settings if isinstance(settings, dict) else {})
+            src.runs += _run_rows(probe, folder, label, models)
     return src
