@@ -88,15 +88,18 @@ demo: $(STAMP)
 	  --log-dir $(DEMO_LOGS)/globalbias_profiles --display $(DEMO_DISPLAY)
 	$(OFFLINE) $(VENV)/bin/stereoprobe profiles $(DEMO_LOGS)/globalbias_profiles --out $(DEMO_OUT)/globalbias_profiles \
 	  --permutations 20
-	# Leaderboard (two models): the default model against a variant, DBB-SG scored with -M score_first_token=true
-	# (the BOS token prepended, as lm-eval does) -> $(DEMO_OUT)/leaderboard/ (leaderboard.csv/.parquet, pairwise.csv,
-	# summary/<model>.json, leaderboard.html). LABEL=PATH names the two runs of the one bundled model apart.
-	rm -rf $(DEMO_LOGS)/dbb_first_token
-	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/dbb_sg --model transformers/default -M score_first_token=true \
-	  -T source=bundled -T limit_templates=1 -T categories=age,gender,ses \
-	  --log-dir $(DEMO_LOGS)/dbb_first_token --display $(DEMO_DISPLAY)
-	$(OFFLINE) $(VENV)/bin/stereoprobe dbb $(DEMO_LOGS)/dbb_first_token --out $(DEMO_OUT)/dbb_first_token
+	# Leaderboard (two configurations of the one bundled model whose outputs differ): the default GlobalBias run
+	# against a second one scored with -M score_first_token=true (the BOS token prepended, as lm-eval's
+	# loglikelihood_rolling: SmolLM2 adds no BOS to raw text, so each sentence's first token is scored too and its
+	# log-likelihood, APX and bias scores change; about a minute more) -> $(DEMO_OUT)/leaderboard/
+	# (leaderboard.csv/.parquet, pairwise.csv, runs.csv with each run's -M arguments, summary/<model>.json,
+	# leaderboard.html). LABEL=PATH names the two runs of the one bundled model apart.
+	rm -rf $(DEMO_LOGS)/globalbias_first_token
+	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/globalbias --model transformers/default -M score_first_token=true \
+	  -T source=bundled --max-connections 512 --max-samples 512 --log-dir $(DEMO_LOGS)/globalbias_first_token \
+	  --display $(DEMO_DISPLAY)
+	$(OFFLINE) $(VENV)/bin/stereoprobe globalbias $(DEMO_LOGS)/globalbias_first_token --out $(DEMO_OUT)/globalbias_first_token
 	$(OFFLINE) $(VENV)/bin/stereoprobe leaderboard default=$(DEMO_OUT)/stereotales default=$(DEMO_OUT)/dbb \
 	  default=$(DEMO_OUT)/globalbias default=$(DEMO_OUT)/globalbias_profiles \
-	  first_token=$(DEMO_OUT)/dbb_first_token --out $(DEMO_OUT)/leaderboard
+	  first_token=$(DEMO_OUT)/globalbias_first_token --out $(DEMO_OUT)/leaderboard
 	$(PY) -m stereoprobe index $(DEMO_OUT)

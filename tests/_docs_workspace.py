@@ -8,9 +8,10 @@ test builds the same layout in a temporary folder from the test suite's own fixt
   ``transformers/default``;
 - ``results/demo/logs/stereotales_judge``: the judge task run on the bundled DEMO associations by a scripted
   ``mockllm`` judge (two epochs, as the demo);
-- ``results/demo/logs/dbb``, ``.../dbb_first_token``: the ``dbb`` (logprob mode) and ``dbb_sg`` tasks on the
-  bundled templates, answered by the tests' fake model (``fake_model``);
-- ``results/demo/logs/globalbias``: every bundled GlobalBias sentence scored by the fake model;
+- ``results/demo/logs/dbb``: the ``dbb`` (logprob mode) and ``dbb_sg`` tasks on the bundled templates, answered
+  by the tests' fake model (``fake_model``);
+- ``results/demo/logs/globalbias``, ``.../globalbias_first_token``: every bundled GlobalBias sentence scored by
+  the fake model (the demo's second run, under ``-M score_first_token=true``, is the leaderboard's variant);
 - ``results/demo/logs/globalbias_profiles``: profiles of the bundled CHINESE and ENGLISH names by a scripted
   ``mockllm`` model;
 - ``results/demo/<probe>/``: the demo's post-processing commands run on those logs (``stereoprobe
@@ -95,8 +96,6 @@ def _dbb(logs: Path) -> None:
     # DBB-SG on raw text: the fake model has no chat template to score the option sentences under
     inspect_eval([dbb(mode="logprob", **common), dbb_sg(scoring="raw", **common)], model=model, display="none",
                  log_dir=str(logs / "dbb"), log_realtime=False)
-    inspect_eval(dbb_sg(scoring="raw", **common), model=fake_model(), display="none",
-                 log_dir=str(logs / "dbb_first_token"), log_realtime=False)
 
 
 def _globalbias(logs: Path) -> None:
@@ -105,8 +104,9 @@ def _globalbias(logs: Path) -> None:
     from fake_model import fake_model
     from stereoprobe.tasks.globalbias import globalbias
 
-    inspect_eval(globalbias(source="bundled"), model=fake_model(), display="none", log_dir=str(logs / "globalbias"),
-                 log_realtime=False)
+    for folder in ("globalbias", "globalbias_first_token"):
+        inspect_eval(globalbias(source="bundled"), model=fake_model(), display="none", log_dir=str(logs / folder),
+                     log_realtime=False)
 
 
 def _profiles(logs: Path) -> None:
@@ -154,11 +154,12 @@ def build_workspace(root: Path) -> Path:
                         "--resamples", "2000", "--note", "docs test workspace"],
         "stereotales_judge_demo": ["judge-report", f"{d}/logs/stereotales_judge"],
         "dbb": ["dbb", f"{d}/logs/dbb", "--n-boot", "200"],
-        "dbb_first_token": ["dbb", f"{d}/logs/dbb_first_token", "--n-boot", "200"],
         "globalbias": ["globalbias", f"{d}/logs/globalbias"],
+        "globalbias_first_token": ["globalbias", f"{d}/logs/globalbias_first_token"],
         "globalbias_profiles": ["profiles", f"{d}/logs/globalbias_profiles", "--permutations", "5"],
         "leaderboard": ["leaderboard", f"default={d}/stereotales", f"default={d}/dbb", f"default={d}/globalbias",
-                        f"default={d}/globalbias_profiles", f"first_token={d}/dbb_first_token", "--n-boot", "200"],
+                        f"default={d}/globalbias_profiles", f"first_token={d}/globalbias_first_token",
+                        "--n-boot", "200"],
     }
     for out, argv in commands.items():
         if not (demo / out).is_dir():
