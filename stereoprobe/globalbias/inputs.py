@@ -106,6 +106,11 @@ def _partition(inputs: Iterable[str | Path]) -> I.Partition:
 
 
 def _row(model: str, md: dict[str, Any], ppl: float) -> tuple:
+    for key in ("group", "ethnicity", "gender", "name", "descriptor"):
+        if not isinstance(md[key], str):
+            raise TypeError(f"field {key!r} is {md[key]!r}, expected text")
+    if isinstance(md["name_index"], bool) or not isinstance(md["name_index"], int):
+        raise TypeError(f"field 'name_index' is {md['name_index']!r}, expected an integer")
     return (model, md["group"], md["ethnicity"], md["gender"], f"{md['name_index']}:{md['name']}",
             md["descriptor"], md.get("axis"), md.get("target"), int(md["template"]), ppl)
 

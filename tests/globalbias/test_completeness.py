@@ -107,6 +107,10 @@ def _set_first(field: str, value):
                 s["metadata"]["template"] = value
             elif field == "texts":
                 s["metadata"]["texts"] = value
+            elif field == "descriptor":
+                s["metadata"]["descriptors"]["0"]["descriptor"] = value
+            elif field == "name":
+                s["metadata"]["texts"][0]["name"] = value
             else:
                 s["scores"]["text_logprobs"]["metadata"][field][0] = value
         return s
@@ -122,6 +126,8 @@ BAD_VALUES = [
     ("template-outside-the-run", "template", 3, "'template' is 3, not one of the run's templates [1, 2]"),
     ("template-as-text", "template", "1", "'template' is '1'"),
     ("texts-not-a-list", "texts", "all", "'texts' is not a list of objects"),
+    ("descriptor-a-list", "descriptor", ["kind", "nice"], "field 'descriptor' is ['kind', 'nice'], expected text"),
+    ("name-a-number", "name", 7, "field 'name' is 7, expected text"),
 ]
 
 
