@@ -38,6 +38,8 @@ REASONS = {
     "paper-data": "needs the papers' full data (upstream downloads) or runs at paper scale",
     "network": "downloads a model or data set from a hub",
     "make": "one of the two top-level make commands (make test runs this test)",
+    "lm-eval": "runs lm-evaluation-harness on the default model, over the 10-minute limit of a block on a loaded "
+               "2-core machine; tests/lm_eval/test_real_output.py runs the same lm-eval CLI on a smaller selection",
 }
 _MARKER = re.compile(r"^<!--\s*doc-test:\s*skip\s+(?P<reason>[\w-]+)\s*-->\s*$")
 _FENCE = re.compile(r"^```\s*(?P<lang>[\w+-]*)\s*$")
