@@ -13,6 +13,7 @@ from stereoprobe.cli.common import (
     info,
     out_dir,
     probability,
+    progress,
 )
 from stereoprobe.cli.common import bootstrap_count, seed
 from stereoprobe.errors import InputError
@@ -78,7 +79,7 @@ def _run(args: argparse.Namespace) -> int:
                                 alpha=args.alpha, n_permutations=args.permutations, seed=args.seed,
                                 test_scale=args.test_scale, validation_templates=args.validation_templates)
     with atomic_output_dir(args.out) as tmp:
-        result = analyze(args.inputs, options, tokenizer=tok)
+        result = analyze(args.inputs, options, tokenizer=tok, progress=lambda it, what: progress(it, description=what))
         write(result, tmp)
     info(result.summary())
     info(f"wrote {args.out}/report.html")

@@ -22,6 +22,7 @@ from typing import Any
 from stereoprobe.errors import InputError
 from stereoprobe.globalbias.profiles_report import ProfilesResult, compute_profiles, write_profiles
 from stereoprobe.globalbias.report import GlobalBiasResult, compute_globalbias, write_globalbias
+from stereoprobe.inputs import Progress, no_progress
 
 __all__ = ["GlobalBiasOptions", "GlobalBiasResult", "ProfilesOptions", "ProfilesResult", "analyze",
            "analyze_profiles", "write"]
@@ -72,13 +73,15 @@ class ProfilesOptions:
 
 
 def analyze(inputs: Iterable[str | Path], options: GlobalBiasOptions = GlobalBiasOptions(), *,
-            tokenizer: Any = None) -> GlobalBiasResult:
+            tokenizer: Any = None, progress: Progress = no_progress) -> GlobalBiasResult:
     """GlobalBias' tables from logs, lm-eval samples or sentence tables (``tokenizer``: counts the tokens of
-    lm-eval samples for ``measure="token"``). Only complete group x descriptor units enter the statistics."""
+    lm-eval samples for ``measure="token"``). Only complete group x descriptor units enter the statistics.
+    ``progress``: the input layer's progress callback (the command line draws a bar)."""
     o = options
     return compute_globalbias(inputs, measure=o.measure, tokenizer=tokenizer, faithful_rounding=o.faithful_rounding,
                               test_method=o.test_method, alpha=o.alpha, n_permutations=o.n_permutations,
-                              seed=o.seed, test_scale=o.test_scale, validation_templates=o.validation_templates)
+                              seed=o.seed, test_scale=o.test_scale, validation_templates=o.validation_templates,
+                              progress=progress)
 
 
 def analyze_profiles(inputs: Iterable[str | Path], options: ProfilesOptions = ProfilesOptions(), *,

@@ -11,10 +11,10 @@ import pandas as pd
 
 from stereoprobe.globalbias import apx as A
 from stereoprobe.globalbias.data import validation_groups
-from stereoprobe.console import progress
 from stereoprobe.errors import InputError
 from stereoprobe.globalbias.completeness import split_complete
 from stereoprobe.globalbias.inputs import LoadReport, load
+from stereoprobe.inputs import Progress, no_progress
 from stereoprobe.globalbias.plots import figure1, figure1_descriptors
 from stereoprobe.report.html import Section, plot_is_empty, write_report
 from stereoprobe.report.run_info import write_run_info
@@ -122,16 +122,17 @@ def compute_globalbias(
     seed: int = 0,
     test_scale: str = "log",
     validation_templates: tuple[int, ...] = (1,),
+    progress: Progress = no_progress,
 ) -> GlobalBiasResult:
     """Read inputs (logs, lm-eval samples, tables), keep complete group x descriptor units and analyse each
     model: the tables ``bias_scores``, ``associations``, ``associations_strict``, ``min_groups``,
-    ``validation``, ``validation_detail``, ``incomplete_units`` (nothing is written: :func:`write_globalbias`)."""
+    ``validation``, ``validation_detail``, ``incomplete_units`` (nothing is written: :func:`write_globalbias`).
+    ``progress``: reports the reading and the models (:data:`stereoprobe.inputs.Progress`)."""
     if not (0 < alpha < 1):
         raise InputError(f"alpha must lie strictly between 0 and 1, got {alpha}")
     if n_permutations < 1:
         raise InputError(f"the number of permutations must be at least 1, got {n_permutations}")
-    sentences, rep = load(inputs, measure=measure, tokenizer=tokenizer,
-                          progress=lambda it, what: progress(it, description=what))
+    sentences, rep = load(inputs, measure=measure, tokenizer=tokenizer, progress=progress)
     sentences, incomplete = split_complete(sentences, rep.expected)
     if sentences.empty:
         raise InputError(f"no complete group x descriptor unit in the inputs ({len(incomplete)} incomplete): "
@@ -139,7 +140,7 @@ def compute_globalbias(
     tables: dict[str, list[pd.DataFrame]] = {}
     notes: list[str] = []
     models = sorted(sentences["model"].unique())
-    for model in progress(models, description="GlobalBias: analysing models"):
+    for model in progress(models, "GlobalBias: analysing models"):
         sub = sentences[sentences["model"] == model]
         for name, df in analyse(sub, faithful_rounding, test_method, alpha, n_permutations, seed,
                                 test_scale, validation_templates).items():

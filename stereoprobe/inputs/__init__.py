@@ -37,7 +37,8 @@ floats and booleans; results files through :func:`read_results_file`.
 
 **Progress**: readers take a ``progress`` callback (:data:`Progress`) instead of drawing on the console.
 
-**Tables** (:func:`read_table`, :func:`require_columns`, :func:`require_finite`, :func:`require_between`): CSV or Parquet with errors
+**Tables** (:func:`read_table`, :func:`require_columns`, :func:`require_finite`, :func:`require_between`):
+CSV or Parquet with errors
 that name the file, the missing columns or the bad row.
 
 Every bad input raises :class:`stereoprobe.errors.InputError` (one line naming the file and, for a corrupt
