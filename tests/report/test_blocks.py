@@ -179,7 +179,7 @@ def test_search_filters_rows_in_a_headless_browser(tmp_path: Path) -> None:
               "document.querySelector('.table-tools .meta').textContent;});</script></body>")
     (tmp_path / "r.html").write_text(page.replace("</body>", script))
     res = subprocess.run(["chromium", "--headless", "--no-sandbox", "--dump-dom", (tmp_path / "r.html").as_uri()],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=600)
     assert "shown:11 of 40 rows" in res.stdout  # m3, m30..m39
 
 
@@ -278,7 +278,7 @@ def test_search_filter_and_sort_scripts_run(tmp_path: Path) -> None:
     (tmp_path / "page.json").write_text(json.dumps({"tables": parsed.tables, "script": parsed.script}))
     (tmp_path / "stub.js").write_text(_DOM_STUB)
     res = subprocess.run(["node", str(tmp_path / "stub.js"), str(tmp_path / "page.json")], capture_output=True,
-                         text=True, timeout=60)
+                         text=True, timeout=600)
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert out["shown"] == ["m3"] + [f"m{i}" for i in range(30, 40)] and out["count"] == "11 of 40 rows"

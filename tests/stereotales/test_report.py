@@ -139,7 +139,7 @@ def test_report_in_headless_chromium(tmp_path: Path) -> None:
              "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
              "--enable-logging=stderr", "--v=0", "--window-size=1280,2000",
              f"--screenshot={tmp_path / 'shot.png'}", checked.as_uri()],
-            capture_output=True, text=True, timeout=120,
+            capture_output=True, text=True, timeout=600,
         )
     console = [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
     assert any("REPORT-CHECK broken=0 sorted=true images=true" in line for line in console), proc.stderr[-3000:]
