@@ -1,0 +1,137 @@
+"""``stereoprobe reference``: the project's own commands run on the papers' published model outputs.
+
+Steps (:func:`run_reference`): obtain the upstream outputs at the pinned commits through
+:mod:`stereoprobe.upstream` (checksummed; offline from ``$STEREOPROBE_UPSTREAM_DIR``), all of them before anything
+is written; copy them, named by the model the paper names, under ``OUT/upstream/``; run ``stereoprobe globalbias``
+on the Llama 3 8B APX results, ``stereoprobe profiles`` on the four models' character profiles (with Table 8's
+consistency against the APX results), ``stereoprobe leaderboard`` of those models; compare every printed figure
+with ours (:mod:`stereoprobe.reference.compare`) into ``OUT/paper_vs_stereoprobe/``; end with ``stereoprobe
+index OUT``. The whole folder replaces ``OUT`` in one step (:func:`stereoprobe.outputs.atomic_output_dir`).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from stereoprobe import upstream
+from stereoprobe.errors import InputError
+from stereoprobe.outputs import atomic_output_dir
+from stereoprobe.reference.figures import paper_figures
+
+__all__ = ["GLOBALBIAS", "ReferenceOptions", "ReferenceRun", "model_id", "obtain_upstream", "run_reference"]
+
+GLOBALBIAS = "GlobalBias"  # the upstream source key (stereoprobe/upstream_sources.yaml)
+STEPS = ("globalbias", "globalbias_profiles", "leaderboard", "paper_vs_stereoprobe")
+
+
+class UpstreamMissing(InputError):
+    """The upstream outputs are neither in ``$STEREOPROBE_UPSTREAM_DIR``, nor cached, nor downloadable."""
+
+
+@dataclass(frozen=True)
+class ReferenceOptions:
+    """Settings of the steps: ``permutations`` and ``folds`` of ``stereoprobe profiles`` (label permutations of
+    the test against chance, folds of the cross-validated interval), ``n_boot`` and ``seed`` of the leaderboard's
+    bootstrap intervals, and ``quiet`` for the steps' console lines."""
+
+    permutations: int = 100
+    folds: int = 5
+    n_boot: int = 2000
+    seed: int = 0
+    quiet: bool = True
+
+
+@dataclass(frozen=True)
+class ReferenceRun:
+    """What a run wrote: the output folder, the comparison rows and the upstream files it read."""
+
+    out: Path
+    comparison: pd.DataFrame
+    files: dict[str, Path]
+
+
+def model_id(label: str) -> str:
+    """The model name stereoprobe's tables use for a model the paper names (``Llama 3 8B`` -> ``Llama-3-8B``)."""
+    return label.replace(" ", "-")
+
+
+def _needed() -> dict[str, str]:
+    figs = paper_figures()
+    return {**figs.apx_models, **figs.profile_models}
+
+
+def obtain_upstream() -> dict[str, Path]:
+    """Every upstream output the reference run reads, verified: {pinned path: local path}.
+
+    Raises :class:`UpstreamMissing` (one line: which folder to point ``$STEREOPROBE_UPSTREAM_DIR`` at) when a file
+    is neither in that folder, nor cached, nor downloadable; a file that fails its checksum keeps
+    :class:`~stereoprobe.upstream.UpstreamDataError`'s own message."""
+    src = upstream.sources()[GLOBALBIAS]
+    found: dict[str, Path] = {}
+    for path in _needed():
+        try:
+            found[path] = upstream.fetch(GLOBALBIAS, path)
+        except upstream.UpstreamDataError as exc:
+            if "checksum mismatch" in str(exc):
+                raise
+            raise UpstreamMissing(
+                f"the upstream model outputs are not available here ({path} missing): point "
+                f"{upstream.MIRROR_ENV} at a folder holding {GLOBALBIAS}/results/3_llama_3_results.csv and "
+                f"{GLOBALBIAS}/data/10a_{{llama3,gpt3,claude,gpt4o}}_full.csv "
+                f"({src.repository} @ {src.commit[:12]})") from None
+    return found
+
+
+def _run(argv: list[str], quiet: bool) -> None:
+    from stereoprobe.cli import main
+
+    code = main([*argv, *(["--quiet"] if quiet else [])])
+    if code != 0:
+        raise InputError(f"stereoprobe {argv[0]} failed (exit code {code}) on the upstream outputs")
+
+
+def _relocate_records(build: Path, out: Path) -> None:
+    """The steps ran in the build folder beside ``out``: their run_info.json name ``out``, where they end up."""
+    for info in build.rglob("run_info.json"):
+        text = info.read_text(encoding="utf-8")
+        info.write_text(text.replace(json.dumps(str(build))[1:-1], json.dumps(str(out))[1:-1]), encoding="utf-8")
+
+
+def run_reference(out: str | Path, options: ReferenceOptions | None = None, command: str | None = None
+                  ) -> ReferenceRun:
+    """Write the reference reports to ``out`` (see the module docstring); nothing is written when an upstream
+    file is missing."""
+    from stereoprobe.reference.page import write_comparison
+    from stereoprobe.report.index import build_index
+
+    opts = options or ReferenceOptions()
+    files = obtain_upstream()
+    figs = paper_figures()
+    out = Path(out).absolute()
+    with atomic_output_dir(out, owner="reference") as build:
+        staged = build / "upstream"
+        staged.mkdir()
+        copies: dict[str, Path] = {}
+        for path, label in {**figs.apx_models, **figs.profile_models}.items():
+            copies[path] = staged / f"{model_id(label)}{Path(path).suffix}"
+            shutil.copyfile(files[path], copies[path])
+        apx = [str(copies[p]) for p in figs.apx_models]
+        profiles = [str(copies[p]) for p in figs.profile_models]
+        _run(["globalbias", *apx, "--out", str(build / "globalbias")], opts.quiet)
+        _run(["profiles", *profiles, "--apx", str(build / "globalbias"), "--out", str(build / "globalbias_profiles"),
+              "--permutations", str(opts.permutations), "--folds", str(opts.folds)], opts.quiet)
+        _run(["leaderboard", str(build / "globalbias"), str(build / "globalbias_profiles"),
+              "--out", str(build / "leaderboard"), "--n-boot", str(opts.n_boot), "--seed", str(opts.seed)], opts.quiet)
+        models = {Path(p).stem.removeprefix("10a_").removesuffix("_full"): model_id(label)
+                  for p, label in figs.profile_models.items()}
+        comparison = write_comparison(build, build / "paper_vs_stereoprobe", models, files, opts, command)
+        _relocate_records(build, out)
+        for lock in build.rglob(".*.lock"):
+            lock.unlink()
+        build_index(build)
+    return ReferenceRun(out=out, comparison=comparison, files=files)
