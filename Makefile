@@ -16,7 +16,7 @@ DEMO_LOGS ?= $(DEMO_OUT)/logs
 # update (CI logs); `make demo DEMO_DISPLAY=none` for silence. (Not named DISPLAY: that is X11's variable.)
 DEMO_DISPLAY ?= $(shell [ -t 2 ] && echo rich || echo plain)
 
-.PHONY: install demo test test-fast clean-demo
+.PHONY: install demo test test-fast clean-demo reference
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,13 @@ test-fast: $(STAMP)
 
 clean-demo:
 	rm -rf $(DEMO_OUT)
+
+# Reference reports of the papers' published model outputs (pinned, checksummed; downloaded once into the cache,
+# or read from $$STEREOPROBE_UPSTREAM_DIR offline) -> $(REFERENCE_OUT)/index.html, and the evaluation-report
+# sections of docs/globalbias.md, dbb.md, stereotales.md regenerated from the run (see docs/globalbias.md).
+REFERENCE_OUT ?= results/reference
+reference: $(STAMP)
+	$(OFFLINE) STEREOPROBE_ALLOW_DOWNLOAD=1 $(VENV)/bin/stereoprobe reference --out $(REFERENCE_OUT) --docs docs
 
 # Each probe adds its demo step below (demo-size run on transformers/default, then its post-processing),
 # before the final index line, which links every report (results/demo/index.html).
