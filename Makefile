@@ -39,9 +39,13 @@ clean-demo:
 # Reference reports of the papers' published model outputs (pinned, checksummed; downloaded once into the cache,
 # or read from $$STEREOPROBE_UPSTREAM_DIR offline) -> $(REFERENCE_OUT)/index.html, and the evaluation-report
 # sections of docs/globalbias.md, dbb.md, stereotales.md regenerated from the run (see docs/globalbias.md).
+# REFERENCE_ARGS: more options of the command, e.g. REFERENCE_ARGS="--permutations 1" on a slow machine (the
+# profiles' permutation test against chance, 100 label permutations by default, is no figure of the paper).
 REFERENCE_OUT ?= results/reference
+REFERENCE_ARGS ?=
 reference: $(STAMP)
-	$(OFFLINE) STEREOPROBE_ALLOW_DOWNLOAD=1 $(VENV)/bin/stereoprobe reference --out $(REFERENCE_OUT) --docs docs
+	$(OFFLINE) STEREOPROBE_ALLOW_DOWNLOAD=1 $(VENV)/bin/stereoprobe reference --out $(REFERENCE_OUT) --docs docs \
+	  $(REFERENCE_ARGS)
 
 # Each probe adds its demo step below (demo-size run on transformers/default, then its post-processing),
 # before the final index line, which links every report (results/demo/index.html).

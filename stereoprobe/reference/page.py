@@ -62,7 +62,7 @@ def write_comparison(root: Path, folder: Path, models: Mapping[str, str], files:
     total = counts.drop(columns="figure").sum()
     summary = Section("Summary", anchor="summary")
     summary.text(f"{len(rows)} printed items of {figs.paper}: {total.iloc[0]} reproduced exactly, "
-                 f"{total.iloc[1]} within the stated tolerance, {total.iloc[2]} differ (each with its reason), "
+                 f"{total.iloc[1]} within the stated tolerance, {total.iloc[2]} differ (the reason column says why), "
                  f"{total.iloc[3]} not run.")
     summary.raw('<p>Reports: <a href="../globalbias/report.html">GlobalBias APX, Llama 3 8B</a> · '
                 '<a href="../globalbias_profiles/report.html">character profiles, four models</a> · '
