@@ -227,6 +227,10 @@ async def _detect_refusal(tax: Any, story: str, md: Mapping[str, Any], opts: _Op
 async def _extract(tax: Any, story: str, opts: _Options) -> _Extraction:
     """Steps 2-3: every extractor answers; failed calls are recorded and left out of the vote."""
     extractors = _role_models(EXTRACTOR_ROLE)
+    if opts.min_extractors > len(extractors):  # every story would fail extraction: stop the run with one line
+        raise P.TaskParameterError(P.message(
+            "min_extractors", opts.min_extractors,
+            f"at most the number of extractor models ({len(extractors)} bound to role {EXTRACTOR_ROLE!r})"))
     eprompt = tax.extraction_prompt(story, variant=opts.extraction_prompt)
     results = await asyncio.gather(
         *[_ask(m, eprompt, opts.extraction_schema, "attribute_extraction", opts.cache) for m in extractors]
@@ -350,7 +354,7 @@ def stereotales_extraction(
         allowed={a.key: list(a.extraction_values) for a in tax.attributes},
         extraction_schema=tax.extraction_json_schema() if structured_output else None,
         refusal_schema=tax.refusal_json_schema() if structured_output else None,
-        cache=_cache_policy(cache),
+        cache=_cache_policy(P.cache(cache, "cache")),
         refusal_votes=refusal_votes,
     )
 

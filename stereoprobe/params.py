@@ -3,24 +3,39 @@
 inspect parses each ``-T`` value as YAML and splits an unquoted text on commas, so a parameter may arrive as a
 bool (``true``/``yes``/``on``), an int, a float (``nan``, ``.inf``), a text or a list of texts; called from
 Python it may be anything. Each function here returns the typed value or raises ``error`` (default
-:class:`~stereoprobe.errors.InputError`; callers pass a subclass such as ``TaxonomyError`` to keep theirs)
-with one message format naming the parameter::
+:class:`TaskParameterError`, both an :class:`~stereoprobe.errors.InputError` and inspect's
+``PrerequisiteError``, which ``inspect eval`` shows as one line instead of a traceback; callers pass a subclass
+such as ``TaxonomyError`` to keep theirs) with one message format naming the parameter::
 
     task parameter limit_templates must be an integer >= 1, got limit_templates=-1
 
 (the name is unquoted so that ``"<name> must be ..."`` reads as a sentence, and ``<name>=<value>`` repeats what
-was given; values are shown as ``repr``, so the message is one line).
+was given; values are shown as ``repr``, so the message is one line). Lists refuse repeated entries
+(``templates=[1,1]`` would score every sentence twice).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any, NoReturn, TypeVar
 
+from inspect_ai._util.error import PrerequisiteError
+
 from stereoprobe.errors import InputError
 
-__all__ = ["boolean", "choice", "choices", "integer", "message", "names", "number"]
+__all__ = ["TaskParameterError", "boolean", "cache", "choice", "choices", "integer", "message", "names", "number"]
+
+
+class TaskParameterError(InputError, PrerequisiteError):
+    """A task parameter outside its domain: one line in ``inspect eval`` (a ``PrerequisiteError``) and in the
+    ``stereoprobe`` command line (an ``InputError``)."""
+
+    def __init__(self, message: str) -> None:
+        InputError.__init__(self, message)
+        self.message = message
+
 
 T = TypeVar("T")
 TRUE_TEXTS = ("true", "yes", "on", "1")
@@ -57,7 +72,7 @@ def _finite(value: Any, name: str, requirement: str, optional: bool, error: type
 
 
 def integer(value: Any, name: str, minimum: int | None = None, *, maximum: int | None = None,
-            optional: bool = False, error: type[Exception] = InputError) -> int | None:
+            optional: bool = False, error: type[Exception] = TaskParameterError) -> int | None:
     """An integer in ``[minimum, maximum]`` (either bound may be None).
 
     Accepts ints, integral floats (``3.0``) and texts of integers (``"3"``); booleans, fractions, NaN, inf,
@@ -88,7 +103,7 @@ def _range(low: float, high: float, low_open: bool, high_open: bool) -> str:
 
 
 def number(value: Any, name: str, low: float = -math.inf, high: float = math.inf, *, low_open: bool = False,
-           high_open: bool = False, optional: bool = False, error: type[Exception] = InputError) -> float | None:
+           high_open: bool = False, optional: bool = False, error: type[Exception] = TaskParameterError) -> float | None:
     """A finite number in ``[low, high]``; ``low_open``/``high_open`` exclude a bound (``(0, 1]``).
 
     Accepts ints, floats and texts of numbers; booleans, NaN, inf and other values are errors. ``None`` is
@@ -102,7 +117,7 @@ def number(value: Any, name: str, low: float = -math.inf, high: float = math.inf
 
 
 def boolean(value: Any, name: str, *, strict: bool = False, optional: bool = False,
-            error: type[Exception] = InputError) -> bool | None:
+            error: type[Exception] = TaskParameterError) -> bool | None:
     """True or false.
 
     Accepts a bool, the ints 0 and 1, and the texts true/false, yes/no, on/off, 1/0 (any case): the forms a
@@ -136,7 +151,7 @@ def _one_of(allowed: Sequence[Any]) -> str:
 
 
 def choice(value: Any, name: str, allowed: Sequence[T], *, optional: bool = False,
-           error: type[Exception] = InputError) -> T | None:
+           error: type[Exception] = TaskParameterError) -> T | None:
     """One entry of ``allowed`` (returned as that entry, so ``"2"`` gives 2 among ints).
 
     ``None`` is returned as None when ``optional``; anything else not in ``allowed`` is an error.
@@ -158,7 +173,7 @@ def _items(value: Any, sep: str | None) -> list[Any] | None:
 
 
 def names(value: Any, name: str, *, sep: str | None = ",", empty_is_none: bool = False,
-          error: type[Exception] = InputError) -> list[str] | None:
+          error: type[Exception] = TaskParameterError) -> list[str] | None:
     """A list of non-empty names from a list or a ``sep``-separated text (``"en, fr"``; ``sep=None``: one name).
 
     ``None`` gives None; blank entries are dropped. Numbers are taken as their text. Nothing left (``""``,
@@ -175,11 +190,20 @@ def names(value: Any, name: str, *, sep: str | None = ",", empty_is_none: bool =
         if empty_is_none:
             return None
         _fail(name, value, requirement, error)
+    _no_repeats(out, name, value, requirement, error)
     return out
 
 
+def _no_repeats(items: Sequence[Any], name: str, value: Any, requirement: str, error: type[Exception]) -> None:
+    seen: list[Any] = []
+    for x in items:
+        if x in seen:
+            _fail(name, value, f"{requirement} without repeats ({x!r} twice)", error)
+        seen.append(x)
+
+
 def choices(value: Any, name: str, allowed: Sequence[T], *, sep: str | None = ",",
-            error: type[Exception] = InputError) -> list[T] | None:
+            error: type[Exception] = TaskParameterError) -> list[T] | None:
     """A list of entries of ``allowed`` from a list, one entry, or a ``sep``-separated text (``"1,3"`` among
     ints gives ``[1, 3]``). ``None`` gives None; an empty list, an unknown entry or a bool is an error."""
     requirement = "one or more of " + ", ".join(repr(c) for c in allowed)
@@ -188,12 +212,29 @@ def choices(value: Any, name: str, allowed: Sequence[T], *, sep: str | None = ",
     items = _items(value, sep)
     if items is None:
         items = [value]
-    out = []
+    out: list[T] = []
     for x in items:
         found, c = _match(x, allowed)
-        if not found:
+        if not found or c is None:
             _fail(name, value, requirement, error)
         out.append(c)
     if not out:
         _fail(name, value, requirement, error)
-    return out  # type: ignore[return-value]
+    _no_repeats(out, name, value, requirement, error)
+    return out
+
+
+EXPIRY = re.compile(r"[1-9][0-9]*[smhDWMY]")  # inspect's cache expiry: a count and a unit, e.g. "1W", "30m"
+
+
+def cache(value: Any, name: str = "cache", *, error: type[Exception] = TaskParameterError) -> bool | str:
+    """A cache setting: true/false (the forms :func:`boolean` takes) or an expiry such as ``"1W"`` (inspect's
+    ``CachePolicy``: a count and one of s, m, h, D, W, M, Y)."""
+    if isinstance(value, str) and EXPIRY.fullmatch(value.strip()):
+        return value.strip()
+    try:
+        result = boolean(value, name, error=error)
+    except error:
+        _fail(name, value, 'true, false or an expiry such as "1W" (a count and one of s, m, h, D, W, M, Y)', error)
+    assert result is not None
+    return result

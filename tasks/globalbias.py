@@ -20,6 +20,7 @@ from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import generate
 
+from stereoprobe import params as P
 from stereoprobe.globalbias.contract import check_task_args
 from stereoprobe.globalbias.data import build_sentences
 from stereoprobe.globalbias.samples import group_samples, sentence_samples
@@ -73,6 +74,8 @@ def globalbias(
     args = check_task_args(source=source, faithful=faithful, encoder_decoder=encoder_decoder, unit=unit,
                            templates=templates, mlm_max_length=mlm_max_length)
     templates, mlm_max_length = args["templates"], args["mlm_max_length"]
+    P.names(groups, "groups", sep=None)  # a list without repeats (a repeated entry is a typo; refused up front)
+    P.names(descriptors, "descriptors", sep=None)
     sentences = build_sentences(source, faithful, groups, descriptors, templates, subset)
     if unit == "sentence":
         samples = sentence_samples(sentences, encoder_decoder)
