@@ -128,9 +128,15 @@ def test_profiles_output_grows_with_the_names_of_a_request() -> None:
     names = [len(s.metadata["names"]) for s in task.dataset]
     p = plan_task(task, model="openai/gpt-4o", count=lambda t: 1)
     assert p.output_tokens == 175 * sum(names)  # datasets/plan.yaml: 175 tokens per profile
-    capped = plan_task(globalbias_profiles(source="bundled", batch_size=4, max_tokens=300), model="openai/gpt-4o",
-                       count=lambda t: 1)
-    assert capped.output_tokens == sum(min(175 * k, 300) for k in names)
+    from inspect_ai import Task
+    from inspect_ai.dataset import MemoryDataset, Sample
+    from inspect_ai.model import GenerateConfig
+
+    # a task whose generation config caps the answer: requests of 1, 2 and 4 names, max_tokens 300
+    samples = [Sample(input="names", metadata={"names": ["n"] * k}) for k in (1, 2, 4)]
+    capped = plan_task(Task(dataset=MemoryDataset(samples), config=GenerateConfig(max_tokens=300),
+                            name="globalbias_profiles"), model="openai/gpt-4o", count=lambda t: 1)
+    assert capped.output_tokens == 175 + 300 + 300
 
 
 def test_calibration_progress_without_a_terminal_prints_lines_with_eta(capsys, monkeypatch) -> None:
