@@ -163,6 +163,7 @@ def _manifest(inputs: Sequence[str | Path], stories: Stories, tables: dict[str, 
     from stereoprobe import __version__
 
     from stereoprobe.report.run_info import command_line
+    from stereoprobe.report.run_settings import log_run_settings
 
     frame, pair_tests, associations = stories.frame, tables["pair_tests"], tables["associations"]
     issue_counts = stories.issues["kind"].value_counts().to_dict() if len(stories.issues) else {}
@@ -172,6 +173,7 @@ def _manifest(inputs: Sequence[str | Path], stories: Stories, tables: dict[str, 
         "command": command_line("associations"),  # shell-quoted; None outside `stereoprobe associations`
         "stereoprobe_version": __version__,
         "inputs": [str(i) for i in inputs],
+        "runs": log_run_settings(inputs),  # each run's -M arguments, model roles, generation settings
         "read": stories.read_summary or None,
         "by_language": bool(by_language),
         "stories": int(len(frame)),
