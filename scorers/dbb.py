@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from inspect_ai.scorer import Metric, SampleScore, Score, ScoreReducer, Target, metric, score_reducer, scorer
+from inspect_ai.scorer import Metric, SampleScore, Score, ScoreReducer, Scorer, Target, metric, score_reducer, scorer
 from inspect_ai.solver import TaskState
 
 from stereoprobe.dbb import contract as C
@@ -167,7 +167,7 @@ def dbb_metrics(threshold: float = ST.THRESHOLD, epochs: int = 1) -> list[Metric
 
 
 @scorer(metrics=dbb_metrics())
-def dbb_mcq_scorer(mode: str = "sampled") -> Any:
+def dbb_mcq_scorer(mode: str = "sampled") -> Scorer:
     """Per response: ``a`` = probability that the response picks option A (concept1) and ``valid`` ∈ {0, 1}.
 
     sampled: ``a`` ∈ {0, 1} from the parsed letter mapped back through the shown order; invalid answers and
@@ -206,7 +206,7 @@ def dbb_mcq_scorer(mode: str = "sampled") -> Any:
 
 
 @scorer(metrics=dbb_metrics())
-def dbb_sg_scorer(normalisation: str = "per_variation") -> Any:
+def dbb_sg_scorer(normalisation: str = "per_variation") -> Scorer:
     """``a`` = Eq. 2 share of option A in [0, 1] (so P(A) = 100·a), ``valid`` = 1."""
 
     async def score(state: TaskState, target: Target) -> Score:

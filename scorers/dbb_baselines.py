@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
 from stereoprobe.dbb import baseline_metrics as BM
@@ -44,7 +44,7 @@ def dbb_baseline_scores(benchmark: str = "bbq") -> Metric:
 
 
 @scorer(metrics=[])
-def dbb_baseline_scorer(benchmark: str = "bbq") -> Any:
+def dbb_baseline_scorer(benchmark: str = "bbq") -> Scorer:
     """Parse the reply (:func:`stereoprobe.dbb.baselines.parse_answer`) against the sample's options."""
 
     async def score(state: TaskState, target: Target) -> Score:

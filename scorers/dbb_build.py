@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
 
-from inspect_ai.scorer import Score, Target, mean, scorer
+from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
 
 @scorer(metrics={"ok": [mean()], "filtered": [mean()], "unparsed": [mean()], "refused": [mean()]})
-def build_status() -> Any:
+def build_status() -> Scorer:
     """Share of inputs that gave a usable item (``ok``), were filtered out, whose reply did not parse, or
     whose reply was a refusal (the builder's refusal phrases)."""
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
 from stereoprobe.globalbias.contract import SCORE_KEYS
@@ -65,7 +65,7 @@ def unscored_sentences() -> Metric:
 
 
 @scorer(metrics=[sentence_mean_perplexity(), unscored_sentences()])
-def sentence_logprob():
+def sentence_logprob() -> Scorer:
     """Record the summed prompt log-probability, scored-token count and byte count of the sentence."""
 
     async def score(state: TaskState, target: Target) -> Score:

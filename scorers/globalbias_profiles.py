@@ -6,7 +6,7 @@ failures, missing and unknown names (value keys and metadata keys: :mod:`stereop
 
 from __future__ import annotations
 
-from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
 from stereoprobe.globalbias.profiles_parse import parse_profiles
@@ -36,7 +36,7 @@ def profile_coverage() -> Metric:
 
 
 @scorer(metrics=[profile_parse_failure_rate(), profile_coverage()])
-def profile_parser():
+def profile_parser() -> Scorer:
     """Parse the profiles; value = parsed (0/1), n_profiles, n_missing, n_unknown, n_requested."""
 
     async def score(state: TaskState, target: Target) -> Score:

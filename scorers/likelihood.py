@@ -9,7 +9,7 @@ and ``texts`` (counts).
 
 from __future__ import annotations
 
-from inspect_ai.scorer import Metric, SampleScore, Score, Target, metric, scorer
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
 from stereoprobe.likelihood import (
@@ -63,7 +63,7 @@ def texts() -> Metric:
 
 
 @scorer(metrics=[mean_perplexity(), unscored(), texts()])
-def text_logprobs():
+def text_logprobs() -> Scorer:
     """Per-text results of the ``score_texts`` solver, in the compact score format."""
 
     async def score(state: TaskState, target: Target) -> Score:

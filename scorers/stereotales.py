@@ -42,7 +42,7 @@ from inspect_ai.model import (
     get_model,
     model_roles,
 )
-from inspect_ai.scorer import Score, Target, scorer
+from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import JSONSchema
 
@@ -313,7 +313,7 @@ def stereotales_extraction(
     refusal_character: str = "value_key",
     verify_seeds: bool = True,
     refusal_votes: str = "upstream",
-) -> Any:
+) -> Scorer:
     """Refusal detection, profile extraction by the ``extractor`` ensemble, and consensus.
 
     Args:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import Any, NoReturn, TypeVar
+from typing import Any, Literal, NoReturn, TypeVar, overload
 
 from inspect_ai._util.error import PrerequisiteError
 
@@ -71,6 +71,12 @@ def _finite(value: Any, name: str, requirement: str, optional: bool, error: type
     return f
 
 
+@overload
+def integer(value: Any, name: str, minimum: int | None = None, *, maximum: int | None = None,
+            optional: Literal[False] = False, error: type[Exception] = ...) -> int: ...
+@overload
+def integer(value: Any, name: str, minimum: int | None = None, *, maximum: int | None = None,
+            optional: bool, error: type[Exception] = ...) -> int | None: ...
 def integer(value: Any, name: str, minimum: int | None = None, *, maximum: int | None = None,
             optional: bool = False, error: type[Exception] = TaskParameterError) -> int | None:
     """An integer in ``[minimum, maximum]`` (either bound may be None).
@@ -102,6 +108,12 @@ def _range(low: float, high: float, low_open: bool, high_open: bool) -> str:
     return f" in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
 
 
+@overload
+def number(value: Any, name: str, low: float = ..., high: float = ..., *, low_open: bool = ...,
+           high_open: bool = ..., optional: Literal[False] = False, error: type[Exception] = ...) -> float: ...
+@overload
+def number(value: Any, name: str, low: float = ..., high: float = ..., *, low_open: bool = ...,
+           high_open: bool = ..., optional: bool, error: type[Exception] = ...) -> float | None: ...
 def number(value: Any, name: str, low: float = -math.inf, high: float = math.inf, *, low_open: bool = False,
            high_open: bool = False, optional: bool = False, error: type[Exception] = TaskParameterError) -> float | None:
     """A finite number in ``[low, high]``; ``low_open``/``high_open`` exclude a bound (``(0, 1]``).
@@ -116,6 +128,12 @@ def number(value: Any, name: str, low: float = -math.inf, high: float = math.inf
     return f
 
 
+@overload
+def boolean(value: Any, name: str, *, strict: bool = ..., optional: Literal[False] = False,
+            error: type[Exception] = ...) -> bool: ...
+@overload
+def boolean(value: Any, name: str, *, strict: bool = ..., optional: bool, error: type[Exception] = ...
+            ) -> bool | None: ...
 def boolean(value: Any, name: str, *, strict: bool = False, optional: bool = False,
             error: type[Exception] = TaskParameterError) -> bool | None:
     """True or false.
@@ -150,6 +168,12 @@ def _one_of(allowed: Sequence[Any]) -> str:
     return "one of " + ", ".join(repr(c) for c in allowed)
 
 
+@overload
+def choice(value: Any, name: str, allowed: Sequence[T], *, optional: Literal[False] = False,
+           error: type[Exception] = ...) -> T: ...
+@overload
+def choice(value: Any, name: str, allowed: Sequence[T], *, optional: bool, error: type[Exception] = ...
+           ) -> T | None: ...
 def choice(value: Any, name: str, allowed: Sequence[T], *, optional: bool = False,
            error: type[Exception] = TaskParameterError) -> T | None:
     """One entry of ``allowed`` (returned as that entry, so ``"2"`` gives 2 among ints).

@@ -113,7 +113,7 @@ def dbb(
     temperature = P.number(temperature, "temperature", 0.0, error=_E)
     top_p = P.number(top_p, "top_p", 0.0, 1.0, low_open=True, error=_E)
     frequency_penalty = P.number(frequency_penalty, "frequency_penalty", -2.0, 2.0, error=_E)
-    max_tokens = P.integer(max_tokens, "max_tokens", 1, error=_E)  # type: ignore[assignment]
+    max_tokens = P.integer(max_tokens, "max_tokens", 1, error=_E)
     top_k = P.integer(top_k, "top_k", 1, optional=True, error=_E)
     threshold = P.number(threshold, "threshold", 0.0, 100.0, error=_E)
     names = Q.name_source(source, names)

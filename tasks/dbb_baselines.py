@@ -70,11 +70,11 @@ def dbb_baselines(
     cats = P.choices(categories, "categories", BL.BBQ_CATEGORIES, error=_E)
     sp = P.choices(splits, "splits", BL.STEREOSET_SPLITS, error=_E)
     n_epochs = P.integer(epochs, "epochs", 1, error=_E)
-    seed = P.integer(seed, "seed", 0, error=_E)  # type: ignore[assignment]
+    seed = P.integer(seed, "seed", 0, error=_E)
     temperature = P.number(temperature, "temperature", 0.0, error=_E)
     top_p = P.number(top_p, "top_p", 0.0, 1.0, low_open=True, error=_E)
     frequency_penalty = P.number(frequency_penalty, "frequency_penalty", -2.0, 2.0, error=_E)
-    max_tokens = P.integer(max_tokens, "max_tokens", 1, error=_E)  # type: ignore[assignment]
+    max_tokens = P.integer(max_tokens, "max_tokens", 1, error=_E)
     verify = bool(P.boolean(verify, "verify", error=_E))
     items = BL.load_items(benchmark, source, cats, sp, seed=int(seed), verify=verify)
     if not items:

@@ -61,12 +61,12 @@ def globalbias_profiles(
             Anthropic "{" prefill); "plain": temperature and max_tokens only (5000 unless given).
     """
     check_task_args(source=source, faithful=faithful)
-    batch_size = P.integer(batch_size, "batch_size", 1)  # type: ignore[assignment]
-    runs = P.integer(runs, "runs", 1)  # type: ignore[assignment]
+    batch_size = P.integer(batch_size, "batch_size", 1)
+    runs = P.integer(runs, "runs", 1)
     max_tokens = P.integer(max_tokens, "max_tokens", 1, optional=True)
     settings = P.choice(settings, "settings", SETTINGS)
     shuffle_seed = P.integer(shuffle_seed, "shuffle_seed", 0, optional=True)
-    temperature = P.number(temperature, "temperature", 0.0)  # type: ignore[assignment]
+    temperature = P.number(temperature, "temperature", 0.0)
     names, _ = select(load_names(source, faithful), [], groups, None, None)
     return Task(
         dataset=MemoryDataset(profile_samples(names, batch_size, runs, shuffle_seed), name="globalbias-profiles"),

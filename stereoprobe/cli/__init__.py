@@ -16,8 +16,9 @@ Errors: bad input (:class:`stereoprobe.errors.InputError` and its subclasses ``L
 ``UpstreamDataError``, a missing file, non-UTF-8 text, invalid JSON, a broken zip or zstd member, an
 unreadable CSV/Parquet file) ends the run with ONE line on stderr, ``stereoprobe <command>: error: <message>``,
 and exit code 2. A command-line mistake (an unknown or misspelt option, a bad value) is reported by the
-command's own parser: a one-line ``usage:`` of that command, then the same error line, with "did you mean"
-suggestions for misspelt options, commands and choices. Anything else is a bug and keeps its traceback.
+command's own parser in the same one line, with "did you mean" suggestions for misspelt options, commands and
+choices and the command's usage at the end: ``stereoprobe dbb: error: ... (usage: stereoprobe dbb [options]
+inputs [inputs ...] --out OUT; every option: stereoprobe dbb --help)``. Anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -56,8 +57,8 @@ _INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)$")
 
 class Parser(argparse.ArgumentParser):
     """ArgumentParser of ``stereoprobe`` and each command: help shows defaults (:class:`HelpFormatter`); an
-    error prints the command's usage in one line, then ``prog: error: message`` (exit code 2), with "did you
-    mean" for a misspelt option, command or choice. A command's parser (``strict``) reports unknown arguments
+    error is one line, ``prog: error: message (usage: ...; every option: prog --help)`` (exit code 2), with
+    "did you mean" for a misspelt option, command or choice. A command's parser (``strict``) reports unknown arguments
     itself, under its own name (``stereoprobe dbb: error: unrecognized arguments: ...``)."""
 
     strict = False
@@ -81,14 +82,14 @@ class Parser(argparse.ArgumentParser):
         return f"unrecognized arguments: {' '.join(extras)}{hint}"
 
     def short_usage(self) -> str:
-        """One line: ``usage: PROG [options] POSITIONALS REQUIRED-OPTIONS (PROG --help: every option)``."""
+        """``PROG [options] POSITIONALS REQUIRED-OPTIONS``: what a call needs, in one line."""
         needed = [a for a in self._actions if not a.option_strings or (a.required and a.option_strings)]
         needed = [a for a in needed if a.help is not argparse.SUPPRESS
                   and not isinstance(a, argparse._SubParsersAction)]
         formatter = self._get_formatter()
         parts = formatter._format_actions_usage(needed, [])  # argparse's own rendering of these arguments
         commands = " COMMAND" if self._subparsers is not None else ""
-        return f"usage: {self.prog} [options]{commands} {parts}".rstrip() + f"  (all options: {self.prog} --help)"
+        return f"{self.prog} [options]{commands} {parts}".rstrip()
 
     def error(self, message: str) -> NoReturn:
         text = one_line(message)
@@ -98,7 +99,7 @@ class Parser(argparse.ArgumentParser):
             close = difflib.get_close_matches(m.group(1), choices, n=2, cutoff=0.6)
             if close:
                 text += f" (did you mean {' or '.join(close)}?)"
-        self.exit(2, f"{self.short_usage()}\n{self.prog}: error: {text}\n")
+        self.exit(2, f"{self.prog}: error: {text} (usage: {self.short_usage()}; every option: {self.prog} --help)\n")
 
 
 class _OnceSubparsers:

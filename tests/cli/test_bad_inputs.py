@@ -345,8 +345,7 @@ def test_bad_input(case: Case, bad_inputs: Path, tmp_path: Path, capsys) -> None
     before = {p.name for p in bad_inputs.rglob("*")}
     rc = main(_fill(case.argv, bad_inputs, out, outfile))
     captured = capsys.readouterr()
-    # a command-line mistake also prints the command's one-line usage before the error line
-    lines = [line for line in captured.err.strip().splitlines() if not line.startswith("usage: ")]
+    lines = captured.err.strip().splitlines()
     assert "Traceback" not in captured.err + captured.out
     assert rc == 2, captured.err
     assert len(lines) == 1, captured.err
