@@ -13,39 +13,42 @@ from stereoprobe.cli.common import HelpFormatter, show_default
 
 
 def _err(capsys) -> tuple[str, str]:
-    usage, error = capsys.readouterr().err.splitlines()
-    return usage, error
+    """(the error, the usage) of the one error line ``prog: error: message (usage: ...; every option: ...)``."""
+    [line] = capsys.readouterr().err.splitlines()
+    error, _, usage = line.rpartition(" (usage: ")
+    return error, usage
 
 
 def test_misspelt_option_is_the_commands_error_with_usage_and_suggestion(tmp_path: Path, capsys) -> None:
     assert main(["dbb", str(tmp_path), "--out", str(tmp_path / "o"), "--tresh", "20"]) == 2
-    usage, error = _err(capsys)
-    assert usage.startswith("usage: stereoprobe dbb [options] ") and "--out" in usage
+    error, usage = _err(capsys)
+    assert usage.startswith("stereoprobe dbb [options] ") and "--out" in usage
+    assert usage.endswith("; every option: stereoprobe dbb --help)")
     assert error == "stereoprobe dbb: error: unrecognized arguments: --tresh 20 (did you mean --threshold?)"
     assert not (tmp_path / "o").exists()
 
 
 def test_misspelt_option_with_equals_sign(tmp_path: Path, capsys) -> None:
     assert main(["globalbias", str(tmp_path), "--out", str(tmp_path / "o"), "--permutatons=5"]) == 2
-    _, error = _err(capsys)
+    error, _ = _err(capsys)
     assert error.startswith("stereoprobe globalbias: error: unrecognized arguments: --permutatons=5")
     assert error.endswith("(did you mean --permutations?)")
 
 
 def test_unknown_option_without_a_close_match_has_no_suggestion(tmp_path: Path, capsys) -> None:
     assert main(["dbb", str(tmp_path), "--out", str(tmp_path / "o"), "--zzzzzz"]) == 2
-    _, error = _err(capsys)
+    error, _ = _err(capsys)
     assert error == "stereoprobe dbb: error: unrecognized arguments: --zzzzzz"
 
 
 def test_misspelt_command_and_choice(tmp_path: Path, capsys) -> None:
     assert main(["dbbb"]) == 2
-    usage, error = _err(capsys)
-    assert usage.startswith("usage: stereoprobe [options] COMMAND")
+    error, usage = _err(capsys)
+    assert usage.startswith("stereoprobe [options] COMMAND")
     assert error.startswith("stereoprobe: error: argument COMMAND: invalid choice: 'dbbb'")
     assert error.endswith("(did you mean dbb?)")
     assert main(["associations", str(tmp_path), "--out", str(tmp_path / "o"), "--p-method", "asymptotc"]) == 2
-    _, error = _err(capsys)
+    error, _ = _err(capsys)
     assert error.startswith("stereoprobe associations: error: argument --p-method: invalid choice")
     assert error.endswith("(did you mean asymptotic?)")
 

@@ -139,7 +139,7 @@ def test_errors_quiet_and_debug(toy_command, capsys) -> None:
     assert main(["zz-toy", "ok"]) == 0 and capsys.readouterr().out == "done\n"
     assert main(["--quiet", "zz-toy", "ok"]) == 0 and capsys.readouterr().out == ""
     assert main(["zz-toy", "ok", "-q"]) == 0 and capsys.readouterr().out == ""
-    assert main(["zz-toy"]) == 2  # a command-line mistake: the command's one-line usage, then the error line
-    usage, error = capsys.readouterr().err.splitlines()
-    assert usage.startswith("usage: stereoprobe zz-toy [options] what")
-    assert error == "stereoprobe zz-toy: error: the following arguments are required: what"
+    assert main(["zz-toy"]) == 2  # a command-line mistake: one line, the command's usage at its end
+    assert capsys.readouterr().err == ("stereoprobe zz-toy: error: the following arguments are required: what "
+                                       "(usage: stereoprobe zz-toy [options] what; every option: stereoprobe zz-toy "
+                                       "--help)\n")
