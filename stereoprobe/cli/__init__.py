@@ -18,7 +18,8 @@ unreadable CSV/Parquet file) ends the run with ONE line on stderr, ``stereoprobe
 and exit code 2. A command-line mistake (an unknown or misspelt option, a bad value) is reported by the
 command's own parser in the same one line, with "did you mean" suggestions for misspelt options, commands and
 choices and the command's usage at the end: ``stereoprobe dbb: error: ... (usage: stereoprobe dbb [options]
-inputs [inputs ...] --out OUT; every option: stereoprobe dbb --help)``. Anything else is a bug and keeps its traceback.
+inputs [inputs ...] --out OUT; every option: stereoprobe dbb --help)``. Anything else is a bug and keeps its
+traceback.
 """
 
 from __future__ import annotations
