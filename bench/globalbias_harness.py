@@ -165,6 +165,14 @@ def bench_model(label: str, model_path: str, source: str, n_desc: int, n_texts: 
     return out
 
 
+def _children_cpu() -> float:
+    """User + system CPU seconds of the finished child processes."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def e2e(model_path: Path, source: str, n_desc: int, work: Path, pythonpath: str | None = None,
         label: str = "command line") -> float:
     """The command-line target: ``inspect eval`` then ``stereoprobe globalbias``; wall time and log size.
@@ -178,17 +186,19 @@ def e2e(model_path: Path, source: str, n_desc: int, work: Path, pythonpath: str 
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
     desc = "[" + ",".join(map(str, range(n_desc))) + "]"
+    cpu0 = _children_cpu()
     t0 = time.perf_counter()
     subprocess.run([str(bin_dir / "inspect"), "eval", "stereoprobe/globalbias", "--model",
                     f"transformers/{model_path}", "-T", f"source={source}", "-T", f"descriptors={desc}",
                     "--log-dir", str(logs), "--display", "none"], check=True, env=env)
-    t1 = time.perf_counter()
+    t1, cpu1 = time.perf_counter(), _children_cpu()
     subprocess.run([str(bin_dir / "stereoprobe"), "--quiet", "globalbias", str(logs), "--out", str(out)], check=True,
                    env=env)
-    t2 = time.perf_counter()
+    t2, cpu2 = time.perf_counter(), _children_cpu()
     size = sum(p.stat().st_size for p in logs.rglob("*") if p.is_file())
     print(f"\n== {label}: inspect eval {t1 - t0:.1f} s + stereoprobe globalbias {t2 - t1:.1f} s = "
-          f"{t2 - t0:.1f} s wall; logs {size / 1e6:.2f} MB", flush=True)
+          f"{t2 - t0:.1f} s wall; CPU time {cpu1 - cpu0:.1f} s + {cpu2 - cpu1:.1f} s (load shifts it less); logs "
+          f"{size / 1e6:.2f} MB", flush=True)
     return t2 - t0
 
 
