@@ -39,6 +39,7 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
     from stereoprobe.inputs import ReadStats, iter_samples, partition
     from stereoprobe.lm_eval_tasks.records import DBB_TASKS
     from stereoprobe.logs import read_eval_spec
+    from stereoprobe.report.run_settings import run_settings, settings_text
 
     stats = stats if stats is not None else ReadStats()
     rows: list[dict[str, Any]] = []
@@ -73,6 +74,7 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
             run["ids"].update(sample_ids)
         run["settings"] = "; ".join(f"{k}={meta[k]}" for k in ("source", "faithful", "names", "mode",
                                                               "option_order", "scoring", "variations") if k in meta)
+        run["model_settings"] = settings_text(run_settings(spec))  # -M arguments, model roles, generation settings
         md = s.get("metadata") or {}
         scores = s.get("scores") or {}
         score = scores.get(C.TASKS[info.task])
@@ -111,7 +113,7 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
     runs_df = pd.DataFrame([{
         "model": r["model"], "variant": r["variant"], "task": r["task"], "logs": ", ".join(sorted(r["logs"])),
         "responses": r["responses"], "errors": int(by_run.get((r["task"], r["model"]), {}).get("errors", 0)),
-        "epochs": r["epochs"], "settings": r.get("settings", ""),
+        "epochs": r["epochs"], "settings": r.get("settings", ""), "model_settings": r.get("model_settings", ""),
         "templates_not_scored": len(r.get("groups", set()) - r.get("groups_seen", set())),
         "protocol": r.get("protocol", ""),
         "expected_ids": ";".join(sorted(r["ids"])),
