@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import argparse
 
-from stereoprobe.cli.common import atomic_output_dir, existing_path, info, nonnegative_int, out_dir, positive_int
+from stereoprobe.cli.common import atomic_output_dir, existing_path, info, out_dir, positive_int
+from stereoprobe.cli.common import bootstrap_count, seed
 
 
 def _folds(text: str) -> int:
     value = positive_int(text)
+    if value > 100:
+        raise argparse.ArgumentTypeError(f"{text!r}: at most 100 folds")
     if value < 2:
         raise argparse.ArgumentTypeError(f"{text!r}: cross-validation needs at least 2 folds")
     return value
@@ -28,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("inputs", nargs="+", metavar="INPUT", type=existing_path,
                    help="log files or folders (eval-set folders too) or profile tables")
     q.add_argument("--out", required=True, type=out_dir, help="output folder")
-    q.add_argument("--permutations", type=positive_int, default=100,
+    q.add_argument("--permutations", type=bootstrap_count, default=100,
                    help="label permutations for the test against chance")
     q.add_argument("--folds", type=_folds, default=5, help="folds of the cross-validated accuracy")
     q.add_argument("--no-feature-ablation", action="store_true", help="skip leave-one-feature-group-out")
@@ -46,7 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "to 3 decimals first)")
     q.add_argument("--keep-duplicates", action="store_true",
                    help="keep repeated identical profile rows (the reference drops them)")
-    q.add_argument("--seed", type=nonnegative_int, default=42, help="seed of the split and the permutations")
+    q.add_argument("--seed", type=seed, default=42, help="seed of the split and the permutations")
     q.set_defaults(func=_run)
 
 
