@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from stereoprobe.cli.common import HelpFormatter, bootstrap_count, existing_dir, nonnegative_int, out_dir, positive_int
+from stereoprobe.cli.common import HelpFormatter, bootstrap_count, existing_dir, int_between, out_dir, seed
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,9 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "stereotales.md from this run (make reference passes docs)")
     p.add_argument("--permutations", type=bootstrap_count, default=100,
                    help="profiles: label permutations of the test against chance")
-    p.add_argument("--folds", type=positive_int, default=5, help="profiles: folds of the cross-validated interval")
+    p.add_argument("--folds", type=int_between(2, 100), default=5, help="profiles: folds of the cross-validated interval")
     p.add_argument("--n-boot", type=bootstrap_count, default=2000, help="leaderboard: bootstrap draws of the intervals")
-    p.add_argument("--seed", type=nonnegative_int, default=0, help="leaderboard: bootstrap seed")
+    p.add_argument("--seed", type=seed, default=0, help="leaderboard: bootstrap seed")
     p.set_defaults(func=_run)
 
 

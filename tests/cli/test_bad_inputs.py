@@ -212,6 +212,36 @@ CASES: list[Case] = [
     C("leaderboard", "{D}/empty_dir", *OUT, "--threshold", "nan", expect="--threshold"),
     C("leaderboard", "{D}/empty_dir", "--out", "{OUTFILE}", expect="out"),
 
+    # --- upper bounds of counts and seeds (a typo must not exhaust memory or never end)
+    *[C(cmd, *pre, *OUT, opt, value, expect=opt) for cmd, pre, opt, value in [
+        ("associations", (GOODLOG,), "--resamples", "1e12"), ("associations", (GOODLOG,), "--resamples", "10000001"),
+        ("associations", (GOODLOG,), "--bootstrap", "100001"), ("associations", (GOODLOG,), "--jobs", "100000"),
+        ("associations", (GOODLOG,), "--seed", str(2**32)), ("associations", (GOODLOG,), "--examples", "1000001"),
+        ("judge-report", (JUDGELOG,), "--bootstrap", "1e12"), ("judge-report", (JUDGELOG,), "--seed", str(2**64)),
+        ("judge-report", (JUDGELOG,), "--reliability-resamples", "100001"),
+        ("judge-report", (JUDGELOG,), "--split-half-splits", "100001"),
+        ("dbb", (GOODLOG,), "--n-boot", "100001"), ("dbb", (GOODLOG,), "--seed", str(2**32)),
+        ("dbb", (GOODLOG,), "--top", "10001"), ("globalbias", (GOODLOG,), "--permutations", "1000000000000"),
+        ("globalbias", (GOODLOG,), "--seed", "-1"), ("profiles", (GOODLOG,), "--permutations", "100001"),
+        ("profiles", (GOODLOG,), "--folds", "101"), ("profiles", (GOODLOG,), "--seed", str(2**32)),
+        ("leaderboard", ("{D}/empty_dir",), "--n-boot", "1e12"), ("leaderboard", ("{D}/empty_dir",), "--seed", "-1"),
+        ("leaderboard", ("{D}/empty_dir",), "--threshold", "101"),
+    ]],
+    C("rater-sheet", "{D}/wrong_columns.csv", "--out", "{OUT}.csv", "--shuffle-seed", str(2**32),
+      expect="--shuffle-seed"),
+    C("dbb-export-lm-eval", "--variant", "mc", "--out", "{OUT}.jsonl", "--seed", str(2**32), expect="--seed"),
+    C("plan", "globalbias", "-T", "source=bundled", "--epochs", "10001", expect="--epochs"),
+
+    # --- reference (the papers' published outputs through the commands)
+    C("reference", "--out", "{OUTFILE}", expect="out"),
+    C("reference", *OUT, "--seed", "-1", expect="--seed"),
+    C("reference", *OUT, "--seed", str(2**32), expect="--seed"),
+    C("reference", *OUT, "--n-boot", "0", expect="--n-boot"),
+    C("reference", *OUT, "--n-boot", "1e12", expect="--n-boot"),
+    C("reference", *OUT, "--permutations", "100001", expect="--permutations"),
+    C("reference", *OUT, "--folds", "1", expect="--folds"),
+    C("reference", *OUT, "--docs", "{D}/absent_dir", expect="absent_dir"),
+
     # --- plan (run planner)
     C("plan", "no_such_task", expect="no_such_task"),
     C("plan", "dbb", "-T", "source=bundled", "-T", "limit_templates=-1", expect="limit_templates"),
