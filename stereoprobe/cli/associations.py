@@ -87,7 +87,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("inputs", nargs="+", metavar="INPUT", type=existing_path,
                    help="eval log files/folders, or release Parquet/CSV files/folders")
     p.add_argument("--out", required=True, metavar="DIR", type=out_dir,
-                   help="output folder (created; replaced table by table at the end of a successful run)")
+                   help="output folder (created; replaced as a whole at the end of a successful run, other commands' files kept)")
     p.add_argument("--by-language", action="store_true",
                    help="also run one slice per (model, language) and the cross-language analysis (Jaccard)")
     g = p.add_argument_group("statistics (unset: the paper's constant, shown as the default)")
