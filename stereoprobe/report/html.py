@@ -80,7 +80,9 @@ details>summary{cursor:pointer;color:#333;margin:.4rem 0}
 
 _JS = """
 document.querySelectorAll('table.sortable').forEach(function(t){
-  var heads = (t.tHead.querySelector('tr.sortrow') || t.tHead.rows[0]).cells;
+  var hr = t.tHead.rows, headRow = hr[0];  // the header row to sort by: 'sortrow' where a group row sits above
+  for (var k = 0; k < hr.length; k++) if ((' ' + (hr[k].className || '') + ' ').indexOf(' sortrow ') >= 0) headRow = hr[k];
+  var heads = headRow.cells;
   Array.prototype.forEach.call(heads, function(th, i){
     th.addEventListener('click', function(){
       var asc = !th.classList.contains('sorted-asc');

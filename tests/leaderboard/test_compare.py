@@ -95,7 +95,9 @@ def test_page_starts_with_the_comparison_and_scales_to_20_models(tmp_path):
     assert first and first.group(1) == "compare" and "<nav>" not in body  # the comparison is the first block
     table = body[body.index('<table class="sortable comparison"'):]
     table = table[:table.index("</table>")]
-    assert table.count("<tr>") == 1 + 20 and table.count('class="reading"') == 20  # header + one row per model
+    body_rows = table[table.index("<tbody>"):]
+    assert body_rows.count("<tr>") == 20 and 'class="sortrow"' in table  # one row per model; sortable header row
+    assert body.count("<li><b>model-") == 20  # one plain-language line per model
     assert table.count('<span class="badge best">') >= 1 and table.count('<span class="badge worst">') >= 1
     comp = pd.read_csv(out / "comparison.csv")
     assert len(comp) == 20 and "reading" in comp.columns
