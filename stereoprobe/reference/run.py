@@ -133,5 +133,6 @@ def run_reference(out: str | Path, options: ReferenceOptions | None = None, comm
         _relocate_records(build, out)
         for lock in build.rglob(".*.lock"):
             lock.unlink()
-        build_index(build)
+        index = build_index(build)  # titled by the build folder's name: named after OUT, where it ends up
+        index.write_text(index.read_text(encoding="utf-8").replace(build.name, out.name), encoding="utf-8")
     return ReferenceRun(out=out, comparison=comparison, files=files)

@@ -80,6 +80,7 @@ def test_reference_run_writes_reports_and_docs(mirror: Path, tmp_path: Path) -> 
     assert ref_info["probe"] == "reference" and ref_info["command"].startswith("stereoprobe reference --out")
     index = (out / "index.html").read_text(encoding="utf-8")
     assert "paper_vs_stereoprobe/report.html" in index and "globalbias_profiles/report.html" in index
+    assert "stereoprobe results — ref<" in index and ".tmp-" not in index
 
     rows = pd.read_csv(out / "paper_vs_stereoprobe" / "comparison.csv", keep_default_na=False)
     v = rows.set_index(["figure", "item"])
