@@ -25,13 +25,13 @@ def _files(root: Path) -> set[Path]:
 @pytest.mark.parametrize("label", HOSTILE, ids=[repr(x)[:20] for x in HOSTILE])
 def test_a_hostile_label_writes_inside_the_folders(label: str, tmp_path: Path) -> None:
     rng = np.random.default_rng(0)
-    runs = tmp_path / "runs"
-    folder = dbb_folder(runs, {"m1": rng.uniform(0, 40, 20)})
+    folder = dbb_folder(tmp_path / "runs", {"m1": rng.uniform(0, 40, 20)})
+    other = dbb_folder(tmp_path / "runs_other", {"m1": rng.uniform(0, 40, 20)})  # a folder is read once
     work = tmp_path / "work"
     work.mkdir()
     out, hub = work / "lb", work / "hub"
     outside_before = _files(tmp_path) - _files(work)
-    rc = main(["leaderboard", f"{label}={folder}", f"other={folder}", "--out", str(out), "--hub-eval-results",
+    rc = main(["leaderboard", f"{label}={folder}", f"other={other}", "--out", str(out), "--hub-eval-results",
                str(hub), "--n-boot", "50", "-q"])
     if "\0" in label:  # the label cannot name a file; refused or renamed, never a traceback
         assert rc in (0, 2)
