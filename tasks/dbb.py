@@ -30,7 +30,7 @@ from stereoprobe.likelihood import N_TEXTS_METADATA
 from stereoprobe.listings import task_version
 from stereoprobe.scorers.dbb import dbb_epochs, dbb_mcq_scorer, dbb_metrics, dbb_sg_scorer
 from stereoprobe.solvers.dbb import (DBBLogprobsUnavailable, dbb_mcq_group_solver, dbb_mcq_solver,
-                                     dbb_sg_group_solver, dbb_sg_solver, mcq_messages)
+                                     dbb_sg_group_solver, dbb_sg_solver, mcq_messages, mcq_template)
 
 __all__ = ["DBBLogprobsUnavailable", "dbb", "dbb_sg"]
 
@@ -64,6 +64,7 @@ def dbb(
     unit: str | None = None,
     top_k: int | None = None,
     names: str | None = None,
+    system_message: bool = True,
 ) -> Task:
     """DBB multiple choice: does the choice between a stereotypical and a contrasting continuation depend on
     the described identity?
@@ -97,6 +98,9 @@ def dbb(
             top_k 50 with repetition_penalty 1.2: ``-T top_k=50 -M repetition_penalty=1.2``).
         max_tokens: sampled-mode answer length (paper: 2048).
         threshold: S threshold of a biased test instance in the live metrics (paper: 20).
+        system_message: send upstream's system message "You are a useful assistant." before the question
+            (default, as every upstream ``getOutput``); false sends the question alone, for completion-only
+            endpoints that take one raw prompt (``vllm-completions``; a departure, docs/fidelity.md D7).
         unit: logprob mode: "template" (default: one sample per template, every question and option order
             sent at once; the harness cost is per template; a failed request marks its question failed,
             counted) or "question" (one sample per question, one epoch per option order). Sampled mode:
@@ -118,7 +122,8 @@ def dbb(
     threshold = P.number(threshold, "threshold", 0.0, 100.0, error=_E)
     names = Q.name_source(source, names)
     _, qs = Q.select_questions(source, faithful, seed, categories, limit_templates, templates, names)
-    tmpl = SC.prompts()["mcq"]
+    system_message = P.boolean(system_message, "system_message", error=_E)
+    tmpl = mcq_template(system_message)
     samples = [
         Sample(id=q.id, input=mcq_messages(q.context, q.option_a, q.option_b, tmpl),
                metadata={**q.metadata(), "context": q.context})
@@ -129,7 +134,7 @@ def dbb(
     else:
         config = GenerateConfig(temperature=temperature, top_p=top_p, frequency_penalty=frequency_penalty,
                                 max_tokens=max_tokens, top_k=top_k)
-    solver = dbb_mcq_solver(mode=mode, option_order=option_order, seed=int(seed))
+    solver = dbb_mcq_solver(mode=mode, option_order=option_order, seed=int(seed), system_message=system_message)
     task_epochs = n_epochs
     if unit == "template":
         by_t: dict[str, list[Any]] = {}
@@ -141,7 +146,8 @@ def dbb(
                                     C.META_MCQ_QUESTIONS: [{"id": q.id, "context": q.context, "option_a": q.option_a,
                                                        "option_b": q.option_b} for q in group]})
                    for tid, group in by_t.items()]
-        solver = dbb_mcq_group_solver(option_order=option_order, seed=int(seed), epochs=n_epochs)
+        solver = dbb_mcq_group_solver(option_order=option_order, seed=int(seed), epochs=n_epochs,
+                                      system_message=system_message)
         task_epochs = 1
     return Task(
         dataset=MemoryDataset(samples, name=Q.dataset_name(source)),
@@ -153,7 +159,8 @@ def dbb(
         version=TASK_VERSION,
         metadata={"probe": "dbb", "variant": "mcq", "mode": mode, "source": str(source),
                   "faithful": bool(faithful), "seed": seed, "option_order": option_order, "epochs": n_epochs,
-                  "threshold": threshold, "unit": unit, "top_k": top_k, "names": names},
+                  "threshold": threshold, "unit": unit, "top_k": top_k, "names": names,
+                  "system_message": system_message},
     )
 
 

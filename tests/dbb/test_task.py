@@ -200,6 +200,28 @@ def test_mcq_conversation_is_upstreams_with_option_a_first(tmp_path, mode, unit)
         assert user.endswith(f"a) {q.option_a}\nb) {q.option_b}")
 
 
+@pytest.mark.parametrize("unit", ["question", "template"])
+def test_system_message_false_sends_the_question_alone(tmp_path, unit):
+    """-T system_message=false (completion-only endpoints): one user message, the same Table 11 question."""
+    from inspect_ai.model import Logprob, Logprobs, ModelOutput, ModelUsage, TopLogprob, get_model
+
+    seen: list[list] = []
+
+    def answer(messages, *_):
+        seen.append(list(messages))
+        o = ModelOutput.from_content("mockllm/model", "a")
+        o.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)  # no token counting (offline)
+        top = [TopLogprob(token="a", logprob=-0.1), TopLogprob(token="b", logprob=-2.3)]
+        o.choices[0].logprobs = Logprobs(content=[Logprob(token="a", logprob=-0.1, top_logprobs=top)])
+        return o
+
+    task = dbb(**BUNDLED, categories="ses", limit_templates=1, mode="logprob", unit=unit, system_message=False)
+    assert task.metadata["system_message"] is False
+    _run(task, get_model("mockllm/model", custom_outputs=answer), log_dir=str(tmp_path))
+    assert seen and all([m.role for m in messages] == ["user"] for messages in seen)
+    assert all(messages[0].text.startswith(TABLE_11_START) for messages in seen)
+
+
 @pytest.mark.refdata
 def test_defaults_run_the_upstream_benchmark(refdata, monkeypatch):
     """Defaults (issue: the paper's benchmark by default): source=upstream, faithful expansion, 77,350

@@ -159,7 +159,8 @@ def test_dbb_sg_same_scores(server: FakeVLLM, tiny_llama: Path, tmp_path: Path) 
 
 @pytest.mark.slow
 def test_dbb_logprob_same_answers(server: FakeVLLM, tiny_llama: Path, tmp_path: Path) -> None:
-    args = {"source": "bundled", "mode": "logprob", "limit_templates": 1, "categories": "age"}
+    # the completions endpoint takes one raw prompt: the question without the system message
+    args = {"source": "bundled", "mode": "logprob", "limit_templates": 1, "categories": "age", "system_message": False}
     ours, requests = _compare("stereoprobe/dbb", args, tiny_llama, server, tmp_path,
                            transformers_args={"chat_template": IDENTITY_TEMPLATE})
     assert requests and all(r["logprobs"] == 20 and r["max_tokens"] == 1 for r in requests)
