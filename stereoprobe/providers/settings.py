@@ -52,3 +52,15 @@ def check_config(config: GenerateConfig, model_name: str) -> None:
         values = ", ".join(f"{name}={getattr(config, name)!r}" for name in bad)
         raise ValueError(f"transformers provider ({model_name}): GenerateConfig field(s) not supported by local "
                          f"transformers models: {values}; unset them for this model")
+
+
+def check_scoring_input(input: list[Any], config: GenerateConfig, model_name: str) -> None:
+    """Raise ``ValueError`` when a prompt-log-probability request carries a system message (inspect inserts
+    ``--system-message`` / ``GenerateConfig.system_message`` into the conversation): scoring reads the raw text
+    of the last user message only, so the system message would be dropped silently."""
+    from inspect_ai.model import ChatMessageSystem
+
+    if config.system_message is not None or any(isinstance(m, ChatMessageSystem) for m in input):
+        raise ValueError(f"transformers provider ({model_name}): likelihood scoring (prompt_logprobs) scores the raw "
+                         "text of the last user message, so a system message (--system-message) would be ignored; "
+                         "unset it for likelihood tasks")

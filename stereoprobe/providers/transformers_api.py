@@ -58,7 +58,7 @@ from stereoprobe.providers.budget import free_memory, generation_rows, scoring_t
 from stereoprobe.providers.generation import run_generate
 from stereoprobe.providers.loading import DEFAULT_NAME, context_window, load, model_kind, pick_device, pick_dtype
 from stereoprobe.providers.scoring import CausalScorer, TokenScores, masked_pll, seq2seq_logprobs
-from stereoprobe.providers.settings import check_config
+from stereoprobe.providers.settings import check_config, check_scoring_input
 from stereoprobe.providers.structured import SchemaLogitsProcessor, compiled_grammar, require_xgrammar
 from stereoprobe.providers.text_batches import prepare_items, results_output
 
@@ -180,6 +180,8 @@ class TransformersAPI(ModelAPI):
             batch = self._stashed.get(str(ref))
             if batch is None:
                 raise ValueError(f"transformers provider: no stashed texts under {ref!r} (stash_texts in another process?)")
+        if config.prompt_logprobs is not None:
+            check_scoring_input(input, config, self.model_name)
         if config.prompt_logprobs is not None and batch is not None:
             output = await self._score_text_batch(batch, config)
             self._stashed.pop(str(ref), None)  # kept until scored, so a retried request finds its texts

@@ -116,3 +116,21 @@ def test_repetition_penalty_and_top_k_model_args(tiny_models):
     assert sampled == [out.completion] * 2
     with pytest.raises(ValueError, match="repetition_penalty must be > 0"):
         get_model(f"transformers/{folder}", device="cpu", repetition_penalty=0, memoize=False)
+
+
+@pytest.mark.parametrize("config", [GenerateConfig(prompt_logprobs=1, system_message="You are a persona."),
+                                    GenerateConfig(prompt_logprobs=1)])
+def test_system_message_in_likelihood_scoring_is_an_error(tiny_models, config):
+    """Likelihood scoring reads the last user message's raw text: a system message (inspect inserts
+    --system-message into the conversation) would be ignored, so it is refused, naming it."""
+    from inspect_ai.model import ChatMessageSystem
+
+    model = get_model(f"transformers/{tiny_models['llama']}", device="cpu")
+    messages = [ChatMessageUser(content="alice is")]
+    if config.system_message is None:
+        messages.insert(0, ChatMessageSystem(content="You are a persona."))
+    with pytest.raises(ValueError, match="system message"):
+        asyncio.run(model.generate(messages, config=config))
+    # without it the same request scores
+    out = asyncio.run(model.generate([ChatMessageUser(content="alice is")], config=GenerateConfig(prompt_logprobs=1)))
+    assert out.choices[0].prompt_logprobs is not None
