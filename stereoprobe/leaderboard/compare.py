@@ -137,8 +137,12 @@ def model_readings(metrics: pd.DataFrame, columns: Sequence[Column] | None = Non
     if len(models) < 2:
         return {m: "One model: nothing to compare it with; each column says what the probe measured." for m in models}
     out = {}
+    shared = {col.key: {str(k) for k, v in _cells(metrics, col)["estimate"].items() if _finite(v)} for col in columns}
     for m in models:
         found: dict[str, list[str]] = {"lowest": [], "highest": []}
+        if not any(m in have and len(have) > 1 for have in shared.values()):
+            out[m] = "No figure in common with another model: nothing to compare it with."
+            continue
         for col in columns:
             mk = marks(metrics, col).get(m, "")
             if not mk:

@@ -78,6 +78,9 @@ def test_readings_say_lowest_highest_and_overlap():
                   ("b", "dbb", "count_s_ge_20", 9.0, 8.0, 10.0, 100, "lower", ""))
     assert model_readings(clear) == {"a": "Lowest of the 2 models on DBB biased instances (S ≥ 20).",
                                      "b": "Highest of the 2 models on DBB biased instances (S ≥ 20)."}
+    alone = _rows(("a", "dbb", "count_s_ge_20", 3.0, 2.0, 4.0, 100, "lower", ""),
+                  ("b", "globalbias", "flagged", 9.0, 8.0, 10.0, 100, "lower", ""))
+    assert model_readings(alone)["a"].startswith("No figure in common")  # two models, no shared figure
     one = METRICS[METRICS["model"] == "a"]
     assert model_readings(one)["a"].startswith("One model")
 
