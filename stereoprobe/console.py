@@ -1,8 +1,10 @@
 """Console output of the post-processing: result lines, progress bars and spinners, all silenced by ``--quiet``.
 
 Progress is drawn on stderr with rich (the look of inspect's console) and only when stderr is a terminal, so
-logs of CI jobs and pipes stay clean. ``stereoprobe --quiet`` calls :func:`set_quiet`; library code may call
-:func:`progress` / :func:`spinner` / :func:`info` freely (``stereoprobe.cli.common`` re-exports them).
+logs of CI jobs and pipes stay clean. ``stereoprobe --quiet`` calls :func:`set_quiet`. Only the command line
+calls them (``stereoprobe.cli.common`` re-exports them): library functions take a ``progress`` / ``step``
+callback (:data:`stereoprobe.inputs.Progress`, :data:`stereoprobe.inputs.Step`, silent by default) that the
+command line fills with :func:`progress` / :func:`spinner`.
 """
 
 from __future__ import annotations

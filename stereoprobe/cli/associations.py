@@ -133,15 +133,15 @@ def mining_config(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from stereoprobe.cli.common import atomic_output_dir, progress
+    from stereoprobe.cli.common import atomic_output_dir, progress, spinner
     from stereoprobe.stereotales.mining import AssociationOptions, analyze, write
     from stereoprobe.stereotales.mining.api import stale_tables
 
     options = AssociationOptions(mining_config(args), by_language=args.by_language, examples=args.examples,
                                  excerpt_chars=args.excerpt_chars, note=args.note or None)
-    result = analyze(args.inputs, options, progress=lambda it, what: progress(it, description=what))
+    result = analyze(args.inputs, options, progress=lambda it, what: progress(it, description=what), step=spinner)
     with atomic_output_dir(args.out) as tmp:
-        write(result, tmp, report=not args.no_report)
+        write(result, tmp, report=not args.no_report, step=spinner)
     for name in stale_tables(result):  # an earlier run's tables that this run does not produce
         for suffix in (".csv", ".parquet"):
             (args.out / f"{name}{suffix}").unlink(missing_ok=True)

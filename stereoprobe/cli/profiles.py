@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from stereoprobe.cli.common import atomic_output_dir, existing_path, info, out_dir, positive_int
+from stereoprobe.cli.common import atomic_output_dir, existing_path, info, out_dir, positive_int, progress
 from stereoprobe.cli.common import bootstrap_count, seed
 
 
@@ -61,7 +61,8 @@ def _run(args: argparse.Namespace) -> int:
                               over_represented_only=args.over_represented_only, faithful=not args.exact,
                               keep_duplicates=args.keep_duplicates)
     with atomic_output_dir(args.out) as tmp:
-        result = analyze_profiles(args.inputs, options, apx_scores=args.apx)
+        result = analyze_profiles(args.inputs, options, apx_scores=args.apx,
+                                  progress=lambda it, what: progress(it, description=what))
         write(result, tmp)
     info(result.summary())
     info(f"wrote {args.out}/report.html")

@@ -85,14 +85,15 @@ def analyze(inputs: Iterable[str | Path], options: GlobalBiasOptions = GlobalBia
 
 
 def analyze_profiles(inputs: Iterable[str | Path], options: ProfilesOptions = ProfilesOptions(), *,
-                     apx_scores: str | Path | None = None) -> ProfilesResult:
+                     apx_scores: str | Path | None = None, progress: Progress = no_progress) -> ProfilesResult:
     """The character profiles' tables from logs of ``globalbias_profiles`` or profile tables; ``apx_scores``:
     the ``bias_scores`` table (or output folder) of ``stereoprobe globalbias`` for the religion consistency
-    table (paper Table 8)."""
+    table (paper Table 8). ``progress``: the input layer's progress callback (the command line draws a bar)."""
     o = options
     return compute_profiles(inputs, n_permutations=o.n_permutations, folds=o.folds, ablation=o.ablation,
                             seed=o.seed, classifier=o.classifier, over_represented_only=o.over_represented_only,
-                            apx_scores=apx_scores, faithful=o.faithful, keep_duplicates=o.keep_duplicates)
+                            apx_scores=apx_scores, faithful=o.faithful, keep_duplicates=o.keep_duplicates,
+                            progress=progress)
 
 
 def write(result: GlobalBiasResult | ProfilesResult, out: str | Path) -> Path:

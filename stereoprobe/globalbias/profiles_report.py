@@ -9,7 +9,6 @@ from pathlib import Path
 import pandas as pd
 
 from stereoprobe import inputs as I
-from stereoprobe.console import progress
 from stereoprobe.errors import InputError
 from stereoprobe.globalbias import profiles as P
 from stereoprobe.globalbias.consistency import religion_consistency
@@ -36,14 +35,15 @@ def _model_first(df: pd.DataFrame) -> pd.DataFrame:
     return df[["model"] + [c for c in df.columns if c != "model"]] if "model" in df.columns else df
 
 
-def profiles_from_logs(paths: Iterable[Path], stats: I.ReadStats | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def profiles_from_logs(paths: Iterable[Path], stats: I.ReadStats | None = None, *,
+                       progress: I.Progress = I.no_progress) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(profiles, per-sample parse outcomes) from inspect logs of ``globalbias_profiles`` (one record per
     model x sample x epoch across all logs: a retry supersedes its interrupted original). Error samples that
-    no log completed are parse outcomes with their error (``stats.error_ids``)."""
+    no log completed are parse outcomes with their error (``stats.error_ids``). ``progress``: the input
+    layer's progress callback (:data:`stereoprobe.inputs.Progress`; default: silent)."""
     stats = stats if stats is not None else I.ReadStats()
     rows, outcomes = [], []
-    for info, s in progress(I.iter_samples(list(paths), task=PROFILES_TASK, stats=stats),
-                            description="profiles: reading logs"):
+    for info, s in progress(I.iter_samples(list(paths), task=PROFILES_TASK, stats=stats), "profiles: reading logs"):
         sc = (s.get("scores") or {}).get(PROFILE_SCORER)
         md = s.get("metadata") or {}
         by_name = {n["name"]: n for n in md.get("names", [])}
@@ -112,13 +112,16 @@ def _read_apx(path: str | Path) -> pd.DataFrame:
 def compute_profiles(inputs: Iterable[str | Path], n_permutations: int = 100, folds: int = 5,
                      ablation: bool = True, seed: int = 42, classifier: str = "svc",
                      over_represented_only: bool = False, apx_scores: str | Path | None = None,
-                     faithful: bool = True, keep_duplicates: bool = False) -> ProfilesResult:
+                     faithful: bool = True, keep_duplicates: bool = False, *,
+                     progress: I.Progress = I.no_progress) -> ProfilesResult:
     """Read profiles (logs of ``globalbias_profiles`` or profile tables) and compute per model the SVM
     distinguishability, the leave-one-feature-out ablation and the Jensen-Shannon top words (nothing is
     written: :func:`write_profiles`). ``apx_scores``: the ``bias_scores`` table (or
     the output folder) of ``stereoprobe globalbias`` for the religion consistency table (paper Table 8).
     ``faithful``: leave-one-feature-out differences of accuracies rounded to 3 decimals, as the reference
-    (False: exact). ``keep_duplicates``: keep repeated identical profile rows (the reference drops them)."""
+    (False: exact). ``keep_duplicates``: keep repeated identical profile rows (the reference drops them).
+    ``progress``: reports the log reading and the per-model analysis (:data:`stereoprobe.inputs.Progress`;
+    default: silent; the command line draws a bar)."""
     if n_permutations < 1:
         raise InputError(f"the number of permutations must be at least 1, got {n_permutations}")
     if folds < 2:
@@ -131,7 +134,7 @@ def compute_profiles(inputs: Iterable[str | Path], n_permutations: int = 100, fo
     stats = None
     if logs:
         stats = I.ReadStats()
-        prof, outcomes = profiles_from_logs(logs, stats)
+        prof, outcomes = profiles_from_logs(logs, stats, progress=progress)
         frames.append(prof)
     frames = [f for f in frames if len(f)]
     if not frames and not len(outcomes):
@@ -149,7 +152,7 @@ def compute_profiles(inputs: Iterable[str | Path], n_permutations: int = 100, fo
             sub, dropped[str(model)] = P.drop_duplicate_profiles(sub)
         kept.append(sub)
     df = pd.concat(kept, ignore_index=True) if kept else df
-    for model, sub in progress(list(df.groupby("model", sort=True)), description="profiles: analysing models"):
+    for model, sub in progress(list(df.groupby("model", sort=True)), "profiles: analysing models"):
         sub = sub.dropna(subset=["Group"]).reset_index(drop=True)
         res = {"classification": P.classification(sub, n_permutations, folds, seed, classifier),
                "top_words": P.top_words(sub, over_represented_only=over_represented_only),

@@ -35,7 +35,8 @@ inspect's task id.
 per model x task x doc id x filter (newest file wins), with the stringified numbers of ``resps`` cast back to
 floats and booleans; results files through :func:`read_results_file`.
 
-**Progress**: readers take a ``progress`` callback (:data:`Progress`) instead of drawing on the console.
+**Progress**: readers take a ``progress`` callback (:data:`Progress`), and steps without a count a ``step``
+context (:data:`Step`), instead of drawing on the console.
 
 **Tables** (:func:`read_table`, :func:`require_columns`, :func:`require_finite`, :func:`require_between`):
 CSV or Parquet with errors
@@ -48,6 +49,7 @@ zip or zstd member, the member).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from stereoprobe.errors import InputError
@@ -70,10 +72,20 @@ def no_progress(iterable: Iterable[Any], description: str = "") -> Iterable[Any]
     return iterable
 
 
+#: a step callback for work without a natural count: ``with step(description): ...`` (e.g. a spinner drawn
+#: by the CLI); :func:`no_step` shows nothing
+Step = Callable[[str], AbstractContextManager[Any]]
+
+
+def no_step(description: str = "") -> AbstractContextManager[None]:
+    """The :data:`Step` of library calls: nothing shown."""
+    return nullcontext()
+
+
 __all__ = [
     "EVAL_SET_INDEX_FILES", "LOG_SUFFIXES", "TABLE_SUFFIXES", "InputError", "LmEvalRecord", "LogInfo",
-    "LogReadError", "Partition", "Progress", "ReadStats", "check_configurations", "check_sample",
-    "find_lm_eval_samples", "find_logs", "iter_lm_eval_samples", "iter_samples", "no_progress", "partition",
+    "LogReadError", "Partition", "Progress", "ReadStats", "Step", "check_configurations", "check_sample",
+    "find_lm_eval_samples", "find_logs", "iter_lm_eval_samples", "iter_samples", "no_progress", "no_step", "partition",
     "read_headers", "read_results_file", "read_table", "require_between", "require_columns", "require_finite",
     "run_config", "walk_files",
 ]

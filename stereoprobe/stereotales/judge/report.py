@@ -337,15 +337,16 @@ def build_judge_report(
     upstream_dir: str | Path | None = None,
     errors: dict[str, int] | None = None,
     step: Step | None = None,
+    echo: Callable[[str], Any] | None = None,
     **extra_options: Any,
 ) -> Path:
     """Validate every input, compute every table and write them with the report into ``out``; return its path.
 
     Inputs are all read before anything is written, and the results are built in a temporary folder beside
     ``out`` that replaces them at the end (:func:`stereoprobe.outputs.atomic_output_dir`): a bad input or a
-    failure leaves ``out`` as it was. Warnings are printed on stdout.
+    failure leaves ``out`` as it was. Warnings are printed on stdout; ``echo(line)``, when given, gets the
+    result line ("judge report: PATH"; e.g. :func:`stereoprobe.console.info`).
     """
-    from stereoprobe.console import info
     from stereoprobe.outputs import atomic_output_dir
 
     options = JudgeReportOptions(threshold, confidence, spearman_method, n_resamples, dimension, **extra_options)
@@ -356,7 +357,8 @@ def build_judge_report(
     with atomic_output_dir(out) as work:
         (step or (lambda _d: None))("writing tables and report")
         write_judge_report(report, work, out)
-    info(f"judge report: {report.path}")
+    if echo is not None:
+        echo(f"judge report: {report.path}")
     assert report.path is not None
     return report.path
 

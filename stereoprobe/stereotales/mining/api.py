@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stereoprobe.inputs import Progress, no_progress
+from stereoprobe.inputs import Progress, Step, no_progress, no_step
 from stereoprobe.report.run_info import RUN_INFO
 from stereoprobe.stereotales.contract import ALL_SLICE, TABLES
 from stereoprobe.stereotales.mining import tables as T
@@ -58,15 +58,15 @@ class AssociationTables:
 
 
 def _mine(frame: pd.DataFrame, attributes: list[str], config: MiningConfig, by_language: bool,
-          timings: dict[str, float]) -> tuple[pd.DataFrame, pd.DataFrame]:
+          timings: dict[str, float], progress: Progress) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Pair and value tests of the global run (languages pooled), plus the per-language slices if asked."""
     t = time.perf_counter()
-    res = mine_associations(frame, attributes, config, by_language=False)
+    res = mine_associations(frame, attributes, config, by_language=False, progress=progress)
     pairs, values = [res.pair_tests], [res.value_tests]
     timings["mine_global_s"] = time.perf_counter() - t
     if by_language:
         t = time.perf_counter()
-        res_l = mine_associations(frame, attributes, config, by_language=True)
+        res_l = mine_associations(frame, attributes, config, by_language=True, progress=progress)
         pairs.append(res_l.pair_tests[res_l.pair_tests["slice"] != ALL_SLICE])
         values.append(res_l.value_tests[res_l.value_tests["slice"] != ALL_SLICE])
         timings["mine_by_language_s"] = time.perf_counter() - t
@@ -123,10 +123,12 @@ class AssociationOptions:
 
 
 def analyze(inputs: Sequence[str | Path], options: AssociationOptions = AssociationOptions(), *,
-            progress: Progress = no_progress) -> AssociationTables:
+            progress: Progress = no_progress, step: Step = no_step) -> AssociationTables:
     """Read StereoTales stories (inspect eval logs of the ``stereotales`` task, or the public release as
     Parquet/CSV) and run the paper's two-step association statistics with ``options``; ``progress`` reports
-    the reading (:data:`stereoprobe.inputs.Progress`, e.g. the CLI's progress bar). Bad input raises
+    the reading and the tests (:data:`stereoprobe.inputs.Progress`, e.g. the CLI's progress bar), ``step``
+    the reading of the example stories (:data:`stereoprobe.inputs.Step`, e.g. the CLI's spinner); both
+    silent by default. Bad input raises
     :class:`~stereoprobe.stereotales.mining.stories.StoriesError` (an ``InputError``) naming the file.
     """
     config, by_language, examples = options.config, options.by_language, options.examples
@@ -139,15 +141,13 @@ def analyze(inputs: Sequence[str | Path], options: AssociationOptions = Associat
     if frame.empty:
         counts = stories.issues["kind"].value_counts().to_dict() if len(stories.issues) else {}
         raise StoriesError(f"no usable stories in {[str(i) for i in inputs]} (samples not used, by reason: {counts})")
-    pair_tests, value_tests = _mine(frame, attributes, config, by_language, timings)
+    pair_tests, value_tests = _mine(frame, attributes, config, by_language, timings, progress)
     t = time.perf_counter()
     tables = _tables(stories, pair_tests, value_tests, by_language)
     ex = T.pick_examples(frame, tables["associations"], per_association=examples)
     keys = {(r.model, r.sample_id, int(r.epoch)) for r in ex.itertuples(index=False)}
     if keys:
-        from stereoprobe.console import spinner
-
-        with spinner(f"reading {len(keys)} example stories"):
+        with step(f"reading {len(keys)} example stories"):
             excerpts = read_story_excerpts(inputs, keys, max_chars=excerpt_chars)
     else:
         excerpts = {}
@@ -206,9 +206,10 @@ def _jsonable_columns(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def write(run: AssociationTables, out_dir: str | Path, *, report: bool = True) -> Path:
+def write(run: AssociationTables, out_dir: str | Path, *, report: bool = True, step: Step = no_step) -> Path:
     """Write every table (CSV + Parquet), ``run_info.json`` and, with ``report``, ``report.html`` into
-    ``out_dir`` (created); returns ``out_dir``."""
+    ``out_dir`` (created); returns ``out_dir``. ``step`` reports the report's writing (:data:`stereoprobe.inputs.Step`,
+    e.g. the CLI's spinner; default: silent)."""
     from stereoprobe.tables import write_table
 
     out = Path(out_dir)
@@ -218,10 +219,8 @@ def write(run: AssociationTables, out_dir: str | Path, *, report: bool = True) -
     info = run.info
     (out / RUN_INFO).write_text(json.dumps(info, indent=2, default=str), encoding="utf-8")
     if report:
-        from stereoprobe.console import spinner
-
         t = time.perf_counter()
-        with spinner("writing the association report"):
+        with step("writing the association report"):
             write_associations_report(out)
         info.setdefault("timings", {})["report_s"] = round(time.perf_counter() - t, 3)
         (out / RUN_INFO).write_text(json.dumps(info, indent=2, default=str), encoding="utf-8")

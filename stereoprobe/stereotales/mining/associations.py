@@ -25,13 +25,15 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
 
+from stereoprobe.inputs import Progress, no_progress
 from stereoprobe.stats.effect import cramers_v_corrected, effect_category, fraction_and_lift, pearson_chi2
 from stereoprobe.stats.fisher import fisher_cells_greater
 from stereoprobe.stats.intervals import lift_interval
@@ -44,6 +46,8 @@ from stereoprobe.stereotales.mining.aggregate import (
 )
 from stereoprobe.stereotales.mining.config import MiningConfig, PMethod, config_dict
 from stereoprobe.stereotales.mining.pvalues import family_pvalues
+
+T = TypeVar("T")
 
 __all__ = [
     "MiningConfig",
@@ -273,16 +277,32 @@ def _encode(stories: pd.DataFrame, attributes: Sequence[str], config: MiningConf
     return codes, base_codes, target, labels
 
 
+class _Counted(Iterable[T]):
+    """An iterator with a known length (the slices of a process pool), so a progress bar shows a total."""
+
+    def __init__(self, items: Iterable[T], total: int) -> None:
+        self._items, self._total = items, total
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return self._total
+
+
 def mine_associations(
     stories: pd.DataFrame,
     attributes: Sequence[str],
     config: MiningConfig = MiningConfig(),
     by_language: bool = False,
+    *,
+    progress: Progress = no_progress,
 ) -> MiningResult:
     """Run the association statistics on a stories frame (:mod:`.stories`).
 
     ``by_language=False``: one slice "all" per model (languages pooled); ``True``: one slice per
-    (model, language). Slices are independent and run in ``config.n_jobs`` processes.
+    (model, language). Slices are independent and run in ``config.n_jobs`` processes. ``progress`` reports
+    the slices as they finish (:data:`stereoprobe.inputs.Progress`; default: silent; the CLI draws a bar).
     """
     attributes = list(attributes)
     required = ["model", "target_attribute"] + (["language"] if by_language else []) + attributes
@@ -300,15 +320,13 @@ def mine_associations(
         slc = str(key[1]) if by_language else ALL_SLICE
         inp = _SliceInput(str(key[0]), slc, codes[idx], base_codes[idx], target[idx], attributes, labels)
         jobs.append((inp, config))
-    from stereoprobe.console import progress
-
     label = "association tests" + (" and bootstrap" if config.bootstrap_reps else "") + " (model x slice)"
     if config.n_jobs > 1 and len(jobs) > 1:
         with ProcessPoolExecutor(max_workers=config.n_jobs) as ex:
             chunk = max(1, len(jobs) // (4 * config.n_jobs))
-            results = list(progress(ex.map(_run_slice, jobs, chunksize=chunk), total=len(jobs), description=label))
+            results = list(progress(_Counted(ex.map(_run_slice, jobs, chunksize=chunk), len(jobs)), label))
     else:
-        results = [_run_slice(j) for j in progress(jobs, description=label)]
+        results = [_run_slice(j) for j in progress(jobs, label)]
     pair_rows = [r for p, _ in results for r in p]
     value_rows = [r for _, v in results for r in v]
     pairs = pd.DataFrame(pair_rows, columns=[c for c in PAIR_COLUMNS if c != "p_bh_run"] + ["p_bh_run"])
