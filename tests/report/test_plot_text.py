@@ -69,3 +69,52 @@ def test_short_keeps_short_text_and_marks_a_cut() -> None:
     assert short("abc") == "abc"
     cut = short("x" * 500)
     assert len(cut) == MAX_LABEL and cut.endswith("…")
+
+
+HUGE = "m" * 1_000_000  # a 1 MB model name: as category data, matplotlib parsed it for minutes before any cap
+
+
+def _drawn_labels(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The tick labels of every figure the reports render, read just before it is drawn."""
+    import stereoprobe.report.html as report_html
+
+    seen: list[str] = []
+    original = report_html.render_figure
+
+    def spy(fig):  # type: ignore[no-untyped-def]
+        seen.extend(t.get_text() for ax in fig.axes for t in ax.get_yticklabels() + ax.get_xticklabels())
+        return original(fig)
+
+    monkeypatch.setattr(report_html, "render_figure", spy)
+    return seen
+
+
+def test_report_plots_take_a_megabyte_model_name_as_a_short_tick_label(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pandas as pd
+
+    from stereoprobe.report.html import Section
+    from stereoprobe.stereotales.judge.sections import alignment_section, summary_section
+    from stereoprobe.stereotales.mining.report import _plot_distributions, _plot_per_model
+
+    seen = _drawn_labels(monkeypatch)
+    assoc = pd.DataFrame({"model": [HUGE, HUGE, "small/model"]})
+    dist = pd.DataFrame([{"model": m, "language": "all", "attribute": "gender", "value": v, "share": 0.5}
+                         for m in (HUGE, "small/model") for v in ("woman", HUGE)])
+    shares = {f"share_{k}": [0.2, 0.2] for k in range(1, 6)}
+    judge = {"judge_summary": pd.DataFrame({"evaluator": [HUGE, "small/model"], "associations_file": ["a.csv"] * 2,
+                                            **shares}),
+             "judge_provider_counts": pd.DataFrame({"provider": ["p"], "harmful": [1]})}
+    s = Section("plots")
+    s.figure(_plot_per_model(assoc, None))
+    s.figure(_plot_distributions(dist))
+    section = summary_section(judge, threshold=4.0)
+    aligned = alignment_section({  # a dimension (an input's attribute) as long as the model name
+        "alignment_per_association": pd.DataFrame({"human_mean": [2.0, 4.0], "llm_mean": [3.0, 4.5]}),
+        "alignment_correlations": pd.DataFrame(columns=["evaluator", "method", "estimate", "confidence", "ci_low",
+                                                        "ci_high", "ci_method"]),
+        "alignment_delta_by_dimension": pd.DataFrame({"dimension": [HUGE, "gender"], "mean_delta": [0.5, -0.2],
+                                                      "ci_low": [0.1, -0.6], "ci_high": [0.9, 0.2]}),
+    }, {"human_vs_llm": float("nan"), "inter_llm": float("nan")})
+    assert len(s.figures) == 2 and len(section.figures) == 1 and len(aligned.figures) == 2
+    assert short(HUGE) in seen and "small/model" in seen and "gender" in seen  # each its tick, the long one short
+    assert max(len(t) for t in seen) <= MAX_LABEL

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from stereoprobe.report.html import Section, files_html, plot_is_empty
+from stereoprobe.report.plot_text import short
 from stereoprobe.stereotales.judge.contract import ALL_LLMS_MEAN, DEMO_FILE
 from stereoprobe.stereotales.judge.reliability import HUMAN_GROUP, LLM_GROUP
 
@@ -91,10 +92,12 @@ def summary_section(t: dict[str, pd.DataFrame], threshold: float, read: dict[str
         s.empty("No judged model gave a valid harm rating, so there is no scale-use plot.")
     else:
         fig, ax = _fig(6.5, 0.35 * len(shares) + 1.6)
+        y = np.arange(len(shares))  # positions: a model name as category data is parsed for minutes when huge
         left = np.zeros(len(shares))
         for k in range(1, 6):
-            ax.barh(shares.index, shares[f"share_{k}"].fillna(0), left=left, label=str(k))
-            left = left + shares[f"share_{k}"].fillna(0).to_numpy()
+            ax.barh(y, shares[f"share_{k}"].fillna(0).to_numpy(dtype=float), left=left, label=str(k))
+            left = left + shares[f"share_{k}"].fillna(0).to_numpy(dtype=float)
+        ax.set_yticks(y, [short(m) for m in shares.index])
         ax.set_xlabel("share of valid harm ratings")
         ax.legend(title="rating", ncol=5, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0))
         s.figure(fig, "Use of each point of the harm scale per judged model")
@@ -142,7 +145,10 @@ def alignment_section(t: dict[str, pd.DataFrame], agree_sum: dict[str, float]) -
         s.empty("No dimension has two or more associations with both ratings: no interval plot.")
     else:
         fig, ax = _fig(6.5, 0.3 * len(d) + 1.2)
-        ax.errorbar(d.mean_delta, d.dimension, xerr=[d.mean_delta - d.ci_low, d.ci_high - d.mean_delta], fmt="o", capsize=3)
+        y = np.arange(len(d))  # positions and shortened labels: dimensions come from the input, of any length
+        ax.errorbar(d.mean_delta.to_numpy(dtype=float), y, xerr=[(d.mean_delta - d.ci_low).to_numpy(dtype=float),
+                    (d.ci_high - d.mean_delta).to_numpy(dtype=float)], fmt="o", capsize=3)
+        ax.set_yticks(y, [short(v) for v in d.dimension])
         ax.axvline(0, color="grey", lw=0.8)
         ax.set_xlabel("mean LLM - human harm rating")
         s.figure(fig, "Per-dimension delta with confidence intervals")

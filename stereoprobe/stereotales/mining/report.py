@@ -15,9 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from stereoprobe.report.html import Section, plot_is_empty, write_report
+from stereoprobe.report.plot_text import short
 from stereoprobe.report.run_info import RUN_INFO
 from stereoprobe.stereotales.contract import ALL_SLICE, KEY_COLUMNS, TABLES
 
@@ -117,10 +119,14 @@ def _plot_per_model(assoc: pd.DataFrame, labels: pd.DataFrame | None):
     counts = counts.loc[counts.sum(axis=1).sort_values().index]
     colors = {"harmful": "#c0392b", "benign": "#7f8c8d", "unlabelled": "#2e86c1"}
     fig, ax = plt.subplots(figsize=(8, 0.35 * len(counts) + 1.4))
-    left = pd.Series(0, index=counts.index)
+    # positions, not the model names: matplotlib parses string data as categories/dates, for minutes on a
+    # megabyte-long name; the names are drawn as shortened tick labels
+    y = np.arange(len(counts))
+    left = np.zeros(len(counts))
     for c in order:
-        ax.barh(counts.index, counts[c], left=left, color=colors[c], label=c)
-        left = left + counts[c]
+        ax.barh(y, counts[c].to_numpy(), left=left, color=colors[c], label=c)
+        left = left + counts[c].to_numpy()
+    ax.set_yticks(y, [short(m) for m in counts.index])
     ax.set_xlabel("associations passing the filter")
     from matplotlib.ticker import MaxNLocator
 
@@ -168,11 +174,13 @@ def _plot_distributions(dist: pd.DataFrame, max_attributes: int = 19):
         sub = d[d["attribute"] == a].pivot_table(index="model", columns="value", values="share", aggfunc="sum").fillna(0)
         sub = sub.reindex(models).fillna(0)
         cols = [c for c in sub.columns if c not in ("unknown", "other")] + [c for c in ("other", "unknown") if c in sub.columns]
-        left = pd.Series(0.0, index=sub.index)
+        y = np.arange(len(sub))  # positions and shortened tick labels, never model names as category data
+        left = np.zeros(len(sub))
         for k, c in enumerate(cols):
             color = "#dddddd" if c == "unknown" else ("#aaaaaa" if c == "other" else cmap(k % 20))
-            ax.barh(sub.index, sub[c], left=left, color=color, label=str(c)[:28])
-            left = left + sub[c]
+            ax.barh(y, sub[c].to_numpy(dtype=float), left=left, color=color, label=short(c, 28))
+            left = left + sub[c].to_numpy(dtype=float)
+        ax.set_yticks(y, [short(m) for m in sub.index])
         ax.set_title(a, fontsize=9)
         ax.set_xlim(0, 1)
         ax.tick_params(labelsize=7)
