@@ -8,7 +8,6 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from stereoprobe.errors import InputError
@@ -221,7 +220,9 @@ def run(args: argparse.Namespace) -> int:
     for note in plan.notes:
         if note.startswith("prices of "):
             print(f"stereoprobe plan: warning: {note}", file=sys.stderr)
-    if args.json_out:
-        Path(args.json_out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json_out).write_text(json.dumps(d, indent=2) + "\n", encoding="utf-8")
+    if args.json_out:  # written beside, then renamed over: a failed write leaves an earlier plan intact
+        from stereoprobe.outputs import atomic_output_file
+
+        with atomic_output_file(args.json_out, inputs=[args.prices] if args.prices else []) as tmp:
+            tmp.write_text(json.dumps(d, indent=2) + "\n", encoding="utf-8")
     return 0

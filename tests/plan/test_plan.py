@@ -166,3 +166,26 @@ def test_model_role_yaml_form():
         "judge": ["openai/gpt-4o"], "extractor": ["a/b", "c/d"]}
     with pytest.raises(InputError, match="not valid YAML"):
         cli_plan.parse_roles(["judge={model: [}"])
+
+
+def test_json_written_atomically_a_failed_write_leaves_the_earlier_plan(tmp_path, monkeypatch):
+    import errno
+
+    out = tmp_path / "p.json"
+    out.write_text('{"earlier": "plan"}\n', encoding="utf-8")
+    real_write_text = Path.write_text
+
+    def half_then_disk_full(self, data, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003
+        if self.name.startswith(f".{out.name}."):  # the temporary file beside the plan: half written, then full
+            real_write_text(self, data[: len(data) // 2], *args, **kwargs)
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write_text(self, data, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", half_then_disk_full)
+    with pytest.raises(InputError, match="p.json: cannot write.*unchanged"):
+        _run(["dbb", "-T", "source=bundled", "--model", "openai/gpt-4o-mini", "--json", str(out)])
+    assert out.read_text(encoding="utf-8") == '{"earlier": "plan"}\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.json"]  # no temporary file left beside it
+    monkeypatch.undo()
+    assert _run(["dbb", "-T", "source=bundled", "--model", "openai/gpt-4o-mini", "--json", str(out)]) == 0
+    assert json.loads(out.read_text(encoding="utf-8"))["items"] >= 1
