@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 __all__ = [
-    "Board", "LeaderboardOptions", "Metric", "PlanTask", "ProbeDescriptor", "RegistryView", "board", "columns", "get", "plan_task",
+    "Board", "LeaderboardOptions", "LmEvalFunction", "Metric", "PlanTask", "ProbeDescriptor", "RegistryView", "board", "columns", "get", "plan_task",
     "register", "registered", "unregister",
 ]
 
@@ -106,6 +106,8 @@ class PlanTask:
 
 #: ``(Sources, LeaderboardOptions) -> list of metric rows`` (or of pairwise rows), or its ``"module:function"``
 LeaderboardFunction = Callable[..., list[dict[str, Any]]] | str
+#: ``(lm-eval samples files, **options) -> table name -> DataFrame``, or its ``"module:function"``
+LmEvalFunction = Callable[..., Mapping[str, Any]] | str
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,9 @@ class ProbeDescriptor:
     leaderboard reads; names from the probe's contract module). ``markers``: the tables whose presence marks an
     output folder of the probe (default: the first table). ``boards``: the leaderboard blocks the probe fills.
     ``settings``: ``run_info.json`` settings the leaderboard re-uses, with their defaults. ``metrics`` /
-    ``pairwise``: ``(Sources, LeaderboardOptions) -> rows``. ``tasks``: inspect task -> what the planner needs
+    ``pairwise``: ``(Sources, LeaderboardOptions) -> rows``. ``lm_eval``: ``(files, **options) -> tables``, the
+    leaderboard's reader of lm-eval ``--log_samples`` files (``samples_<task>_<time>.jsonl``) of the probe's
+    shipped lm-eval tasks ``lm_eval_tasks``, returning tables of ``tables`` (:meth:`call_lm_eval`). ``tasks``: inspect task -> what the planner needs
     (:class:`PlanTask`: its unit, what an item is, the roles). ``commands``: modules with ``register(subparsers)`` (the command line, in display
     order). ``report``: the report file name; ``report_sections``: its sections, in order. ``listing``: the
     ``tasks/<listing>.eval.yaml`` of the probe's tasks. ``order``: display order among the probes."""
@@ -130,6 +134,8 @@ class ProbeDescriptor:
     settings: Mapping[str, float] = field(default_factory=dict)
     metrics: LeaderboardFunction | None = None
     pairwise: LeaderboardFunction | None = None
+    lm_eval: LmEvalFunction | None = None
+    lm_eval_tasks: tuple[str, ...] = ()
     tasks: Mapping[str, PlanTask] = field(default_factory=dict)
     commands: tuple[str, ...] = ()
     report: str = "report.html"
@@ -144,6 +150,8 @@ class ProbeDescriptor:
         unknown = [m for m in self.markers if m not in self.tables]
         if unknown:
             raise ValueError(f"probe {self.name}: markers {unknown} are not among its tables")
+        if (self.lm_eval is None) != (not self.lm_eval_tasks):
+            raise ValueError(f"probe {self.name}: give lm_eval and lm_eval_tasks together")
 
     @property
     def marker_tables(self) -> tuple[str, ...]:
@@ -162,16 +170,29 @@ class ProbeDescriptor:
         fn = getattr(self, what)
         if fn is None:
             return []
-        fn = _resolve(fn)
         offered: dict[str, Any] = {"n_boot": options.n_boot, "seed": options.seed, "level": options.level,
                                    **{k: options.setting(k, v) for k, v in self.settings.items()}}
-        params = inspect.signature(fn).parameters
-        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-            offered = {k: v for k, v in offered.items() if k in params}
-        return list(fn(sources, **offered))
+        return list(_call(fn, sources, offered))
+
+    def call_lm_eval(self, files: list[Path], options: Mapping[str, Any]) -> dict[str, Any]:
+        """Call the descriptor's ``lm_eval`` reader on lm-eval samples ``files`` of its :attr:`lm_eval_tasks`, with
+        the keyword arguments it names among ``options`` (e.g. ``n_boot``, ``seed``, this probe's settings, a
+        ``tokenizer``; all of them if it takes ``**kwargs``; the others are left out); no reader: no tables."""
+        if self.lm_eval is None:
+            return {}
+        return dict(_call(self.lm_eval, files, dict(options)))
 
 
-def _resolve(fn: LeaderboardFunction) -> Callable[..., list[dict[str, Any]]]:
+def _call(fn: LeaderboardFunction | LmEvalFunction, first: Any, offered: dict[str, Any]) -> Any:
+    """``fn(first, **offered)``, ``offered`` cut to the keyword arguments ``fn`` names unless it takes ``**kwargs``."""
+    fn = _resolve(fn)
+    params = inspect.signature(fn).parameters
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        offered = {k: v for k, v in offered.items() if k in params}
+    return fn(first, **offered)
+
+
+def _resolve(fn: LeaderboardFunction | LmEvalFunction) -> Callable[..., Any]:
     if callable(fn):
         return fn
     module, _, attr = fn.partition(":")

@@ -48,6 +48,16 @@ TOY_PACKAGE = {
                                                 m["item"].to_numpy(), n_boot, seed, level)
                 rows.append(pair_row("toy", "score", a, b, est, ci, p, len(m), "Wilcoxon"))
             return rows
+
+        def toy_lm_eval(files, n_boot=2000):
+            import json
+
+            import pandas as pd
+
+            assert n_boot == 50  # the leaderboard's option, passed by name
+            rows = [(f.parent.name, json.loads(line)["doc"]["item"], json.loads(line)["score"])
+                    for f in files for line in f.read_text().splitlines()]
+            return {"toy_scores": pd.DataFrame(rows, columns=["model", "item", "score"])}
     """,
     "cli.py": """
         def register(sub):
@@ -130,6 +140,33 @@ def test_a_toy_probe_reaches_the_leaderboard(toy, tmp_path: Path):
     assert "toy.mean_score" in lb.wide.columns
     write_leaderboard(lb, tmp_path / "board")
     assert toy.title in (tmp_path / "board" / "leaderboard.html").read_text()
+
+
+def test_a_toy_probe_reads_its_lm_eval_samples(toy, tmp_path: Path):
+    import dataclasses
+    import json
+
+    from stereoprobe.errors import InputError
+    from stereoprobe.leaderboard import build_leaderboard
+
+    register(dataclasses.replace(toy, lm_eval="toyprobe.leaderboard:toy_lm_eval", lm_eval_tasks=("toy_lm",)))
+    for model, values in SCORES.items():  # lm-eval's layout: <out>/<model>/samples_<task>_<time>.jsonl
+        (tmp_path / "out" / model).mkdir(parents=True)
+        lines = [json.dumps({"doc_id": k, "doc": {"item": f"i{k}"}, "score": v}) for k, v in enumerate(values)]
+        (tmp_path / "out" / model / "samples_toy_lm_2026-01-01T00-00-00.jsonl").write_text("\n".join(lines))
+    lb = build_leaderboard([str(tmp_path / "out")], n_boot=50)
+    est = lb.metrics.set_index(["model", "metric"])["estimate"]
+    for model, values in SCORES.items():
+        assert est[(model, "mean_score")] == pytest.approx(sum(values) / len(values))
+    assert lb.sources == [("toy", f"{tmp_path / 'out'} (lm-eval samples)")]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="lm-eval samples of dbb_mc, dbb_sg, toy_lm or globalbias"):
+        build_leaderboard([str(tmp_path / "empty")], n_boot=50)
+
+
+def test_descriptor_needs_lm_eval_tasks_with_its_reader():
+    with pytest.raises(ValueError, match="lm_eval and lm_eval_tasks"):
+        ProbeDescriptor(name="bad", title="Bad", lm_eval="m:f")
 
 
 def test_a_toy_probe_reaches_the_planner(toy):

@@ -14,15 +14,18 @@ instances, same bootstrap.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 import pandas as pd
 
-from stereoprobe.dbb.contract import TASK_SG
+from stereoprobe.dbb.contract import LM_EVAL_TASKS, TASK_SG
 from stereoprobe.leaderboard.headline import NAN, metric_row
 from stereoprobe.leaderboard.pairwise import compare_binary, compare_continuous, model_pairs, pair_row, paired_items
 from stereoprobe.leaderboard.sources import Sources
 from stereoprobe.stats.bootstrap import cluster_bootstrap
 
-__all__ = ["check_dbb_variants", "dbb_metrics", "dbb_pairwise", "dbb_probe"]
+__all__ = ["check_dbb_variants", "dbb_lm_eval_tables", "dbb_metrics", "dbb_pairwise", "dbb_probe"]
 
 
 def dbb_probe(variant: str) -> str:
@@ -104,3 +107,19 @@ def dbb_pairwise(src: Sources, threshold: float = 20.0, n_boot: int = 2000, seed
                 rows.append(pair_row(probe, f"mean_s_{cat}", a, b, est, ci, p, len(mc),
                                  "Wilcoxon signed-rank; bootstrap over templates"))
     return rows
+
+
+def dbb_lm_eval_tables(files: Sequence[Path], threshold: float = 20.0, n_boot: int = 2000,
+                       seed: int = 0) -> dict[str, pd.DataFrame]:
+    """The ``summary`` and ``instances`` tables of ``stereoprobe dbb`` from lm-eval samples ``files`` of
+    ``dbb_mc`` / ``dbb_sg``: the per-document ``p_a`` values become DBB responses
+    (:func:`stereoprobe.lm_eval_tasks.records.dbb_response`), then :func:`stereoprobe.dbb.results.compute_tables`
+    (the descriptor's ``lm_eval`` reader)."""
+    from stereoprobe.dbb.results import compute_tables
+    from stereoprobe.inputs import iter_lm_eval_samples
+    from stereoprobe.lm_eval_tasks.records import DBB_COLUMNS, dbb_response
+
+    rows = [dbb_response({"doc": r.doc, "doc_id": r.doc_id, "p_a": r.metrics.get("p_a")}, r.task, r.model)
+            for r in iter_lm_eval_samples(files, tuple(LM_EVAL_TASKS))]
+    t = compute_tables(pd.DataFrame(rows, columns=DBB_COLUMNS), threshold=threshold, n_boot=n_boot, seed=seed)
+    return {"summary": t["summary"], "instances": t["instances"]}

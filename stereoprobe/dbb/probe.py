@@ -26,6 +26,8 @@ DESCRIPTOR = register(ProbeDescriptor(
     settings={"threshold": 20.0},
     metrics="stereoprobe.dbb.leaderboard:dbb_metrics",
     pairwise="stereoprobe.dbb.leaderboard:dbb_pairwise",
+    lm_eval="stereoprobe.dbb.leaderboard:dbb_lm_eval_tables",
+    lm_eval_tasks=tuple(C.LM_EVAL_TASKS),
     tasks={C.TASK_MCQ: PlanTask("questions", counts="questions"), C.TASK_SG: PlanTask("questions", counts="questions")},
     commands=("stereoprobe.cli.dbb", "stereoprobe.cli.dbb_build", "stereoprobe.cli.dbb_export_lm_eval"),
     report_sections=("Runs", "Incomplete questions", "Overall (paper Tables 1 and 8)",

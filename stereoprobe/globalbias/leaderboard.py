@@ -20,6 +20,9 @@ give the leaderboard.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -30,7 +33,8 @@ from stereoprobe.stats.bootstrap import bh_count_bootstrap, cluster_bootstrap
 from stereoprobe.stats.multiple_testing import bh_reject
 from stereoprobe.stats.proportion import wilson_interval
 
-__all__ = ["globalbias_metrics", "globalbias_pairwise", "profiles_metrics", "profiles_pairwise"]
+__all__ = ["globalbias_lm_eval_tables", "globalbias_metrics", "globalbias_pairwise", "profiles_metrics",
+           "profiles_pairwise"]
 
 
 def globalbias_metrics(src: Sources, alpha: float = 0.05, n_boot: int = 2000, seed: int = 0,
@@ -154,3 +158,31 @@ def profiles_pairwise(src: Sources, n_boot: int = 2000, seed: int = 0, level: fl
             rows.append(pair_row("profiles", f"svm_correct_{target}", a, b, est, ci, p, len(m),
                              "McNemar exact on the same test profiles"))
     return rows
+
+
+def globalbias_lm_eval_tables(files: Sequence[Path], alpha: float = 0.05, tokenizer: Any = None) -> dict[str, pd.DataFrame]:
+    """The ``bias_scores``, ``validation``, ``validation_detail`` and ``incomplete_units`` tables of ``stereoprobe
+    globalbias`` from lm-eval samples ``files`` of ``globalbias`` (the descriptor's ``lm_eval`` reader): the summed
+    log-likelihoods become sentence perplexities through :func:`stereoprobe.globalbias.inputs.load` (byte-normalised
+    unless a ``tokenizer`` is given, since the samples carry no token counts), then
+    :func:`stereoprobe.globalbias.report.analyse` per model. Units a ``--limit`` run left without some of their
+    names x templates are left out of the statistics and counted in ``incomplete_units``
+    (:func:`stereoprobe.globalbias.completeness.split_complete`); no complete unit is an
+    :class:`~stereoprobe.errors.InputError`."""
+    from stereoprobe.errors import InputError
+    from stereoprobe.globalbias.completeness import split_complete
+    from stereoprobe.globalbias.inputs import load
+    from stereoprobe.globalbias.report import analyse
+
+    files = list(files)
+    sentences, _ = load(files, measure="token" if tokenizer is not None else "byte", tokenizer=tokenizer)
+    sentences, incomplete = split_complete(sentences)
+    if sentences.empty:
+        raise InputError(f"{files[0].parent}: no complete GlobalBias group x descriptor unit in the lm-eval samples "
+                         f"({len(incomplete)} incomplete; every name of a group under every template is needed)")
+    out: dict[str, list[pd.DataFrame]] = {"incomplete_units": [incomplete]}
+    for model, sub in sentences.groupby("model", sort=True):
+        for name, df in analyse(sub, alpha=alpha).items():
+            if name in ("bias_scores", "validation", "validation_detail"):
+                out.setdefault(name, []).append(df.assign(model=model))
+    return {k: pd.concat(v, ignore_index=True) for k, v in out.items()}

@@ -29,6 +29,8 @@ GLOBALBIAS = register(ProbeDescriptor(
     settings={"alpha": 0.05},
     metrics=f"{_LEADERBOARD}:globalbias_metrics",
     pairwise=f"{_LEADERBOARD}:globalbias_pairwise",
+    lm_eval=f"{_LEADERBOARD}:globalbias_lm_eval_tables",
+    lm_eval_tasks=(C.TASK,),
     tasks={C.TASK: PlanTask("sentences", counts="texts")},
     commands=("stereoprobe.cli.globalbias",),
     report_sections=("Inputs and settings", "Validation on stereotype descriptors (paper Tables 3 and 4)",

@@ -15,7 +15,6 @@ become two leaderboard rows.
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -163,16 +162,20 @@ def _run_rows(probe: str, folder: str, label: str | None, models: list[str]) -> 
     return rows
 
 
+def _or_list(names: list[str]) -> str:
+    """``a, b or c``."""
+    return " or ".join(filter(None, (", ".join(names[:-1]), names[-1]))) if names else "a shipped lm-eval task"
+
+
 def load_sources(inputs: Iterable[str | Path], lm_eval_options: dict | None = None) -> Sources:
     """Read every probe output folder under ``inputs`` (see the module docstring), and lm-eval
-    ``--log_samples`` output of the shipped DBB and GlobalBias tasks for a probe without an output folder under
-    the same input (:func:`stereoprobe.leaderboard.lm_eval.lm_eval_tables`; ``lm_eval_options``: its keyword
-    arguments; those it does not take are ignored). Raises :class:`InputError` when an input holds neither or when one model appears in two
+    ``--log_samples`` output of the probes' shipped lm-eval tasks for a probe without an output folder under
+    the same input (:func:`stereoprobe.leaderboard.lm_eval.lm_eval_tables`; ``lm_eval_options``: the keyword
+    arguments of the probes' readers; those a reader does not take are ignored). Raises :class:`InputError` when an input holds neither or when one model appears in two
     folders of the same probe."""
-    from stereoprobe.leaderboard.lm_eval import lm_eval_tables
+    from stereoprobe.leaderboard.lm_eval import lm_eval_task_names, lm_eval_tables
 
-    accepted = inspect.signature(lm_eval_tables).parameters
-    lm_options = {k: v for k, v in (lm_eval_options or {}).items() if k in accepted}
+    lm_options = {k: v for k, v in (lm_eval_options or {}).items() if k != "skip"}
     src = Sources()
     seen: dict[tuple[str, str], str] = {}  # (probe, model) -> folder
     given: dict[tuple[Path, str | None], str] = {}  # (resolved folder, probe) read -> the input naming it
@@ -191,7 +194,7 @@ def load_sources(inputs: Iterable[str | Path], lm_eval_options: dict | None = No
             commands = ", ".join(c.rsplit(".", 1)[-1].replace("_", "-") for d in registered() if d.tables
                                  for c in d.commands[:1])
             raise InputError(f"{path}: no probe output found (expected the output folder of stereoprobe "
-                             f"{commands}, or lm-eval samples of dbb_mc, dbb_sg or globalbias)")
+                             f"{commands}, or lm-eval samples of {_or_list(lm_eval_task_names())})")
         for probe, folder, frames in units:
             models: list[str] = sorted({str(m) for df in frames.values() if df is not None and "model" in df.columns
                                         for m in df["model"].dropna().unique()})
