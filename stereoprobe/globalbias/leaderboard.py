@@ -160,7 +160,8 @@ def profiles_pairwise(src: Sources, n_boot: int = 2000, seed: int = 0, level: fl
     return rows
 
 
-def globalbias_lm_eval_tables(files: Sequence[Path], alpha: float = 0.05, tokenizer: Any = None) -> dict[str, pd.DataFrame]:
+def globalbias_lm_eval_tables(files: Sequence[Path], alpha: float = 0.05,
+                              tokenizer: Any = None) -> dict[str, pd.DataFrame]:
     """The ``bias_scores``, ``validation``, ``validation_detail`` and ``incomplete_units`` tables of ``stereoprobe
     globalbias`` from lm-eval samples ``files`` of ``globalbias`` (the descriptor's ``lm_eval`` reader): the summed
     log-likelihoods become sentence perplexities through :func:`stereoprobe.globalbias.inputs.load` (byte-normalised
