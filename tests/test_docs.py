@@ -113,7 +113,10 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     from _docs_workspace import build_workspace
 
-    shared = tmp_path_factory.getbasetemp().parent
+    base = tmp_path_factory.getbasetemp()
+    # xdist workers' base folders share the session's folder; without xdist the base folder is the session's own
+    # (its parent is the user's folder of every session: a workspace there would outlive this code)
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     root = shared / "docs-workspace"
     with FileLock(str(shared / "docs-workspace.lock")):
         if not (root / ".complete").is_file():

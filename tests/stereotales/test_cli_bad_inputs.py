@@ -40,7 +40,7 @@ CASES = [
     (["associations", "not.parquet"], "not.parquet: not a readable Parquet file"),
     (["associations", "notes.txt"], "notes.txt: not an eval log"),
     (["associations", "missing.eval"], "missing.eval: no such file"),
-    (["associations", "eval_set"], "no eval logs"),
+    (["associations", "eval_set"], "no StereoTales inputs (inspect logs .eval/.json, tables .csv/.parquet) in eval_set"),
     (["associations", "eval_set/eval-set.json"], "eval-set.json: an 'inspect eval-set' index file"),
     (["associations", "bad_json.csv", "--alpha", "nan"], "--alpha"),
     (["associations", "bad_json.csv", "--alpha", "1.5"], "--alpha"),
