@@ -23,7 +23,7 @@ def test_reference_dataset_size_and_ids():
     assert all(re.fullmatch(r"en:[a-z_]+:\d+:[a-z_]+:\d", i) for i in ids)
     task = stereotales(languages="en")
     assert [s.id for s in task.dataset] == ids
-    assert task.version == "1.0.0"
+    assert task.version == "1.1.0"  # refusal votes as upstream since 1.1.0
     assert task.metadata["taxonomy_fingerprint"] == TAX.fingerprint()
     # every selected language yields the same grid
     n_lang = len(TAX.languages)
