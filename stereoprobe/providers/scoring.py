@@ -24,8 +24,9 @@ sequences share its batch, on the batch size or on the concurrency; products get
 On CPU in float32 the per-token results are then bit-identical across batch sizes, token budgets and
 concurrency (``tests/providers/test_batch_invariance.py``). Prefix sharing on or off computes the same
 quantity in different shapes: the two agree within floating-point noise (≤ 5e-4 nats per token, checked).
-On GPUs, whose matrix-product kernels depend on the row count, bfloat16 results vary with the batch shapes
-by far more than float32 ones: ``-M dtype=float32`` is the batch-stable path.
+On GPUs, whose matrix-product kernels depend on the row count, a :class:`.microbatch.MicroBatchShape`
+(``shape=``) also fixes every product's row count (fixed micro-batches, projection in fixed slices), so no
+kernel's shape depends on the companions, in bfloat16 as in float32 (:mod:`.microbatch`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from stereoprobe.providers.microbatch import MicroBatchShape
 from stereoprobe.providers.planning import Chunk, _chunk_prefix, bucket_width, plan_chunks
 
 __all__ = ["MIN_ROWS", "CausalScorer", "Chunk", "TokenScores", "_chunk_prefix", "masked_pll", "plan_chunks",
@@ -125,17 +127,23 @@ class CausalScorer:
         return self.head(rows) if self.split else rows
 
     @torch.inference_mode()
-    def _project_scores(self, rows: torch.Tensor, targets: torch.Tensor, top_k: int
+    def _project_scores(self, rows: torch.Tensor, targets: torch.Tensor, top_k: int, slice_rows: int = 0
                         ) -> tuple[torch.Tensor, list[list[tuple[int, float]]] | None]:
         """Scores of ``targets`` under hidden rows (split mode) or logit rows, in a product of at least
-        ``MIN_ROWS`` rows (zero rows appended), so a row's result does not depend on how many rows there are."""
+        ``MIN_ROWS`` rows (zero rows appended), so a row's result does not depend on how many rows there are;
+        with ``slice_rows``, in products of exactly that many rows (fixed shapes, :mod:`.microbatch`)."""
         n = rows.shape[0]
         if n == 0:
             return rows.new_empty(0, dtype=torch.float32), [] if top_k else None
-        if n < MIN_ROWS:
-            rows = torch.cat([rows, rows.new_zeros((MIN_ROWS - n, *rows.shape[1:]))])
-            targets = torch.cat([targets, targets.new_zeros(MIN_ROWS - n)])
-        lp, top = _scores_from_rows(self._project(rows), targets, top_k)
+        size = slice_rows or max(n, MIN_ROWS)
+        padded = -(-n // size) * size
+        if padded > n:
+            rows = torch.cat([rows, rows.new_zeros((padded - n, *rows.shape[1:]))])
+            targets = torch.cat([targets, targets.new_zeros(padded - n)])
+        parts = [_scores_from_rows(self._project(rows[s : s + size]), targets[s : s + size], top_k)
+                 for s in range(0, padded, size)]
+        lp = torch.cat([p[0] for p in parts])
+        top = [t for p in parts for t in (p[1] or [])] if top_k else None
         return lp[:n], (top[:n] if top is not None else None)
 
     @torch.inference_mode()
@@ -147,12 +155,16 @@ class CausalScorer:
         top_k: int = 0,
         groups: Sequence[Hashable] | None = None,
         max_tokens: int | None = None,
+        shape: MicroBatchShape | None = None,
     ) -> list[TokenScores]:
         """Log-probability of every token after the first of each sequence (``len(seq) - 1`` entries).
 
         ``groups[i]``: the planning group (request) of sequence ``i``; prefixes are shared within a group only
         (``None``: all sequences are one group). ``batch_size`` sequences per forward, or, when ``None``, as many
-        as fit ``max_tokens`` padded tokens (:func:`stereoprobe.providers.planning.plan_chunks`)."""
+        as fit ``max_tokens`` padded tokens (:func:`stereoprobe.providers.planning.plan_chunks`). ``shape``:
+        fixed micro-batches instead (``batch_size`` and ``max_tokens`` then ignored; :mod:`.microbatch`)."""
+        if shape is not None:
+            batch_size, max_tokens = None, shape.tokens
         results: list[TokenScores | None] = [None] * len(seqs)
         for i, s in enumerate(seqs):
             if len(s) < 2:
@@ -162,8 +174,10 @@ class CausalScorer:
         sub_groups = None if groups is None else [groups[i] for i in todo]
         for chunk in plan_chunks(sub, batch_size, prefix_sharing, groups=sub_groups, max_tokens=max_tokens):
             members = [todo[i] for i in chunk.indices]
+            rows = shape.rows(chunk.prefix_width, chunk.width) if shape is not None else 0
             scored = self._score_chunk([seqs[i] for i in members], chunk.prefix_lens, top_k,
-                                       chunk.prefix_width, chunk.width)
+                                       chunk.prefix_width, chunk.width, rows,
+                                       shape.project_rows if shape is not None else 0)
             for i, res in zip(members, scored):
                 results[i] = res
         return [r for r in results if r is not None]
@@ -175,7 +189,8 @@ class CausalScorer:
         return t.to(self.device)
 
     def _score_chunk(self, seqs: list[Sequence[int]], prefix_lens: list[int], top_k: int,
-                     prefix_width: int = 0, width: int = 0) -> list[TokenScores]:
+                     prefix_width: int = 0, width: int = 0, rows: int = 0, slice_rows: int = 0
+                     ) -> list[TokenScores]:
         """Score one batch. ``prefix_lens[b]`` leading tokens of sequence ``b`` are shared with the other
         members having the same prefix (0: nothing shared; a batch never mixes shared and unshared members).
         Shared prefixes run once each, right-padded to ``prefix_width``; their key/value cache is gathered per
@@ -183,7 +198,9 @@ class CausalScorer:
         padding and explicit positions. Widths default to the canonical width of the longest member; a batch
         of fewer than ``MIN_ROWS`` tokens gets copies of its first member (dropped), so every product has at
         least ``MIN_ROWS`` rows. Everything is prepared on the host and copied at once; one synchronisation
-        (the final transfer of the results) per batch."""
+        (the final transfer of the results) per batch. ``rows`` (fixed shapes): the batch and its prefix pass
+        are filled to exactly ``rows`` rows with copies of the first member, and the projection runs in slices of
+        ``slice_rows`` rows."""
         dev = self.device
         n_real = len(seqs)
         starts = list(prefix_lens)
@@ -192,8 +209,8 @@ class CausalScorer:
         width = width or bucket_width(max(len(s) - p for s, p in zip(seqs, starts)))
         if any(starts):
             prefix_width = prefix_width or bucket_width(max(starts))
-        if len(seqs) * width < MIN_ROWS:  # copies of the first member (results dropped)
-            extra = -(-MIN_ROWS // width) - len(seqs)
+        if rows or len(seqs) * width < MIN_ROWS:  # copies of the first member (results dropped)
+            extra = (rows or -(-MIN_ROWS // width)) - len(seqs)
             seqs, starts = seqs + [seqs[0]] * extra, starts + [starts[0]] * extra
         B = len(seqs)
         group_of: dict[tuple[int, ...], int] = {}
@@ -204,7 +221,7 @@ class CausalScorer:
         cache = None
         if prefixes:
             plen = [len(t) for t in prefixes]
-            n_pre = max(len(prefixes), -(-MIN_ROWS // prefix_width))  # padding prefix rows: copies of the first
+            n_pre = rows or max(len(prefixes), -(-MIN_ROWS // prefix_width))  # padding rows: copies of the first
             rows_ids = [list(t) + [self.pad_id] * (prefix_width - len(t)) for t in prefixes]
             rows_ids += [rows_ids[0]] * (n_pre - len(prefixes))
             pids = self._to_device(rows_ids)
@@ -213,12 +230,12 @@ class CausalScorer:
             need_host = [[j < L - 1 for j in range(prefix_width)] for L in plen]
             need_host += [[False] * prefix_width] * (n_pre - len(prefixes))
             need = self._to_device(need_host, torch.bool)
-            g_lp, g_top = self._project_scores(hidden[need], pids[:, 1:][need[:, :-1]], top_k)
+            g_lp, g_top = self._project_scores(hidden[need], pids[:, 1:][need[:, :-1]], top_k, slice_rows)
             # first own token of each member, predicted by the last row of its prefix
             grp = self._to_device(member_group)
             last = self._to_device([plen[g] - 1 for g in member_group])
             own_first = self._to_device([s[p] for s, p in zip(seqs, starts)])
-            f_lp, f_top = self._project_scores(hidden[grp, last], own_first, top_k)
+            f_lp, f_top = self._project_scores(hidden[grp, last], own_first, top_k, slice_rows)
             pieces += [g_lp, f_lp]
             top_pieces += [g_top or [], f_top or []]
             cache.reorder_cache(grp)
@@ -234,7 +251,7 @@ class CausalScorer:
         # position j of row b predicts continuation token j+1: needed for j < suffix_len - 1
         need = self._to_device([[j < L - 1 for j in range(width)] for L in suffix_lens], torch.bool)
         targets = ids[:, 1:][need[:, :-1]] if width > 1 else ids.new_empty(0)
-        own_lp, own_top = self._project_scores(hidden[need], targets, top_k)
+        own_lp, own_top = self._project_scores(hidden[need], targets, top_k, slice_rows)
         pieces.append(own_lp)
         top_pieces.append(own_top or [])
         flat = torch.cat([t.float() for t in pieces]).tolist()  # the one synchronisation of the batch

@@ -56,7 +56,9 @@ from stereoprobe.likelihood import TEXTS_KEY, TEXTS_REF_KEY
 from stereoprobe.providers.args import WorkerRequest, auto_int, parse_bool
 from stereoprobe.providers.budget import free_memory, generation_rows, scoring_token_budget
 from stereoprobe.providers.generation import run_generate
+from stereoprobe.providers.microbatch import resolve_shape
 from stereoprobe.providers.loading import DEFAULT_NAME, context_window, load, model_kind, pick_device, pick_dtype
+from stereoprobe.providers.sampling import is_sampling
 from stereoprobe.providers.scoring import CausalScorer, TokenScores, masked_pll, seq2seq_logprobs
 from stereoprobe.providers.settings import check_config, check_scoring_input
 from stereoprobe.providers.structured import SchemaLogitsProcessor, compiled_grammar, require_xgrammar
@@ -76,6 +78,8 @@ class TransformersAPI(ModelAPI):
     64), ``gen_batch_size`` (default 16), ``prefix_sharing`` (default true), ``score_first_token`` (default
     false), ``kind`` (causal/masked/seq2seq, detected), ``tokenizer`` (path or id), ``chat_template`` (a
     Jinja string or a file), ``mlm_max_length`` (truncate masked-LM inputs, e.g. 22 as lmppl),
+    ``batch_invariant`` (fixed micro-batch shapes, :mod:`.microbatch`; default auto = on for CUDA),
+    ``microbatch_tokens`` (their padded tokens, default 8192),
     ``repetition_penalty`` (transformers' own, default 1.0 = none), ``top_k`` (when a request sets none),
     ``revision``, ``trust_remote_code``, ``attn_implementation``, ``max_connections`` (default 128).
 
@@ -101,6 +105,8 @@ class TransformersAPI(ModelAPI):
         self.batch_tokens = auto_int(args.pop("batch_tokens", None), "batch_tokens")
         self.gen_batch_size = auto_int(args.pop("gen_batch_size", None), "gen_batch_size")
         self.prefix_sharing = parse_bool(args.pop("prefix_sharing", True))
+        self.shape = resolve_shape(args.pop("batch_invariant", None), args.pop("microbatch_tokens", None),
+                                   str(self.device).split(":")[0])
         self.score_first_token = parse_bool(args.pop("score_first_token", False))
         self.mlm_max_length = int(args["mlm_max_length"]) if args.get("mlm_max_length") else None
         args.pop("mlm_max_length", None)
@@ -122,7 +128,7 @@ class TransformersAPI(ModelAPI):
                 f"transformers provider: unknown model args {sorted(args)} (known: device, dtype, batch_size, "
                 "batch_tokens, gen_batch_size, prefix_sharing, score_first_token, kind, tokenizer, chat_template, "
                 "mlm_max_length, repetition_penalty, top_k, revision, trust_remote_code, attn_implementation, "
-                "max_connections)"
+                "max_connections, batch_invariant, microbatch_tokens)"
             )
 
         self.model, self.tokenizer, self.kind = load(model_name, self.device, self.dtype, kind, tokenizer_id, load_kwargs)
@@ -292,7 +298,7 @@ class TransformersAPI(ModelAPI):
         max_new = config.max_tokens if config.max_tokens is not None else DEFAULT_MAX_TOKENS
         if self.context_window is not None and self.kind == "causal":
             max_new = min(max_new, self.context_window - len(ids))
-        sampling = config.temperature is None or config.temperature > 0
+        sampling = is_sampling(config.temperature)
         schema = None
         if config.response_schema is not None:
             require_xgrammar()  # a missing dependency fails here, before the request is queued
@@ -302,7 +308,7 @@ class TransformersAPI(ModelAPI):
             "max_new_tokens": int(max_new),
             "temperature": config.temperature,
             "top_p": config.top_p,
-            "top_k": config.top_k if config.top_k is not None else self.default_top_k,
+            "top_k": (config.top_k if config.top_k is not None else self.default_top_k) or None,  # 0: none
             "frequency_penalty": float(config.frequency_penalty or 0.0),
             "presence_penalty": float(config.presence_penalty or 0.0),
             "logit_bias": tuple(sorted((int(k), float(v)) for k, v in (config.logit_bias or {}).items())),
@@ -399,7 +405,7 @@ class TransformersAPI(ModelAPI):
         if self.kind == "causal":
             assert self.scorer is not None
             return self.scorer.score([p["ids"] for p in payloads], rows, self.prefix_sharing, top_k,
-                                     groups=groups, max_tokens=tokens)
+                                     groups=groups, max_tokens=tokens, shape=self.shape)
         if rows is None:  # masked and encoder-decoder models: rows of the longest input within the budget
             longest = max((len(p.get("ids") or p.get("enc") or ()) + len(p.get("dec") or ()) for p in payloads),
                           default=1)
