@@ -95,7 +95,7 @@ demo: $(STAMP)
 	  --max-connections 512 --max-samples 512 --log-dir $(DEMO_LOGS)/globalbias --display $(DEMO_DISPLAY)
 	$(OFFLINE) $(VENV)/bin/stereoprobe globalbias $(DEMO_LOGS)/globalbias --out $(DEMO_OUT)/globalbias
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/globalbias_profiles --model transformers/default \
-	  -T source=bundled -T groups=[CHINESE,ENGLISH] -T batch_size=4 -T runs=1 -T max_tokens=400 \
+	  -T source=bundled -T groups=[CHINESE,ENGLISH] -T batch_size=4 -T runs=1 -T max_tokens=400 -T prompt=stereoprobe \
 	  --log-dir $(DEMO_LOGS)/globalbias_profiles --display $(DEMO_DISPLAY)
 	$(OFFLINE) $(VENV)/bin/stereoprobe profiles $(DEMO_LOGS)/globalbias_profiles --out $(DEMO_OUT)/globalbias_profiles \
 	  --permutations 20

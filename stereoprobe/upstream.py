@@ -15,11 +15,14 @@ unless ``verify=False``.
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import json
 import os
 import shutil
 import tempfile
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from functools import cache
@@ -48,7 +51,7 @@ class UpstreamSource:
     files: dict[str, str]  # relative path -> sha256, or "git-blob-sha1:<git blob id>"
 
     def url(self, path: str) -> str:
-        return RAW_URL.format(repository=self.repository, commit=self.commit, path=path)
+        return RAW_URL.format(repository=self.repository, commit=self.commit, path=urllib.parse.quote(path))
 
 
 @cache
@@ -155,3 +158,27 @@ def fetch(key: str, path: str, local: str | os.PathLike[str] | None = None, veri
         raise
     tmp_path.replace(cached)
     return cached
+
+
+def notebook_string(path: Path, variable: str) -> str:
+    """The string literal assigned to ``variable`` in a code cell of the Jupyter notebook ``path`` (upstream
+    keeps some prompts in notebooks: read as data, never executed). One-line error when there is none."""
+    try:
+        cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise UpstreamDataError(f"{path}: not a readable notebook ({e})") from None
+    for cell in cells:
+        if cell.get("cell_type") != "code":
+            continue
+        source = "".join(cell.get("source", []))
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue  # shell or magic lines: not an assignment we read
+        for node in tree.body:
+            if not isinstance(node, ast.Assign):
+                continue
+            named = any(isinstance(t, ast.Name) and t.id == variable for t in node.targets)
+            if named and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                return node.value.value
+    raise UpstreamDataError(f"{path}: no code cell assigns a string to {variable}")

@@ -1,12 +1,14 @@
 """GlobalBias generation probe: character profiles for batches of names (Siddique et al., EMNLP 2024,
 section 6).
 
-One sample per (run, batch of 20 names); three runs; temperature 1; the reference's settings per model family
-(JSON mode and seed 42 for OpenAI models, the assistant turn prefilled with "{" and 4,096 tokens for Anthropic
-models, 5,000 tokens for others; ``-T settings=plain`` sends only temperature and max_tokens). The scorer parses
-the JSON profiles, matches them to the requested names and records parse failures, missing and unknown names.
+One sample per (run, batch of 20 names); three runs; the reference's prompt (``BIAS_PROMPT`` of the upstream
+notebooks 9a-9c, read at run time from the pinned notebook; ``-T prompt=stereoprobe``: our own wording);
+temperature 1; the reference's settings per model family (JSON mode and seed 42 for OpenAI models, the
+assistant turn prefilled with "{" and 4,096 tokens for Anthropic models, 5,000 tokens for others;
+``-T settings=plain`` sends only temperature and max_tokens). The scorer parses the JSON profiles, matches them to the requested names and records parse failures, missing and unknown names.
 
-    inspect eval stereoprobe/globalbias_profiles --model openai/gpt-4o     # the upstream names (default)
+    inspect eval stereoprobe/globalbias_profiles --model openai/gpt-4o     # the upstream names and prompt (default)
+    inspect eval stereoprobe/globalbias_profiles --model openai/gpt-4o -T prompt=stereoprobe   # our own wording
     stereoprobe profiles logs/ --out results/profiles
 """
 
@@ -22,6 +24,7 @@ from stereoprobe.globalbias.data import load_names, select
 from stereoprobe.globalbias.samples import name_batches, profile_samples
 from stereoprobe.listings import task_version
 from stereoprobe.globalbias.profiles_generation import SETTINGS
+from stereoprobe.globalbias.profiles_parse import PROMPTS, profile_prompt
 from stereoprobe.scorers.globalbias_profiles import profile_parser
 from stereoprobe.solvers.globalbias_profiles import profile_generate
 
@@ -45,6 +48,7 @@ def globalbias_profiles(
     max_tokens: int | None = None,
     temperature: float = 1.0,
     settings: str = "reference",
+    prompt: str = "upstream",
 ) -> Task:
     """Character profiles for every name (source/faithful/groups as in ``globalbias``: the upstream names by
     default, 400 names = 20 batches x 3 runs; ``-T source=bundled`` for the 24 demo names).
@@ -59,6 +63,9 @@ def globalbias_profiles(
         temperature: paper: 1.
         settings: "reference" (default): the reference's per-family settings (OpenAI JSON mode and seed 42,
             Anthropic "{" prefill); "plain": temperature and max_tokens only (5000 unless given).
+        prompt: "upstream" (default): the reference's ``BIAS_PROMPT`` from the pinned notebook (downloaded
+            once and checksummed, or read from ``source``'s local copy or ``$STEREOPROBE_UPSTREAM_DIR``);
+            "stereoprobe": the project's own wording (no download).
     """
     check_task_args(source=source, faithful=faithful)
     batch_size = P.integer(batch_size, "batch_size", 1)
@@ -67,12 +74,15 @@ def globalbias_profiles(
     settings = P.choice(settings, "settings", SETTINGS)
     shuffle_seed = P.integer(shuffle_seed, "shuffle_seed", 0, optional=True)
     temperature = P.number(temperature, "temperature", 0.0)
+    prompt = P.choice(prompt, "prompt", PROMPTS)
     names, _ = select(load_names(source, faithful), [], groups, None, None)
+    template = profile_prompt(prompt, source)
     return Task(
-        dataset=MemoryDataset(profile_samples(names, batch_size, runs, shuffle_seed), name="globalbias-profiles"),
+        dataset=MemoryDataset(profile_samples(names, batch_size, runs, shuffle_seed, template),
+                              name="globalbias-profiles"),
         solver=profile_generate(settings, max_tokens, temperature),
         scorer=profile_parser(),
         config=GenerateConfig(temperature=temperature),
         version=TASK_VERSION,
-        metadata={"probe": "globalbias", "source": str(source), "settings": settings},
+        metadata={"probe": "globalbias", "source": str(source), "settings": settings, "prompt": prompt},
     )

@@ -126,7 +126,8 @@ def _profiles(logs: Path) -> None:
                      "religion": "none"} for n in names]
         return _usage(ModelOutput.from_content(model="default", content=json.dumps(profiles)))
 
-    task = globalbias_profiles(source="bundled", groups=["CHINESE", "ENGLISH"], batch_size=4, runs=1, max_tokens=400)
+    task = globalbias_profiles(source="bundled", groups=["CHINESE", "ENGLISH"], batch_size=4, runs=1, max_tokens=400,
+                               prompt="stereoprobe")
     inspect_eval(task, model=get_model("mockllm/default", custom_outputs=answer), display="none",
                  log_dir=str(logs / "globalbias_profiles"), log_realtime=False)
 

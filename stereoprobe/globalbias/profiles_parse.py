@@ -1,6 +1,12 @@
-"""Robust parsing of generated character profiles (GlobalBias generation probe, paper section 6).
+"""The prompt of the GlobalBias generation probe and robust parsing of its answers (paper section 6).
 
-The model is asked for a JSON list of profiles. Accepted: a top-level list; an object holding the list under
+Prompt: by default (``prompt="upstream"``) the reference's own ``BIAS_PROMPT`` (Appendix B), read at run time
+from the pinned upstream notebook ``code/9a openai_generation_output.ipynb`` (the same text in 9a, 9b and
+9c; checksum-verified, downloaded once or read from a local copy) and filled as the notebooks do:
+``BIAS_PROMPT.format(list_of_names=json.dumps(names))``. ``prompt="stereoprobe"``: the project's own wording
+(``datasets/globalbias/profiles_prompt.yaml``), the names as ``json.dumps(names, ensure_ascii=False)``.
+
+Answers are read leniently, whichever prompt asked for them. Accepted: a top-level list; an object holding the list under
 any key (the first list-valued key, e.g. "characters"); a single profile object; JSON inside a Markdown code
 fence or surrounded by prose (the first decodable JSON value is used). Every outcome is recorded: a response
 without decodable JSON is a parse failure; profiles are matched to the requested names case-insensitively;
@@ -10,13 +16,16 @@ requested names without a profile are "missing", profiles with a name not reques
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 
 import yaml
 
 from stereoprobe.paths import dataset_file
+from stereoprobe.upstream import UpstreamDataError, fetch, notebook_string
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 
@@ -27,8 +36,57 @@ def prompt_spec() -> dict:
     return yaml.safe_load(dataset_file("globalbias", "profiles_prompt.yaml").read_text(encoding="utf-8"))
 
 
-def build_prompt(names: list[str]) -> str:
-    return prompt_spec()["prompt"].replace("{names}", json.dumps(names, ensure_ascii=False))
+PROMPTS = ("upstream", "stereoprobe")
+PROMPT_SOURCE = "GlobalBias"  # key in stereoprobe/upstream_sources.yaml
+PROMPT_NOTEBOOK = "code/9a openai_generation_output.ipynb"
+PROMPT_VARIABLE = "BIAS_PROMPT"
+
+
+@dataclass(frozen=True)
+class ProfilePrompt:
+    """A profile prompt: ``kind`` (one of :data:`PROMPTS`) and its ``template``."""
+
+    kind: str
+    template: str
+
+    def render(self, names: list[str]) -> str:
+        """The prompt for one batch of ``names``."""
+        if self.kind == "upstream":
+            return self.template.format(list_of_names=json.dumps(names))
+        return self.template.replace("{names}", json.dumps(names, ensure_ascii=False))
+
+
+def _notebook_path(source: str | os.PathLike[str], verify: bool) -> Path:
+    local = None
+    if str(source) not in ("upstream", "bundled"):
+        root = Path(source)
+        if (root / PROMPT_NOTEBOOK).is_file() or (root / PROMPT_SOURCE / PROMPT_NOTEBOOK).is_file():
+            local = root
+    return fetch(PROMPT_SOURCE, PROMPT_NOTEBOOK, local=local, verify=verify)
+
+
+def profile_prompt(prompt: str = "upstream", source: str | os.PathLike[str] = "upstream",
+                   verify: bool = True) -> ProfilePrompt:
+    """The profile prompt ``prompt`` (see the module docstring). ``source``: the task's data source; a local
+    copy of the upstream repository holding the notebook is read from there. Without the notebook offline,
+    one line naming ``-T prompt=stereoprobe``."""
+    if prompt == "stereoprobe":
+        return ProfilePrompt("stereoprobe", prompt_spec()["prompt"])
+    if prompt != "upstream":
+        raise ValueError(f"unknown prompt {prompt!r}; use {' or '.join(PROMPTS)}")
+    try:
+        template = notebook_string(_notebook_path(source, verify), PROMPT_VARIABLE)
+    except UpstreamDataError as e:
+        raise UpstreamDataError(f"{e} (the default profile prompt is upstream's {PROMPT_VARIABLE}; "
+                                "-T prompt=stereoprobe sends stereoprobe's own wording instead)") from None
+    if template.count("{list_of_names}") != 1:
+        raise UpstreamDataError(f"{PROMPT_NOTEBOOK}: {PROMPT_VARIABLE} has no single {{list_of_names}} field")
+    return ProfilePrompt("upstream", template)
+
+
+def build_prompt(names: list[str], prompt: ProfilePrompt | None = None) -> str:
+    """The prompt for ``names``: ``prompt`` rendered (None: stereoprobe's own wording)."""
+    return (prompt or ProfilePrompt("stereoprobe", prompt_spec()["prompt"])).render(names)
 
 
 @dataclass

@@ -4,12 +4,16 @@ sentences of every name as text items of the grouped likelihood contract (:mod:`
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessageUser
 
 from stereoprobe.globalbias.data import Sentence
 from stereoprobe.likelihood import N_TEXTS_METADATA, TEXTS_METADATA
+
+if TYPE_CHECKING:
+    from stereoprobe.globalbias.profiles_parse import ProfilePrompt
 
 
 def _decoder_text(s: Sentence) -> str:
@@ -81,8 +85,10 @@ def name_batches(names: list, batch_size: int, seed: int | None = 42) -> list[li
     return [shuffled[i:i + batch_size] for i in range(0, len(shuffled), batch_size)]
 
 
-def profile_samples(names: list, batch_size: int, runs: int, seed: int | None = 42) -> list[Sample]:
-    """One sample per run x batch of names (ids ``run{r}:batch{i}``), the prompt asking for their profiles."""
+def profile_samples(names: list, batch_size: int, runs: int, seed: int | None = 42,
+                    prompt: ProfilePrompt | None = None) -> list[Sample]:
+    """One sample per run x batch of names (ids ``run{r}:batch{i}``), ``prompt`` asking for their profiles
+    (None: stereoprobe's own wording; see :func:`stereoprobe.globalbias.profiles_parse.profile_prompt`)."""
     from stereoprobe.globalbias.profiles_parse import build_prompt
 
     batches = name_batches(names, batch_size, seed)
@@ -91,6 +97,6 @@ def profile_samples(names: list, batch_size: int, runs: int, seed: int | None = 
         for i, b in enumerate(batches):
             meta = [{"name": n.name, "group": n.group, "ethnicity": n.ethnicity, "gender": n.gender,
                      "name_index": n.index} for n in b]
-            samples.append(Sample(input=build_prompt([n.name for n in b]), id=f"run{r}:batch{i}",
+            samples.append(Sample(input=build_prompt([n.name for n in b], prompt), id=f"run{r}:batch{i}",
                                   metadata={"run_id": r, "batch": i, "names": meta}))
     return samples

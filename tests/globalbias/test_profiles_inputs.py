@@ -15,7 +15,7 @@ from stereoprobe.tasks.globalbias_profiles import globalbias_profiles
 from .test_profiles_task import _fake_profiles
 
 FAIL = {"on": False}
-ARGS = {"source": "bundled", "batch_size": 6, "runs": 2, "max_tokens": 100}
+ARGS = {"source": "bundled", "batch_size": 6, "runs": 2, "max_tokens": 100, "prompt": "stereoprobe"}
 OPTS = ["--permutations", "5", "--folds", "2", "--no-feature-ablation"]
 
 

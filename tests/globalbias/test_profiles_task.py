@@ -42,7 +42,7 @@ def test_batches_follow_reference_shuffle():
 
 
 def test_profiles_task_and_cli(tmp_path):
-    t = globalbias_profiles(source="bundled", batch_size=6, runs=2, max_tokens=100)
+    t = globalbias_profiles(source="bundled", batch_size=6, runs=2, max_tokens=100, prompt="stereoprobe")
     assert len(t.dataset) == 2 * 4 and t.dataset[0].id == "run0:batch0"
     assert t.config.temperature == 1.0
     [log] = inspect_eval(t, model=get_model("mockllm/model", custom_outputs=_fake_profiles),

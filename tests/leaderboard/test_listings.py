@@ -81,7 +81,7 @@ def test_bare_inspect_score_rescoring_a_mockllm_log(tmp_path):
     model = get_model("mockllm/model", custom_outputs=outputs)
     [log] = inspect_eval("stereoprobe/globalbias_profiles", model=model, log_dir=str(tmp_path), display="none",
                          task_args={"source": "bundled", "groups": ["CHINESE", "ENGLISH"], "runs": 1,
-                                    "batch_size": 4})
+                                    "batch_size": 4, "prompt": "stereoprobe"})
     assert log.status == "success"
     assert log.eval.scorers[0].name == "profile_parser"  # bare in the log
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "INSPECT_LOG_LEVEL": "warning"}

@@ -124,7 +124,7 @@ def test_cli_warns_on_stale_prices_on_stderr(tmp_path, capsys) -> None:
 def test_profiles_output_grows_with_the_names_of_a_request() -> None:
     from stereoprobe.tasks.globalbias_profiles import globalbias_profiles
 
-    task = globalbias_profiles(source="bundled", batch_size=4)
+    task = globalbias_profiles(source="bundled", batch_size=4, prompt="stereoprobe")
     names = [len(s.metadata["names"]) for s in task.dataset]
     p = plan_task(task, model="openai/gpt-4o", count=lambda t: 1)
     assert p.output_tokens == 175 * sum(names)  # datasets/plan.yaml: 175 tokens per profile

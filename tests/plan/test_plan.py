@@ -126,7 +126,7 @@ def test_calibration_gives_seconds_on_the_default_model(tmp_path):
     (["dbb", "-T", "source=bundled", "-T", "mode=logprob"], {"generator"}),
     (["dbb_sg", "-T", "source=bundled"], {"generator"}),
     (["globalbias", "-T", "source=bundled"], {"generator"}),
-    (["globalbias_profiles", "-T", "source=bundled"], {"generator"}),
+    (["globalbias_profiles", "-T", "source=bundled", "-T", "prompt=stereoprobe"], {"generator"}),
     (["dbb_build_variations", "-T", "source=bundled"], {"generator"}),
 ])
 def test_every_offline_task_plans(argv, calls, tmp_path):
