@@ -31,9 +31,11 @@ def _unit(*parts: object) -> float:
 def a_is_first(seed: int, sample_id: str, epoch: int, option_order: str = "random") -> bool:
     """Whether option A (concept1) is shown as choice "a)" for this sample and epoch.
 
-    ``random``: an independent fair coin per (seed, sample, epoch) — the paper's per-sample shuffling.
-    ``balanced``: a fair coin per (seed, sample) for epoch 1, then alternating, so an even number of epochs
-    shows each order equally often (exact counterbalancing). ``fixed``: always first (upstream data order).
+    ``fixed``: always first, the paper's protocol (§3.3: option A is the first concept; the upstream data list
+    it first and nothing in the paper or the upstream code shuffles the options; fidelity D6).
+    ``random``: an independent fair coin per (seed, sample, epoch), stereoprobe's own option against the
+    position preference (no part of the paper). ``balanced``: a fair coin per (seed, sample) for epoch 1, then
+    alternating, so an even number of epochs shows each order equally often (exact counterbalancing; ours too).
     """
     if option_order == "fixed":
         return True
