@@ -8,6 +8,11 @@ batches them on the device; inspect's ``vllm-completions`` gets the texts as pro
 ``/v1/completions`` request (:mod:`stereoprobe.providers.vllm_batch`); any other provider that returns prompt
 log-probabilities gets one request per text, concurrently, the way the per-text tasks did.
 
+Before its first paid call a run sends one probe request (:func:`check_prompt_logprobs`, once per model) and
+stops with :class:`~stereoprobe.likelihood.LogprobsUnavailable` when the model returns no prompt
+log-probabilities (inspect's ``openai`` and ``anthropic`` providers); a group whose every text comes back
+without them stops the run the same way, instead of recording one error per text.
+
 Deterministic per-text failures (a text longer than the context window, no prompt log-probabilities, a
 non-finite value, a context that does not tokenize as a prefix) are recorded for that text and the others
 are scored; any other error fails the sample, so ``inspect eval-retry`` scores it again.
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,6 +30,7 @@ from inspect_ai.model import ChatMessageUser, GenerateConfig, Model, ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from stereoprobe.likelihood import (
+    NO_PROMPT_LOGPROBS,
     N_TOKENS,
     REQUEST_KEYS,
     RESULT_ERROR,
@@ -33,10 +40,12 @@ from stereoprobe.likelihood import (
     TEXTS_KEY,
     TEXTS_REF_KEY,
     TEXTS_METADATA,
+    LogprobsUnavailable,
     TextResult,
     check_items,
     encode_results,
     scored_part,
+    unavailable,
 )
 
 SCORING_CONFIG = GenerateConfig(max_tokens=1, prompt_logprobs=1, temperature=0.0)
@@ -98,7 +107,7 @@ async def _score_one(model: Model, item: Mapping[str, Any], config: GenerateConf
     choice = out.choices[0] if out.choices else None
     plp = choice.prompt_logprobs if choice is not None else None
     if plp is None or not plp.content:
-        return fail(out.error or "no prompt_logprobs returned")
+        return fail(out.error or NO_PROMPT_LOGPROBS)
     lps = [lp.logprob for lp in plp.content]
     if n_cont is not None:
         if len(lps) < n_cont:
@@ -110,14 +119,57 @@ async def _score_one(model: Model, item: Mapping[str, Any], config: GenerateConf
     return TextResult(id=tid, sum_logprob=total, n_tokens=len(lps), n_bytes=_n_bytes(item))
 
 
+#: the probe request's text: two scored tokens in any tokenizer
+PROBE_TEXT = "The sky is blue."
+_CHECKED: weakref.WeakKeyDictionary[Any, asyncio.Lock | bool | LogprobsUnavailable] = weakref.WeakKeyDictionary()
+
+
+async def check_prompt_logprobs(model: Model | None = None) -> None:
+    """Once per model (its provider object): one probe request; :class:`LogprobsUnavailable` (which stops the
+    run) when it returns no prompt log-probabilities. Providers that score text batches (stereoprobe's
+    ``transformers``) always do and are not probed. Concurrent samples wait for the one probe and share its
+    verdict."""
+    model = model or get_model()
+    api = model.api
+    if getattr(api, "scores_text_batches", False):
+        return
+    if api not in _CHECKED:
+        _CHECKED[api] = asyncio.Lock()
+    state = _CHECKED[api]
+    if isinstance(state, asyncio.Lock):
+        async with state:
+            if _CHECKED[api] is state:  # the first sample here probes, the others wait for its verdict
+                probe = await _score_one(model, {"id": "capability-probe", "text": PROBE_TEXT}, SCORING_CONFIG)
+                _CHECKED[api] = True if probe.ok else LogprobsUnavailable(
+                    f"{unavailable(str(model))} (a probe request before the first paid call got: {probe.error})")
+        state = _CHECKED[api]
+    if isinstance(state, LogprobsUnavailable):
+        raise LogprobsUnavailable(state.message)
+
+
+def _stop_if_none_scored(model: Model, results: Sequence[TextResult]) -> None:
+    """A group whose every text came back without prompt log-probabilities stops the run: the model does not
+    return them, and every further request would be paid for nothing."""
+    if results and all(r.error == NO_PROMPT_LOGPROBS for r in results):
+        raise LogprobsUnavailable(unavailable(str(model)) + f" (none for the {len(results)} texts of a group)")
+
+
 async def score_items(items: Sequence[Mapping[str, Any]], model: Model | None = None,
                       config: GenerateConfig = SCORING_CONFIG) -> list[TextResult]:
     """Score text items (see :mod:`stereoprobe.likelihood`) with ``model`` (default: the task's model): one
-    request for a provider with ``scores_text_batches``, else one request per text."""
+    request for a provider with ``scores_text_batches``, else one request per text, after the model's one
+    probe request (:func:`check_prompt_logprobs`)."""
     check_items(items)
     if not items:
         return []
     model = model or get_model()
+    await check_prompt_logprobs(model)
+    results = await _score_all(model, items, config)
+    _stop_if_none_scored(model, results)
+    return results
+
+
+async def _score_all(model: Model, items: Sequence[Mapping[str, Any]], config: GenerateConfig) -> list[TextResult]:
     if getattr(model.api, "scores_text_batches", False):
         return await _score_batch(model, items, config)
     from stereoprobe.providers.vllm_batch import score_prompt_list, supports_prompt_list
@@ -142,6 +194,18 @@ def score_texts(texts_key: str = TEXTS_METADATA) -> Solver:
         state.output = ModelOutput(model=str(model), choices=[],
                                    metadata={STATE_KEY: encode_results(results)[1]})
         state.completed = True
+        return state
+
+    return solve
+
+
+@solver
+def require_prompt_logprobs() -> Solver:
+    """A task's setup step: the model's one probe request (:func:`check_prompt_logprobs`) before the sample's
+    first paid call, for likelihood tasks whose solver sends plain prompts (one sample per text)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        await check_prompt_logprobs()
         return state
 
     return solve

@@ -20,6 +20,11 @@ offer ``stash_texts(items) -> key``: the solver then sends ``metadata[TEXTS_REF_
 items, so the texts, already in the sample's metadata, are not copied into the logged model event. Other
 providers get one request per text (see ``stereoprobe.solvers.likelihood``).
 
+**Capability.** Prompt log-probabilities are a vLLM extension of the OpenAI API; chat APIs (``openai/``,
+``anthropic/``, ``google/``, ...) return none. :func:`require_prompt_logprobs` refuses such a provider before
+anything is priced or paid for (``stereoprobe plan``), :data:`UNAVAILABLE` is the one line that names the
+providers that work, and the solver sends one probe request before the first paid call of a run.
+
 **Compact score.** The scorer ``text_logprobs`` stores ``Score.value = {texts, unscored, mean_perplexity}``
 and ``Score.metadata = {ids, sum_logprob, n_tokens, n_bytes, errors}`` (aligned lists; ``errors`` maps the
 position of an unscored text to its reason; unscored texts have ``None`` values).
@@ -31,6 +36,10 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from inspect_ai._util.error import PrerequisiteError
+
+from stereoprobe.errors import InputError
 
 TEXTS_KEY = "stereoprobe_texts"
 TEXTS_REF_KEY = "stereoprobe_texts_ref"  # key of items stashed in an in-process provider
@@ -53,6 +62,64 @@ N_BYTES = "n_bytes"
 ERRORS = "errors"
 # keys of a provider's answer, ``ModelOutput.metadata[RESULTS_KEY]`` (aligned lists): SUM_LOGPROB, N_TOKENS and
 RESULT_ERROR = "error"
+
+
+#: providers that can return prompt log-probabilities: stereoprobe's ``transformers`` and inspect's providers of
+#: the vLLM extension (``vllm-completions``, ``vllm``, ``sglang`` and OpenAI-compatible servers, ``openai-api``);
+#: whether a given OpenAI-compatible server does is checked by the run's probe request
+PROMPT_LOGPROB_PROVIDERS = ("transformers", "vllm-completions", "vllm", "sglang", "openai-api",
+                            "openai-api-completions")
+#: inspect's providers that return no prompt log-probabilities (chat APIs, and local providers without the
+#: extension): refused by ``stereoprobe plan``; a provider in neither list (a user's own) meets the probe request
+NO_PROMPT_LOGPROB_PROVIDERS = ("openai", "anthropic", "google", "mistral", "grok", "groq", "bedrock", "azureai",
+                               "deepseek", "together", "fireworks", "perplexity", "openrouter", "moonshot", "meta",
+                               "cloudflare", "sambanova", "hf-inference-providers", "litellm-proxy", "mockllm",
+                               "none", "ollama", "llama-cpp-python", "hf", "transformer_lens", "nnterp")
+#: providers known to return no token log-probabilities at all (DBB's logprob mode needs the answer token's)
+NO_TOKEN_LOGPROB_PROVIDERS = ("anthropic",)
+#: the providers that work, as the refusal names them
+WORKING_PROVIDERS = ("transformers/..., vllm-completions/... or an OpenAI-compatible server that returns prompt "
+                     "log-probabilities (openai-api/<service>/..., vllm/..., sglang/...)")
+#: the reason a per-text result carries when the model returned no prompt log-probabilities
+NO_PROMPT_LOGPROBS = "no prompt_logprobs returned"
+
+
+class LogprobsUnavailable(InputError, PrerequisiteError):
+    """The model cannot return the log-probabilities a likelihood task needs: one line in ``stereoprobe plan``
+    (an ``InputError``) and in ``inspect eval``, which stops the run (a ``PrerequisiteError``)."""
+
+    def __init__(self, message: str) -> None:
+        InputError.__init__(self, message)
+        self.message = message
+
+
+def unavailable(model: str, what: str = "likelihood scoring") -> str:
+    """The one refusal line: ``model`` returns no prompt log-probabilities, and which providers do."""
+    return (f"{model} returns no prompt log-probabilities, which {what} needs (a chat API scores no given "
+            f"text): use {WORKING_PROVIDERS}")
+
+
+def logprob_requirement(config: Any) -> str | None:
+    """What a task's ``GenerateConfig`` needs of the model: ``"prompt"`` (prompt log-probabilities: GlobalBias,
+    DBB-SG), ``"token"`` (the answer token's top log-probabilities: DBB's logprob mode) or None."""
+    if config is None:
+        return None
+    if getattr(config, "prompt_logprobs", None):
+        return "prompt"
+    if getattr(config, "logprobs", None):
+        return "token"
+    return None
+
+
+def require_logprobs(model: str, requirement: str | None, what: str) -> None:
+    """Refuse ``model`` (``provider/name``) for a task with ``requirement`` (:func:`logprob_requirement`) when
+    its provider cannot serve it: :class:`LogprobsUnavailable` naming the providers that work."""
+    provider = model.split("/", 1)[0]
+    if requirement == "prompt" and provider in NO_PROMPT_LOGPROB_PROVIDERS:
+        raise LogprobsUnavailable(unavailable(model, what))
+    if requirement == "token" and provider in NO_TOKEN_LOGPROB_PROVIDERS:
+        raise LogprobsUnavailable(f"{model} returns no token log-probabilities, which {what} needs: use "
+                                  f"{WORKING_PROVIDERS}, or a chat API with log-probabilities (openai/...)")
 
 
 @dataclass(frozen=True)

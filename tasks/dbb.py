@@ -27,6 +27,7 @@ from stereoprobe.dbb import questions as Q
 from stereoprobe.dbb import scoring as SC
 from stereoprobe.dbb import stats as ST
 from stereoprobe.likelihood import N_TEXTS_METADATA
+from stereoprobe.solvers.likelihood import require_prompt_logprobs
 from stereoprobe.listings import task_version
 from stereoprobe.scorers.dbb import dbb_epochs, dbb_mcq_scorer, dbb_metrics, dbb_sg_scorer
 from stereoprobe.solvers.dbb import (DBBLogprobsUnavailable, dbb_mcq_group_solver, dbb_mcq_solver,
@@ -248,6 +249,7 @@ def dbb_sg(
         scorer=dbb_sg_scorer(normalisation=normalisation),
         metrics=dbb_metrics(threshold, 1),
         epochs=Epochs(1, dbb_epochs()),
+        setup=require_prompt_logprobs(),  # one probe request before the first paid call
         config=GenerateConfig(max_tokens=1, prompt_logprobs=1, temperature=0.0),
         version=TASK_VERSION,
         metadata={"probe": "dbb", "variant": "sg", "source": str(source), "faithful": faithful, "seed": seed,

@@ -26,7 +26,7 @@ from stereoprobe.globalbias.data import build_sentences
 from stereoprobe.globalbias.samples import group_samples, sentence_samples
 from stereoprobe.listings import task_version
 from stereoprobe.scorers.globalbias import sentence_logprob, text_logprobs
-from stereoprobe.solvers.likelihood import score_texts
+from stereoprobe.solvers.likelihood import require_prompt_logprobs, score_texts
 
 TASK_VERSION = task_version("globalbias")  # tasks/<probe>.eval.yaml
 
@@ -89,6 +89,7 @@ def globalbias(
         dataset=MemoryDataset(samples, name=f"globalbias-{source if source in ('bundled', 'upstream') else 'local'}"),
         solver=solver,
         scorer=scorer,
+        setup=require_prompt_logprobs(),  # one probe request before the first paid call
         config=GenerateConfig(max_tokens=1, prompt_logprobs=1, temperature=0.0),
         version=TASK_VERSION,
         metadata={"probe": "globalbias", "source": str(source), "faithful": faithful,

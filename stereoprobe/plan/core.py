@@ -28,7 +28,7 @@ from typing import Any
 
 from stereoprobe.dbb import contract as DBB
 from stereoprobe.errors import InputError
-from stereoprobe.likelihood import N_TEXTS_METADATA, TEXTS_METADATA
+from stereoprobe.likelihood import N_TEXTS_METADATA, TEXTS_METADATA, logprob_requirement, require_logprobs
 from stereoprobe.plan.cost import price_run
 from stereoprobe.plan.prices import PriceTable, load_prices, stale_prices
 from stereoprobe.plan.tokens import count_texts, counter_for
@@ -165,6 +165,8 @@ def plan_task(task: Any, model: str | None = None, roles: Mapping[str, Sequence[
     unit = plan_unit(name)
     main_role = unit.main_role
     cfg = getattr(task, "config", None)
+    if model:  # a likelihood task on a chat API is refused, not priced
+        require_logprobs(model, logprob_requirement(cfg), f"task {name}")
     likelihood = bool(cfg is not None and getattr(cfg, "prompt_logprobs", None))
     max_tokens = getattr(cfg, "max_tokens", None) if cfg is not None else None
     outs = {**(a.get("output_tokens") or {}).get("default", {}), **(a.get("output_tokens") or {}).get(name, {})}

@@ -113,7 +113,7 @@ def test_cli_warns_on_stale_prices_on_stderr(tmp_path, capsys) -> None:
     f.write_text("as_of: '2000-01-01'\nbatch_discounts: {openai: 0.5}\nmodels:\n  - {model: 'openai/*', input: 1, output: 1}\n")
     parser = argparse.ArgumentParser()
     cli_plan.register(parser.add_subparsers())
-    args = parser.parse_args(["plan", "dbb_sg", "-T", "source=bundled", "--model", "openai/gpt-4o",
+    args = parser.parse_args(["plan", "dbb", "-T", "source=bundled", "--model", "openai/gpt-4o",
                               "--prices", str(f)])
     assert args.func(args) == 0
     out, err = capsys.readouterr()

@@ -83,8 +83,12 @@ def test_prices_table_and_unknown_model():
     task = globalbias(source="bundled", groups=["ARAB"], templates=[1])
     p = plan_task(task, model="acme/unknown", count=lambda t: len(t) // 4)
     assert p.usd is None and any("no price" in n for n in p.notes)
-    # USD by hand: input tokens x price, no output for a likelihood task
-    p = plan_task(task, model="openai/gpt-4o", count=lambda t: 10)
+    # USD by hand: input tokens x price, no output for a likelihood task (an OpenAI-compatible server that
+    # returns prompt log-probabilities, priced by a user's table)
+    from stereoprobe.plan import PriceTable
+
+    table = PriceTable(as_of="2026-11-01", source="t.yaml", models=[("openai-api/*", 2.50, 10.0)])
+    p = plan_task(task, model="openai-api/host/llama", prices=table, count=lambda t: 10)
     # ARAB_F and ARAB_M x 3 bundled names x 16 bundled descriptors x template 1 = 96 sentences in 2 samples
     assert p.items == 2 * 3 * 16 and p.samples == 2
     assert p.input_tokens == 10 * 96 and p.usd == round(10 * 96 * 2.50 / 1e6, 2)
@@ -120,20 +124,38 @@ def test_calibration_gives_seconds_on_the_default_model(tmp_path):
     assert d["seconds"] is not None and d["seconds"] > 0
 
 
-@pytest.mark.parametrize("argv, calls", [
-    (["stereotales", "-T", "languages=en", "-T", "attributes=gender"], {"generator", "refusal", "extractor"}),
-    (["dbb", "-T", "source=bundled"], {"generator"}),
-    (["dbb", "-T", "source=bundled", "-T", "mode=logprob"], {"generator"}),
-    (["dbb_sg", "-T", "source=bundled"], {"generator"}),
-    (["globalbias", "-T", "source=bundled"], {"generator"}),
-    (["globalbias_profiles", "-T", "source=bundled", "-T", "prompt=stereoprobe"], {"generator"}),
-    (["dbb_build_variations", "-T", "source=bundled"], {"generator"}),
+@pytest.mark.parametrize("argv, calls, model", [
+    (["stereotales", "-T", "languages=en", "-T", "attributes=gender"], {"generator", "refusal", "extractor"},
+     "openai/gpt-4o-mini"),
+    (["dbb", "-T", "source=bundled"], {"generator"}, "openai/gpt-4o-mini"),
+    (["dbb", "-T", "source=bundled", "-T", "mode=logprob"], {"generator"}, "openai/gpt-4o-mini"),
+    (["dbb_sg", "-T", "source=bundled"], {"generator"}, "vllm-completions/meta-llama/Meta-Llama-3-8B"),
+    (["globalbias", "-T", "source=bundled"], {"generator"}, "transformers/default"),
+    (["globalbias_profiles", "-T", "source=bundled", "-T", "prompt=stereoprobe"], {"generator"}, "openai/gpt-4o-mini"),
+    (["dbb_build_variations", "-T", "source=bundled"], {"generator"}, "openai/gpt-4o-mini"),
 ])
-def test_every_offline_task_plans(argv, calls, tmp_path):
+def test_every_offline_task_plans(argv, calls, model, tmp_path, monkeypatch):
+    refdata = Path(__file__).resolve().parents[2].parent / "shared" / "refdata"
+    if refdata.is_dir() and not os.environ.get("STEREOPROBE_UPSTREAM_DIR"):  # StereoTales' default seeds
+        monkeypatch.setenv("STEREOPROBE_UPSTREAM_DIR", str(refdata))
     out = tmp_path / "p.json"
-    assert _run([*argv, "--model", "openai/gpt-4o-mini", "--json", str(out)]) == 0
+    assert _run([*argv, "--model", model, "--json", str(out)]) == 0
     d = json.loads(out.read_text())
     assert set(d["model_calls"]) == calls and d["items"] >= 1 and d["samples"] >= 1 and d["usd"] is not None
+
+
+@pytest.mark.parametrize("argv, model", [
+    (["globalbias", "-T", "source=bundled"], "openai/gpt-4o"),
+    (["globalbias", "-T", "source=bundled", "-T", "unit=sentence"], "anthropic/claude-sonnet-4-5"),
+    (["dbb_sg", "-T", "source=bundled"], "openai/gpt-4o-mini"),
+    (["dbb", "-T", "source=bundled", "-T", "mode=logprob"], "anthropic/claude-sonnet-4-5"),
+])
+def test_likelihood_task_on_a_chat_api_is_refused_not_priced(argv, model, tmp_path, capsys):
+    out = tmp_path / "p.json"
+    with pytest.raises(InputError, match=r"no (prompt|token) log-probabilities, which task \w+ needs.*"
+                                         r"transformers/\.\.\., vllm-completions/\.\.\. or an OpenAI-compatible"):
+        _run([*argv, "--model", model, "--json", str(out)])
+    assert not out.exists() and "USD" not in capsys.readouterr().out
 
 
 def test_dbb_counts_questions_not_samples():
