@@ -7,9 +7,9 @@ wrote them (cluster bootstrap over templates; Wilson); per category ``count_s_ge
 ``mean_s_biased_<category>`` recomputed from the instances with the same cluster bootstrap over templates.
 Board ``dbb`` is the multiple choice, ``dbb_sg`` the sentence generation variant (their numbers are not
 comparable, paper). Paired: per test instance present for both models, ``mean_s`` (and ``mean_s_<category>``):
-mean of ``S_A − S_B``, Wilcoxon signed-rank p, cluster-bootstrap interval over question templates;
-``share_s_ge_20``: difference of the shares of instances with S ≥ 20, exact McNemar p on the discordant
-instances, same bootstrap.
+mean of ``S_A − S_B``; ``share_s_ge_20``: difference of the shares of instances with S ≥ 20; each with a
+cluster-robust t interval over question templates and its t-test (one procedure,
+:mod:`stereoprobe.leaderboard.pairwise`).
 """
 
 from __future__ import annotations
@@ -97,15 +97,15 @@ def dbb_pairwise(src: Sources, threshold: float = 20.0, n_boot: int = 2000, seed
             cl = m["template_id_a"].astype(str).to_numpy()
             sa, sb = m["s_a"].to_numpy(float), m["s_b"].to_numpy(float)
             est, ci, p = compare_continuous(sa, sb, cl, n_boot, seed, level)
-            rows.append(pair_row(probe, "mean_s", a, b, est, ci, p, len(m), "Wilcoxon signed-rank; bootstrap over templates"))
+            rows.append(pair_row(probe, "mean_s", a, b, est, ci, p, len(m), "cluster-robust t over templates (interval and p)"))
             est, ci, p = compare_binary(sa >= threshold - 1e-9, sb >= threshold - 1e-9, cl, n_boot, seed, level)
-            rows.append(pair_row(probe, "share_s_ge_20", a, b, est, ci, p, len(m), "McNemar exact; bootstrap over templates"))
+            rows.append(pair_row(probe, "share_s_ge_20", a, b, est, ci, p, len(m), "cluster-robust t over templates (interval and p)"))
             for cat, mc in m.groupby("category_a", sort=True):
                 c2 = mc["template_id_a"].astype(str).to_numpy()
                 est, ci, p = compare_continuous(mc["s_a"].to_numpy(float), mc["s_b"].to_numpy(float), c2, n_boot, seed,
                                                 level)
                 rows.append(pair_row(probe, f"mean_s_{cat}", a, b, est, ci, p, len(mc),
-                                 "Wilcoxon signed-rank; bootstrap over templates"))
+                                 "cluster-robust t over templates (interval and p)"))
     return rows
 
 

@@ -7,14 +7,15 @@ give the leaderboard.
   discoveries of the stricter test, Benjamini–Hochberg re-applied to the resampled p-values in each draw; both
   with a cluster bootstrap over descriptors. ``validation_accuracy`` (Wilson over descriptors) and
   ``validation_mrr`` (bootstrap over descriptors) of the APX measure (paper Tables 3-4). Paired, per group ×
-  descriptor pair: ``score`` (mean difference of bias scores, Wilcoxon, bootstrap over descriptors),
-  ``flagged`` and ``significant`` (difference of flag shares, McNemar), and per validation descriptor
-  ``validation_correct`` (McNemar) and ``validation_rr`` (Wilcoxon on reciprocal ranks).
+  descriptor pair: ``score`` (mean difference of bias scores), ``flagged`` and ``significant`` (difference
+  of flag shares), and per validation descriptor ``validation_correct`` and ``validation_rr`` (reciprocal
+  ranks); each with a cluster-robust t interval over descriptors and its t-test (one procedure,
+  :mod:`stereoprobe.leaderboard.pairwise`).
 - Profiles (same paper, Table 6). ``svm_accuracy_<target>``: held-out accuracy of the reference 70/30 split,
   Wilson interval over the ceil(0.3 n) test profiles; ``svm_p_<target>``: its label-permutation p-value (no
   interval); ``cv_accuracy_<target>`` with the Wilson interval ``stereoprobe profiles`` wrote. Paired, per
   test profile of the reference split (when a ``predictions`` table was written): ``svm_correct_<target>``,
-  difference of accuracies, McNemar.
+  difference of accuracies, paired t-test over the test profiles (interval and test of one procedure).
 """
 
 from __future__ import annotations
@@ -93,16 +94,16 @@ def globalbias_pairwise(src: Sources, n_boot: int = 2000, seed: int = 0, level: 
             est, ci, p = compare_continuous(m["score_a"].to_numpy(float), m["score_b"].to_numpy(float), cl, n_boot,
                                             seed, level)
             rows.append(pair_row("globalbias", "score", a, b, est, ci, p, len(m),
-                             "Wilcoxon signed-rank; bootstrap over descriptors"))
+                             "cluster-robust t over descriptors (interval and p)"))
             est, ci, p = compare_binary(as_bool(m["flagged_a"]).to_numpy(), as_bool(m["flagged_b"]).to_numpy(), cl, n_boot,
                                         seed, level)
-            rows.append(pair_row("globalbias", "flagged", a, b, est, ci, p, len(m), "McNemar exact; bootstrap over descriptors"))
+            rows.append(pair_row("globalbias", "flagged", a, b, est, ci, p, len(m), "cluster-robust t over descriptors (interval and p)"))
             if "p_value_a" in m.columns and m["p_value_a"].notna().any() and m["p_value_b"].notna().any():
                 t = m[m["p_value_a"].notna() & m["p_value_b"].notna()]
                 est, ci, p = compare_binary(as_bool(t["significant_a"]).to_numpy(), as_bool(t["significant_b"]).to_numpy(),
                                             t["descriptor"].astype(str).to_numpy(), n_boot, seed, level)
                 rows.append(pair_row("globalbias", "significant", a, b, est, ci, p, len(t),
-                                 "McNemar exact; bootstrap over descriptors"))
+                                 "cluster-robust t over descriptors (interval and p)"))
     detail = src.get("globalbias", "validation_detail")
     if detail is not None:
         d = detail[detail["measure"] == "apx"]
@@ -113,10 +114,10 @@ def globalbias_pairwise(src: Sources, n_boot: int = 2000, seed: int = 0, level: 
             cl = m["descriptor"].astype(str).to_numpy()
             est, ci, p = compare_binary(as_bool(m["correct_a"]).to_numpy(), as_bool(m["correct_b"]).to_numpy(), cl, n_boot,
                                         seed, level)
-            rows.append(pair_row("globalbias", "validation_correct", a, b, est, ci, p, len(m), "McNemar exact"))
+            rows.append(pair_row("globalbias", "validation_correct", a, b, est, ci, p, len(m), "cluster-robust t over descriptors (interval and p)"))
             est, ci, p = compare_continuous(m["reciprocal_rank_a"].to_numpy(float), m["reciprocal_rank_b"].to_numpy(float),
                                             cl, n_boot, seed, level)
-            rows.append(pair_row("globalbias", "validation_rr", a, b, est, ci, p, len(m), "Wilcoxon signed-rank"))
+            rows.append(pair_row("globalbias", "validation_rr", a, b, est, ci, p, len(m), "cluster-robust t over descriptors (interval and p)"))
     return rows
 
 
@@ -156,7 +157,7 @@ def profiles_pairwise(src: Sources, n_boot: int = 2000, seed: int = 0, level: fl
             est, ci, p = compare_binary(as_bool(m["correct_a"]).to_numpy(), as_bool(m["correct_b"]).to_numpy(), ids, n_boot,
                                         seed, level)
             rows.append(pair_row("profiles", f"svm_correct_{target}", a, b, est, ci, p, len(m),
-                             "McNemar exact on the same test profiles"))
+                             "t-test over the shared test profiles (interval and p)"))
     return rows
 
 

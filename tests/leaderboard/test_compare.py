@@ -8,6 +8,7 @@ import re
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from stereoprobe.cli import main
 from stereoprobe.leaderboard.compare import comparison_columns, comparison_table, marks, model_readings
@@ -43,12 +44,42 @@ def _column(key):
     return next(c for c in shown if c.key == key)
 
 
-def test_marks_follow_direction_and_ties_share():
-    assert marks(METRICS, _column("dbb.count_s_ge_20")) == {"a": "best", "b": "worst", "c": ""}
-    # higher is better; b and c tie at the top
-    assert marks(METRICS, _column("globalbias.validation_accuracy")) == {"a": "worst", "b": "best", "c": "best"}
+def test_marks_only_where_separated_else_tied_groups():
+    # lower is better: a [1, 5] overlaps c [2, 6]: tied best; b [6, 12] touches c at 6: tied worst; c is in both
+    assert marks(METRICS, _column("dbb.count_s_ge_20")) == {"a": "tied best", "b": "tied worst", "c": ""}
+    # higher is better: every interval overlaps the top ones' ([0.3, 0.7] vs [0.6, 0.98]): nothing established
+    assert marks(METRICS, _column("globalbias.validation_accuracy")) == {"a": "", "b": "", "c": ""}
     # a figure with no direction is never marked
     assert marks(METRICS, _column("stereotales.language_reach")) == {"a": "", "b": ""}
+    # separated: a's interval overlaps no other -> best; b and c overlap each other at the bottom -> tied worst
+    clear = _rows(("a", "dbb", "count_s_ge_20", 1.0, 0.5, 1.5, 100, "lower", ""),
+                  ("b", "dbb", "count_s_ge_20", 8.0, 6.0, 10.0, 100, "lower", ""),
+                  ("c", "dbb", "count_s_ge_20", 9.0, 7.0, 11.0, 100, "lower", ""))
+    col = next(c for c in comparison_columns(clear)[0] if c.key == "dbb.count_s_ge_20")
+    assert marks(clear, col) == {"a": "best", "b": "tied worst", "c": "tied worst"}
+    assert marks(clear, col, demo=True) == {"a": "", "b": "", "c": ""}  # demo pages: no badges
+    # a model without an interval: separation cannot be shown
+    no_ci = _rows(("a", "dbb", "count_s_ge_20", 1.0, NAN, NAN, 100, "lower", ""),
+                  ("b", "dbb", "count_s_ge_20", 8.0, 6.0, 10.0, 100, "lower", ""))
+    assert marks(no_ci, col) == {"a": "", "b": ""}
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_separated_mark_never_sits_on_overlapping_intervals(seed):
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(2, 7))
+    est = rng.normal(0, 3, k)
+    half = rng.uniform(0.1, 3, k)
+    rows = _rows(*[(f"m{i}", "dbb", "count_s_ge_20", est[i], est[i] - half[i], est[i] + half[i], 100, "lower", "")
+                   for i in range(k)])
+    col = next(c for c in comparison_columns(rows)[0] if c.key == "dbb.count_s_ge_20")
+    got = marks(rows, col)
+    for m, mark in got.items():
+        if mark in ("best", "worst"):
+            i = int(m[1:])
+            assert all(est[i] - half[i] > est[j] + half[j] or est[i] + half[i] < est[j] - half[j]
+                       for j in range(k) if j != i)
+            assert (est[i] == est.min()) == (mark == "best")
 
 
 def test_figures_undefined_for_every_model_are_left_out():
@@ -62,18 +93,16 @@ def test_figures_undefined_for_every_model_are_left_out():
     assert list(table["model"]) == ["a", "b", "c"]
     assert not any("mean S" in c for c in table.columns)
     cell = table.loc[table["model"] == "a", "DBB · biased instances (S ≥ 20)"].item()
-    assert cell == "3 [1, 5] (best)"
+    assert cell == "3 [1, 5] (tied best)"
     assert table.loc[table["model"] == "c", "StereoTales · language reach"].item() == "–"
 
 
 def test_readings_say_lowest_highest_and_overlap():
     r = model_readings(METRICS)
-    # a: lowest count (interval [1, 5] overlaps c's [2, 6]: ≈), lowest accuracy ([0.3, 0.7] vs [0.6, 0.98]: ≈)
-    assert r["a"] == ("Lowest of the 3 models on DBB biased instances (S ≥ 20) ≈, GlobalBias validation accuracy ≈.")
-    # b: highest count ([6, 12] vs c's [2, 6] touch at 6: ≈), highest accuracy, tied with c (the next other is a:
-    # [0.6, 0.98] vs [0.3, 0.7] overlap)
-    assert r["b"] == "Highest of the 3 models on DBB biased instances (S ≥ 20) ≈, GlobalBias validation accuracy ≈."
-    assert r["c"] == "Highest of the 3 models on GlobalBias validation accuracy ≈."
+    # a: tied lowest count ([1, 5] overlaps c's [2, 6]: ≈); the accuracies all overlap: not placed
+    assert r["a"] == "Lowest of the 3 models on DBB biased instances (S ≥ 20) ≈."
+    assert r["b"] == "Highest of the 3 models on DBB biased instances (S ≥ 20) ≈."
+    assert r["c"] == "Not separated from the other models on any figure of the 3 compared."
     clear = _rows(("a", "dbb", "count_s_ge_20", 3.0, 2.0, 4.0, 100, "lower", ""),
                   ("b", "dbb", "count_s_ge_20", 9.0, 8.0, 10.0, 100, "lower", ""))
     assert model_readings(clear) == {"a": "Lowest of the 2 models on DBB biased instances (S ≥ 20).",

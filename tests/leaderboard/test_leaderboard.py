@@ -186,9 +186,10 @@ def test_empty_tables_of_a_tiny_run(tmp_path):
     assert lb.pairwise.empty
 
 
-def test_profiles_mcnemar_on_shared_test_profiles(tmp_path):
-    # predictions of two models on the same 10 test profiles: A right on 8, B on 3, discordant b = 5, c = 0
-    from statsmodels.stats.contingency_tables import mcnemar
+def test_profiles_paired_on_shared_test_profiles(tmp_path):
+    # predictions of two models on the same 10 test profiles: A right on 8, B on 3, discordant b = 5, c = 0;
+    # one profile per cluster: the paired t-test of the 0/1 differences, whose interval is the one shown
+    from scipy import stats
 
     from stereoprobe.tables import write_table
 
@@ -203,7 +204,9 @@ def test_profiles_mcnemar_on_shared_test_profiles(tmp_path):
     lb = build_leaderboard([tmp_path], n_boot=50)
     r = lb.pairwise[lb.pairwise["metric"] == "svm_correct_gender"].iloc[0]
     assert r["estimate"] == pytest.approx(0.5) and r["n"] == 10
-    assert r["p_value"] == pytest.approx(mcnemar([[3, 5], [0, 2]], exact=True).pvalue)
+    ref = stats.ttest_1samp(np.array(ca, float) - np.array(cb, float), 0.0)
+    assert r["p_value"] == pytest.approx(ref.pvalue, rel=1e-10)
+    assert (r["ci_low"], r["ci_high"]) == pytest.approx(tuple(ref.confidence_interval(0.95)), rel=1e-10)
 
 
 def test_html_matrix_of_three_models(tmp_path):

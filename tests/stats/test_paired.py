@@ -82,3 +82,55 @@ def test_paired_differences_by_hand_and_with_clusters():
     assert share.pvalue == pytest.approx(mcnemar(np.array([[1, 2], [1, 1]]), exact=True).pvalue)  # b=2, c=1
     est, ci, p, n = paired_share_difference(xs, ys)  # no clusters: every item its own cluster
     assert n == 5 and ci == cluster_bootstrap(np.array([1, 0, 0, 1, -1.0]), np.ones(5)).confidence_interval
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_paired_cluster_t_equals_statsmodels_cluster_robust_ols(seed):
+    import statsmodels.api as sm
+
+    from stereoprobe.stats.paired import paired_cluster_t
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(8, 60))
+    clusters = rng.integers(0, int(rng.integers(3, 12)), n)
+    x, y = rng.normal(0.2, 1, n), rng.normal(0, 1, n)
+    res = paired_cluster_t(x, y, clusters, 0.9)
+    fit = sm.OLS(x - y, np.ones(n)).fit(cov_type="cluster", cov_kwds={"groups": clusters}, use_t=True)
+    assert res.statistic == pytest.approx(float(fit.params[0]), rel=1e-12)
+    assert res.standard_error == pytest.approx(float(fit.bse[0]), rel=1e-9)
+    assert res.pvalue == pytest.approx(float(fit.pvalues[0]), rel=1e-9)
+    assert list(res.confidence_interval) == pytest.approx(list(fit.conf_int(alpha=0.1)[0]), rel=1e-9)
+
+
+def test_paired_cluster_t_one_item_per_cluster_is_the_one_sample_t_test():
+    from stereoprobe.stats.paired import paired_cluster_t
+
+    rng = np.random.default_rng(3)
+    d = rng.normal(0.3, 1, 25)
+    res = paired_cluster_t(d, np.zeros(25))
+    ref = stats.ttest_1samp(d, 0.0)
+    assert res.pvalue == pytest.approx(ref.pvalue, rel=1e-10)
+    assert list(res.confidence_interval) == pytest.approx(list(ref.confidence_interval(0.95)), rel=1e-10)
+
+
+def test_paired_cluster_t_degenerate_cases():
+    from stereoprobe.stats.paired import paired_cluster_t
+
+    same = paired_cluster_t([1.0, 1.0, 1.0], [1.0, 1.0, 1.0], ["a", "b", "c"])
+    assert same.pvalue == 1.0 and tuple(same.confidence_interval) == (0.0, 0.0)
+    shifted = paired_cluster_t([2.0, 2.0], [1.0, 1.0], ["a", "b"])
+    assert shifted.pvalue == 0.0 and tuple(shifted.confidence_interval) == (1.0, 1.0)
+    one = paired_cluster_t([2.0, 3.0], [1.0, 1.0], ["a", "a"])
+    assert np.isnan(one.pvalue) and np.isnan(one.confidence_interval.low)
+
+
+@pytest.mark.parametrize("k1,n1,k2,n2", [(20, 50, 10, 50), (3, 7, 0, 9), (40, 41, 2, 30), (5, 100, 9, 120)])
+def test_newcombe_pvalue_inverts_the_interval(k1, n1, k2, n2):
+    from stereoprobe.stats.proportion import newcombe_interval, newcombe_pvalue
+
+    p = newcombe_pvalue(k1, n1, k2, n2)
+    for gamma in (p * 0.99, p * 1.01, 0.05, 0.5):
+        if not 1e-9 < gamma < 1:  # a level within 1e-9 of 1 is not representable as 1 − γ
+            continue
+        lo, hi = newcombe_interval(k1, n1, k2, n2, 1 - gamma)
+        assert (lo > 0 or hi < 0) == (p < gamma)

@@ -13,7 +13,7 @@ mean number of languages in whose per-language slice an association of the model
 
 Paired: per association (A = a → B = b) passing for either model in the global slice, ``share[A=a->B=b]`` =
 P(B = b | A = a) of A minus that of B on the same prompts (stories prompted with A = a), Newcombe interval and
-pooled z-test (the stories of two models are independent draws); and ``jaccard`` of the two sets of global
+the p-value inverting it (the stories of two models are independent draws); and ``jaccard`` of the two sets of global
 associations with a cluster-bootstrap interval over attribute pairs (no test: p-value empty).
 """
 
@@ -26,11 +26,11 @@ import numpy as np
 import pandas as pd
 
 from stereoprobe.leaderboard.headline import NAN, as_bool, metric_row
-from stereoprobe.leaderboard.pairwise import model_pairs, pair_row
+from stereoprobe.leaderboard.pairwise import compare_shares, model_pairs, pair_row
 from stereoprobe.leaderboard.sources import Sources
 from stereoprobe.stats.agreement import jaccard
 from stereoprobe.stats.bootstrap import cluster_bootstrap
-from stereoprobe.stats.proportion import newcombe_interval, two_proportion_ztest, wilson_interval
+from stereoprobe.stats.proportion import wilson_interval
 from stereoprobe.stereotales.contract import ALL_SLICE, KEY_COLUMNS, association_id
 
 __all__ = ["conditional_counts", "stereotales_metrics", "stereotales_pairwise"]
@@ -139,9 +139,7 @@ def stereotales_pairwise(src: Sources, n_boot: int = 2000, seed: int = 0, level:
             ca, cb = counts.get((a, key)), counts.get((b, key))
             if ca is None or cb is None or ca[1] == 0 or cb[1] == 0:
                 continue
-            est = ca[0] / ca[1] - cb[0] / cb[1]
-            rows.append(pair_row("stereotales", f"share[{key[0]}={key[1]}->{key[2]}={key[3]}]", a, b, est,
-                             newcombe_interval(ca[0], ca[1], cb[0], cb[1], level),
-                             two_proportion_ztest(ca[0], ca[1], cb[0], cb[1]).pvalue, ca[1] + cb[1],
-                             "pooled two-proportion z-test; Newcombe interval"))
+            est, ci, p = compare_shares(ca[0], ca[1], cb[0], cb[1], level)
+            rows.append(pair_row("stereotales", f"share[{key[0]}={key[1]}->{key[2]}={key[3]}]", a, b, est, ci, p,
+                                 ca[1] + cb[1], "Newcombe interval and the p-value inverting it"))
     return rows
