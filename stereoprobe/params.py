@@ -25,12 +25,15 @@ from inspect_ai._util.error import PrerequisiteError
 
 from stereoprobe.errors import InputError
 
-__all__ = ["TaskParameterError", "boolean", "cache", "choice", "choices", "integer", "message", "names", "number"]
+__all__ = ["TaskParameterError", "boolean", "cache", "choice", "choices", "fail", "integer", "message", "names",
+           "number"]
 
 
 class TaskParameterError(InputError, PrerequisiteError):
     """A task parameter outside its domain: one line in ``inspect eval`` (a ``PrerequisiteError``) and in the
     ``stereoprobe`` command line (an ``InputError``)."""
+
+    subject = "task parameter"  # how messages name the setting (see :func:`message`)
 
     def __init__(self, message: str) -> None:
         InputError.__init__(self, message)
@@ -42,13 +45,19 @@ TRUE_TEXTS = ("true", "yes", "on", "1")
 FALSE_TEXTS = ("false", "no", "off", "0")
 
 
-def message(name: str, value: Any, requirement: str) -> str:
-    """The one error message: ``task parameter NAME must be REQUIREMENT, got NAME=VALUE``."""
-    return f"task parameter {name} must be {requirement}, got {name}={value!r}"
+def message(name: str, value: Any, requirement: str, subject: str = "task parameter") -> str:
+    """The one error message: ``task parameter NAME must be REQUIREMENT, got NAME=VALUE`` (``subject``: what
+    ``NAME`` is, e.g. a provider's model argument)."""
+    return f"{subject} {name} must be {requirement}, got {name}={value!r}"
 
 
 def _fail(name: str, value: Any, requirement: str, error: type[Exception]) -> NoReturn:
-    raise error(message(name, value, requirement))
+    raise error(message(name, value, requirement, getattr(error, "subject", "task parameter")))
+
+
+def fail(name: str, value: Any, requirement: str, error: type[Exception] = TaskParameterError) -> NoReturn:
+    """Raise ``error`` with :func:`message` (the subject taken from ``error.subject``)."""
+    _fail(name, value, requirement, error)
 
 
 def _or_none(requirement: str, optional: bool) -> str:

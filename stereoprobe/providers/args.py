@@ -1,4 +1,4 @@
-"""Small shared pieces of the ``transformers`` provider: model-arg parsing and the worker's request record."""
+"""The ``transformers`` provider's worker request record (model arguments are checked in :mod:`.validation`)."""
 
 from __future__ import annotations
 
@@ -6,23 +6,7 @@ import concurrent.futures
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["WorkerRequest", "auto_int", "parse_bool"]
-
-
-def parse_bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    return str(value).strip().lower() in {"1", "true", "yes", "on"}
-
-
-def auto_int(value: Any, name: str) -> int | None:
-    """``None`` for "auto" (or unset), else a positive integer."""
-    if value is None or str(value).strip().lower() == "auto":
-        return None
-    number = int(value)
-    if number < 1:
-        raise ValueError(f"transformers provider: {name} must be a positive integer or auto, got {value!r}")
-    return number
+__all__ = ["WorkerRequest"]
 
 
 @dataclass

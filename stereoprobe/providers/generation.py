@@ -1,6 +1,7 @@
 """Batched chat generation for the ``transformers`` provider (greedy or sampled, stop strings, logprobs,
 OpenAI's frequency/presence penalties and logit bias (:mod:`.penalties`), transformers' repetition penalty,
-grammar-constrained JSON through :mod:`.structured`)."""
+grammar-constrained JSON through :mod:`.structured`); every sampling setting is the request's or neutral, and
+each output records them (:mod:`.sampling`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from inspect_ai.model import (
 )
 
 from stereoprobe.providers.penalties import OpenAIPenaltiesProcessor
+from stereoprobe.providers.sampling import EFFECTIVE_SETTINGS_KEY, is_sampling, request_config, settings_record
 
 
 @torch.inference_mode()
@@ -26,33 +28,16 @@ def run_generate(self: Any, reqs: list[Any]) -> list[ModelOutput]:
     s = reqs[0].payload
     tok = self.tokenizer
     n = s["n"]
-    sampling = s["temperature"] is None or s["temperature"] > 0
-    if s["temperature"] is None:
-        sampling = bool(getattr(self.model.generation_config, "do_sample", False))
-    kwargs: dict[str, Any] = {
-        "max_new_tokens": max(s["max_new_tokens"], 1),
-        "do_sample": sampling,
-        "pad_token_id": self.pad_id,
-        "return_dict_in_generate": True,
-        "output_logits": s["logprobs"],
-    }
-    if sampling:
-        if s["temperature"] is not None:
-            kwargs["temperature"] = s["temperature"]
-        if s["top_p"] is not None:
-            kwargs["top_p"] = s["top_p"]
-        if s["top_k"] is not None:
-            kwargs["top_k"] = s["top_k"]
-        kwargs["num_return_sequences"] = n
-    else:
-        kwargs.update(temperature=None, top_p=None, top_k=None)
+    sampling = is_sampling(s["temperature"])
+    # every sampling setting explicit (the request's or neutral), resolved as generate() resolves it
+    config = self.model._prepare_generation_config(request_config(s, sampling, self.pad_id))[0]
+    kwargs: dict[str, Any] = {"generation_config": config}
     if s["stop"]:
-        kwargs["stop_strings"] = list(s["stop"])
+        config.stop_strings = list(s["stop"])
         kwargs["tokenizer"] = tok
     if s["seed"] is not None:
         torch.manual_seed(int(s["seed"]))
-    if s["repetition_penalty"] != 1.0:  # transformers' own: prompt and continuation tokens (-M repetition_penalty)
-        kwargs["repetition_penalty"] = s["repetition_penalty"]
+    record = settings_record(config, s)
     processors: list[Any] = []
     prompt_length = max(len(r.payload["ids"]) for r in reqs) if self.kind == "causal" else 1
     penalties = OpenAIPenaltiesProcessor(prompt_length, s["frequency_penalty"], s["presence_penalty"],
@@ -128,5 +113,6 @@ def run_generate(self: Any, reqs: list[Any]) -> list[ModelOutput]:
             )
         n_in = len(req.payload["ids"])
         usage = ModelUsage(input_tokens=n_in, output_tokens=out_tokens, total_tokens=n_in + out_tokens)
-        outputs.append(ModelOutput(model=self.model_name, choices=choices, usage=usage))
+        outputs.append(ModelOutput(model=self.model_name, choices=choices, usage=usage,
+                                   metadata={EFFECTIVE_SETTINGS_KEY: dict(record)}))
     return outputs

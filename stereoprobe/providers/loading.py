@@ -9,15 +9,20 @@ from typing import Any
 
 import torch
 
+from stereoprobe.providers.sampling import structural_config
+
 DEFAULT_NAME = "default"
 _MASKED_TYPES = {"bert", "roberta", "xlm-roberta", "distilbert", "albert", "electra", "deberta", "deberta-v2",
                  "camembert", "mpnet", "modernbert"}
 
 
 def pick_device(requested: str | None = None) -> str:
-    """``-M device=`` if given, else cuda, then mps, then cpu."""
-    if requested and requested != "auto":
-        return requested
+    """``-M device=`` if given (refused where this machine lacks it), else cuda, then mps, then cpu."""
+    from stereoprobe.providers.validation import check_device
+
+    chosen = check_device(requested)
+    if chosen is not None:
+        return chosen
     if torch.cuda.is_available():
         return "cuda"
     if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
@@ -34,7 +39,10 @@ def pick_dtype(device: str, requested: str | None = None) -> torch.dtype:
         except AttributeError:
             dtype = None
         if not isinstance(dtype, torch.dtype):
-            raise ValueError(f"transformers provider: unknown dtype {requested!r} (use float32, bfloat16, float16)")
+            from stereoprobe.params import fail
+            from stereoprobe.providers.validation import ModelArgError
+
+            fail("dtype", requested, "one of auto, float32, bfloat16, float16", ModelArgError)
         return dtype
     if device.startswith("cuda"):
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
@@ -121,4 +129,6 @@ def _from_pretrained(model_name: str, device: str, dtype: torch.dtype, kind: str
     model = loader.from_pretrained(source, dtype=dtype, **load_kwargs)
     model.to(device)
     model.eval()
+    if getattr(model, "generation_config", None) is not None:  # the folder's sampling defaults never apply
+        model.generation_config = structural_config(model.generation_config)
     return model, tokenizer, kind

@@ -53,8 +53,9 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from stereoprobe.likelihood import TEXTS_KEY, TEXTS_REF_KEY
-from stereoprobe.providers.args import WorkerRequest, auto_int, parse_bool
-from stereoprobe.providers.budget import free_memory, generation_rows, scoring_token_budget
+from stereoprobe import params as P
+from stereoprobe.providers.args import WorkerRequest
+from stereoprobe.providers.budget import MIN_TOKENS, free_memory, generation_rows, scoring_token_budget
 from stereoprobe.providers.generation import run_generate
 from stereoprobe.providers.microbatch import resolve_shape
 from stereoprobe.providers.loading import DEFAULT_NAME, context_window, load, model_kind, pick_device, pick_dtype
@@ -63,6 +64,7 @@ from stereoprobe.providers.scoring import CausalScorer, TokenScores, masked_pll,
 from stereoprobe.providers.settings import check_config, check_scoring_input
 from stereoprobe.providers.structured import SchemaLogitsProcessor, compiled_grammar, require_xgrammar
 from stereoprobe.providers.text_batches import prepare_items, results_output
+from stereoprobe.providers.validation import ModelArgError, check_generate_config, model_int, strict_bool, top_k_arg
 
 __all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_NAME", "TransformersAPI", "compiled_grammar", "context_window", "load",
            "model_kind", "pick_device", "pick_dtype"]
@@ -101,30 +103,30 @@ class TransformersAPI(ModelAPI):
         self.device = pick_device(args.pop("device", None))
         self.dtype = pick_dtype(self.device, args.pop("dtype", None))
         # batch sizes: "auto" (default) = from free memory and the model's shape (stereoprobe.providers.budget)
-        self.batch_size = auto_int(args.pop("batch_size", None), "batch_size")
-        self.batch_tokens = auto_int(args.pop("batch_tokens", None), "batch_tokens")
-        self.gen_batch_size = auto_int(args.pop("gen_batch_size", None), "gen_batch_size")
-        self.prefix_sharing = parse_bool(args.pop("prefix_sharing", True))
+        self.batch_size = model_int(args.pop("batch_size", None), "batch_size", 1, auto=True)
+        self.batch_tokens = model_int(args.pop("batch_tokens", None), "batch_tokens", MIN_TOKENS, auto=True)
+        self.gen_batch_size = model_int(args.pop("gen_batch_size", None), "gen_batch_size", 1, auto=True)
+        self.prefix_sharing = strict_bool(args.pop("prefix_sharing", None), "prefix_sharing", True)
         self.shape = resolve_shape(args.pop("batch_invariant", None), args.pop("microbatch_tokens", None),
                                    str(self.device).split(":")[0])
-        self.score_first_token = parse_bool(args.pop("score_first_token", False))
-        self.mlm_max_length = int(args["mlm_max_length"]) if args.get("mlm_max_length") else None
-        args.pop("mlm_max_length", None)
-        # generation defaults of the model (a request's GenerateConfig.top_k wins over -M top_k)
-        self.repetition_penalty = float(args.pop("repetition_penalty", 1.0))
-        if not self.repetition_penalty > 0:
-            raise ValueError(f"transformers provider: repetition_penalty must be > 0, got {self.repetition_penalty}")
-        self.default_top_k = int(args["top_k"]) if args.get("top_k") is not None else None
-        args.pop("top_k", None)
-        self._max_connections = int(args.pop("max_connections", 128))
-        kind = args.pop("kind", None)
+        self.score_first_token = strict_bool(args.pop("score_first_token", None), "score_first_token", False)
+        self.mlm_max_length = model_int(args.pop("mlm_max_length", None), "mlm_max_length", 2)
+        # generation defaults of the model (a request's GenerateConfig.top_k wins over -M top_k; none: no top-k)
+        self.repetition_penalty = P.number(args.pop("repetition_penalty", 1.0), "repetition_penalty", 0.0,
+                                           low_open=True, error=ModelArgError)
+        self.default_top_k = top_k_arg(args.pop("top_k", None))
+        self._max_connections = model_int(args.pop("max_connections", None), "max_connections", 1) or 128
+        kind = P.choice(args.pop("kind", None), "kind", ("causal", "masked", "seq2seq"), optional=True,
+                        error=ModelArgError)
+        check_generate_config(config)  # --top-p, --seed, ... of the command line
         tokenizer_id = args.pop("tokenizer", None)
         chat_template = args.pop("chat_template", None)
         load_kwargs = {k: args.pop(k) for k in ("revision", "trust_remote_code", "attn_implementation") if k in args}
         if "trust_remote_code" in load_kwargs:
-            load_kwargs["trust_remote_code"] = parse_bool(load_kwargs["trust_remote_code"])
+            load_kwargs["trust_remote_code"] = strict_bool(load_kwargs["trust_remote_code"], "trust_remote_code",
+                                                           False)
         if args:
-            raise ValueError(
+            raise ModelArgError(
                 f"transformers provider: unknown model args {sorted(args)} (known: device, dtype, batch_size, "
                 "batch_tokens, gen_batch_size, prefix_sharing, score_first_token, kind, tokenizer, chat_template, "
                 "mlm_max_length, repetition_penalty, top_k, revision, trust_remote_code, attn_implementation, "
@@ -178,6 +180,7 @@ class TransformersAPI(ModelAPI):
         if tools:
             raise ValueError("transformers provider: tool calling is not supported")
         check_config(config, self.model_name)  # a setting this provider cannot honour is an error, never dropped
+        check_generate_config(config)
         prompt_logprobs: Logprobs | None = None
         scored_tokens = 0
         meta = (input[-1].metadata or {}) if input else {}

@@ -114,7 +114,7 @@ def test_repetition_penalty_and_top_k_model_args(tiny_models):
     sampled = [_generate(model, "bob is", GenerateConfig(max_tokens=6, temperature=1.0, seed=s)).completion
                for s in (1, 2)]
     assert sampled == [out.completion] * 2
-    with pytest.raises(ValueError, match="repetition_penalty must be > 0"):
+    with pytest.raises(ValueError, match="repetition_penalty must be a finite number > 0"):
         get_model(f"transformers/{folder}", device="cpu", repetition_penalty=0, memoize=False)
 
 
