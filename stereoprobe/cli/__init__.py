@@ -38,6 +38,7 @@ from typing import Any, NoReturn
 
 from stereoprobe.cli.common import HelpFormatter, claim_outputs, set_quiet
 from stereoprobe.errors import InputError, one_line
+from stereoprobe.redact import redact_text
 
 PROG = "stereoprobe"
 
@@ -93,7 +94,7 @@ class Parser(argparse.ArgumentParser):
         return f"{self.prog} [options]{commands} {parts}".rstrip()
 
     def error(self, message: str) -> NoReturn:
-        text = one_line(message)
+        text = redact_text(one_line(message))  # ``-M api_key=...`` given to a command that takes no -M
         m = _INVALID_CHOICE.search(text)
         if m and "did you mean" not in text:
             choices = re.findall(r"'([^']*)'", m.group(2))
@@ -235,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(exc.code or 0)
         if getattr(args, "debug", False):
             raise
-        print(f"{prog}: error: {one_line(exc.code)}", file=sys.stderr)
+        print(f"{prog}: error: {redact_text(one_line(exc.code))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"{prog}: interrupted; the output folder keeps its earlier results", file=sys.stderr)
@@ -243,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 (sorted into input errors and bugs right below)
         if getattr(args, "debug", False) or not is_input_error(exc):
             raise
-        print(f"{prog}: error: {error_line(exc)}", file=sys.stderr)
+        print(f"{prog}: error: {redact_text(error_line(exc))}", file=sys.stderr)
         return 2
     finally:
         set_quiet(False)

@@ -35,15 +35,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from stereoprobe.console import info, set_quiet
+    from stereoprobe.console import info
     from stereoprobe.reference import ReferenceOptions, run_reference, write_docs
     from stereoprobe.report.run_info import command_line
 
     command = command_line("reference")
-    opts = ReferenceOptions(permutations=args.permutations, folds=args.folds, n_boot=args.n_boot, seed=args.seed,
-                            quiet=True)
+    opts = ReferenceOptions(permutations=args.permutations, folds=args.folds, n_boot=args.n_boot, seed=args.seed)
     run = run_reference(Path(args.out), opts, command=command)
-    set_quiet(bool(args.quiet))  # the steps ran as commands of their own, which reset it
     counts = run.comparison["verdict"].str.replace(r"^within .*", "within tolerance", regex=True).value_counts()
     info(f"paper vs stereoprobe: {len(run.comparison)} printed items; "
          + ", ".join(f"{k}: {v}" for k, v in counts.items()))

@@ -6,19 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from stereoprobe import upstream
 from stereoprobe.reference.compare import compare_globalbias, verdict_counts
 from stereoprobe.reference.figures import paper_figures
+from stereoprobe.reference.options import ReferenceOptions
 from stereoprobe.report.html import Section, write_report
 from stereoprobe.report.run_info import write_run_info
 from stereoprobe.tables import write_table
-
-if TYPE_CHECKING:
-    from stereoprobe.reference.run import ReferenceOptions
 
 __all__ = ["NO_OUTPUTS", "write_comparison"]
 
@@ -85,9 +82,7 @@ def write_comparison(root: Path, folder: Path, models: Mapping[str, str], files:
         "upstream/, named by the model, before the steps ran."))
     write_report(folder / "report.html", "Reference: the GlobalBias paper vs stereoprobe", sections,
                  subtitle="every figure the paper prints, next to stereoprobe's value from the published outputs")
-    settings = {"permutations": options.permutations, "folds": options.folds, "n_boot": options.n_boot,
-                "seed": options.seed}
     extra = {"command": command} if command else {}
-    write_run_info(folder, "reference", models=[apx_model, *models.values()], settings=settings,
+    write_run_info(folder, "reference", models=[apx_model, *models.values()], settings=options.settings(),
                    inputs=[str(p) for p in files.values()], **extra)
     return rows

@@ -2,17 +2,22 @@
 
 Steps (:func:`run_reference`): obtain the upstream outputs at the pinned commits through
 :mod:`stereoprobe.upstream` (checksummed; offline from ``$STEREOPROBE_UPSTREAM_DIR``), all of them before anything
-is written; copy them, named by the model the paper names, under ``OUT/upstream/``; run ``stereoprobe globalbias``
-on the Llama 3 8B APX results, ``stereoprobe profiles`` on the four models' character profiles (with Table 8's
-consistency against the APX results), ``stereoprobe leaderboard`` of those models; compare every printed figure
-with ours (:mod:`stereoprobe.reference.compare`) into ``OUT/paper_vs_stereoprobe/``; end with ``stereoprobe
-index OUT``. The whole folder replaces ``OUT`` in one step (:func:`stereoprobe.outputs.atomic_output_dir`).
+is written; copy them, named by the model the paper names, under ``OUT/upstream/``; run what ``stereoprobe
+globalbias`` runs on the Llama 3 8B APX results, what ``stereoprobe profiles`` runs on the four models' character
+profiles (with Table 8's consistency against the APX results) and what ``stereoprobe leaderboard`` runs on those
+models, through the same library functions (each step's ``run_info.json`` records the equivalent command);
+compare every printed figure with ours (:mod:`stereoprobe.reference.compare`) into ``OUT/paper_vs_stereoprobe/``;
+end with the index of ``OUT``. The whole folder replaces ``OUT`` in one step
+(:func:`stereoprobe.outputs.atomic_output_dir`).
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +27,9 @@ from stereoprobe import upstream
 from stereoprobe.errors import InputError
 from stereoprobe.outputs import atomic_output_dir
 from stereoprobe.reference.figures import paper_figures
+from stereoprobe.reference.options import ReferenceOptions
+from stereoprobe.reference.page import write_comparison
+from stereoprobe.report.run_info import command_line, set_command_line
 
 __all__ = ["GLOBALBIAS", "ReferenceOptions", "ReferenceRun", "model_id", "obtain_upstream", "run_reference"]
 
@@ -31,19 +39,6 @@ STEPS = ("globalbias", "globalbias_profiles", "leaderboard", "paper_vs_stereopro
 
 class UpstreamMissing(InputError):
     """The upstream outputs are neither in ``$STEREOPROBE_UPSTREAM_DIR``, nor cached, nor downloadable."""
-
-
-@dataclass(frozen=True)
-class ReferenceOptions:
-    """Settings of the steps: ``permutations`` and ``folds`` of ``stereoprobe profiles`` (label permutations of
-    the test against chance, folds of the cross-validated interval), ``n_boot`` and ``seed`` of the leaderboard's
-    bootstrap intervals, and ``quiet`` for the steps' console lines."""
-
-    permutations: int = 100
-    folds: int = 5
-    n_boot: int = 2000
-    seed: int = 0
-    quiet: bool = True
 
 
 @dataclass(frozen=True)
@@ -87,12 +82,42 @@ def obtain_upstream() -> dict[str, Path]:
     return found
 
 
-def _run(argv: list[str], quiet: bool) -> None:
-    from stereoprobe.cli import main
+@contextmanager
+def _recorded_as(argv: list[str]) -> Iterator[None]:
+    """Within the block, ``run_info.json`` records ``stereoprobe ARGV`` (the command the step is equivalent to);
+    the running command line is restored afterwards."""
+    previous = command_line()
+    set_command_line(["stereoprobe", *argv])
+    try:
+        yield
+    finally:
+        set_command_line(shlex.split(previous) if previous else None)
 
-    code = main([*argv, *(["--quiet"] if quiet else [])])
-    if code != 0:
-        raise InputError(f"stereoprobe {argv[0]} failed (exit code {code}) on the upstream outputs")
+
+def _step(argv: list[str], run: Callable[[], object]) -> None:
+    """Run one step (``run``), recorded as the command ``argv``; bad input names the step."""
+    with _recorded_as(argv):
+        try:
+            run()
+        except InputError as exc:
+            raise InputError(f"stereoprobe {argv[0]} on the upstream outputs: {exc}") from None
+
+
+def _run_steps(build: Path, apx: list[Path], profiles: list[Path], opts: ReferenceOptions) -> None:
+    """GlobalBias on the APX results, the character profiles and the leaderboard, into ``build``."""
+    from stereoprobe.globalbias import GlobalBiasOptions, ProfilesOptions, analyze, analyze_profiles, write
+    from stereoprobe.leaderboard import build_leaderboard, write_leaderboard
+
+    gb_out, pr_out, lb_out = build / "globalbias", build / "globalbias_profiles", build / "leaderboard"
+    _step(["globalbias", *map(str, apx), "--out", str(gb_out)],
+          lambda: write(analyze(apx, GlobalBiasOptions()), gb_out))
+    profiles_options = ProfilesOptions(n_permutations=opts.permutations, folds=opts.folds)
+    _step(["profiles", *map(str, profiles), "--apx", str(gb_out), "--out", str(pr_out),
+           "--permutations", str(opts.permutations), "--folds", str(opts.folds)],
+          lambda: write(analyze_profiles(profiles, profiles_options, apx_scores=gb_out), pr_out))
+    _step(["leaderboard", str(gb_out), str(pr_out), "--out", str(lb_out), "--n-boot", str(opts.n_boot),
+           "--seed", str(opts.seed)],
+          lambda: write_leaderboard(build_leaderboard([gb_out, pr_out], n_boot=opts.n_boot, seed=opts.seed), lb_out))
 
 
 def _relocate_records(build: Path, out: Path) -> None:
@@ -106,7 +131,6 @@ def run_reference(out: str | Path, options: ReferenceOptions | None = None, comm
                   ) -> ReferenceRun:
     """Write the reference reports to ``out`` (see the module docstring); nothing is written when an upstream
     file is missing."""
-    from stereoprobe.reference.page import write_comparison
     from stereoprobe.report.index import build_index
 
     opts = options or ReferenceOptions()
@@ -120,13 +144,7 @@ def run_reference(out: str | Path, options: ReferenceOptions | None = None, comm
         for path, label in {**figs.apx_models, **figs.profile_models}.items():
             copies[path] = staged / f"{model_id(label)}{Path(path).suffix}"
             shutil.copyfile(files[path], copies[path])
-        apx = [str(copies[p]) for p in figs.apx_models]
-        profiles = [str(copies[p]) for p in figs.profile_models]
-        _run(["globalbias", *apx, "--out", str(build / "globalbias")], opts.quiet)
-        _run(["profiles", *profiles, "--apx", str(build / "globalbias"), "--out", str(build / "globalbias_profiles"),
-              "--permutations", str(opts.permutations), "--folds", str(opts.folds)], opts.quiet)
-        _run(["leaderboard", str(build / "globalbias"), str(build / "globalbias_profiles"),
-              "--out", str(build / "leaderboard"), "--n-boot", str(opts.n_boot), "--seed", str(opts.seed)], opts.quiet)
+        _run_steps(build, [copies[p] for p in figs.apx_models], [copies[p] for p in figs.profile_models], opts)
         models = {Path(p).stem.removeprefix("10a_").removesuffix("_full"): model_id(label)
                   for p, label in figs.profile_models.items()}
         comparison = write_comparison(build, build / "paper_vs_stereoprobe", models, files, opts, command)
