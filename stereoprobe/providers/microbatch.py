@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FIXED_TOKENS", "PROJECT_ROWS", "MicroBatchShape", "resolve_shape"]
+__all__ = ["FIXED_TOKENS", "PROJECT_ROWS", "MicroBatchShape", "auto_flag", "resolve_shape"]
 
 FIXED_TOKENS = 8192  # padded tokens of every fixed-shape forward pass (rows x (prefix width + width))
 PROJECT_ROWS = 1024  # rows of every fixed-shape output-projection product
@@ -51,7 +51,7 @@ class MicroBatchShape:
         return max(1, self.tokens // max(1, prefix_width + width))
 
 
-def _flag(value: Any, name: str) -> bool | None:
+def auto_flag(value: Any, name: str) -> bool | None:
     """``None`` for auto/unset, else the boolean; anything else is an error naming the setting."""
     if value is None or isinstance(value, bool):
         return value
@@ -69,7 +69,7 @@ def resolve_shape(batch_invariant: Any, microbatch_tokens: Any, device_type: str
     """The fixed shape of ``-M batch_invariant`` (auto: on for CUDA, where kernels depend on the row count;
     off elsewhere, where the float32 kernels are row-independent once a product has 16 rows, which the
     scorer ensures) and ``-M microbatch_tokens``; ``None`` when fixed shapes are off."""
-    on = _flag(batch_invariant, "batch_invariant")
+    on = auto_flag(batch_invariant, "batch_invariant")
     if on is None:
         on = device_type == "cuda"
     if not on:

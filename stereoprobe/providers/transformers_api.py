@@ -57,7 +57,7 @@ from stereoprobe import params as P
 from stereoprobe.providers.args import WorkerRequest
 from stereoprobe.providers.budget import MIN_TOKENS, free_memory, generation_rows, scoring_token_budget
 from stereoprobe.providers.generation import run_generate
-from stereoprobe.providers.microbatch import resolve_shape
+from stereoprobe.providers.microbatch import auto_flag, resolve_shape
 from stereoprobe.providers.loading import DEFAULT_NAME, context_window, load, model_kind, pick_device, pick_dtype
 from stereoprobe.providers.sampling import is_sampling
 from stereoprobe.providers.scoring import CausalScorer, TokenScores, masked_pll, seq2seq_logprobs
@@ -81,7 +81,8 @@ class TransformersAPI(ModelAPI):
     false), ``kind`` (causal/masked/seq2seq, detected), ``tokenizer`` (path or id), ``chat_template`` (a
     Jinja string or a file), ``mlm_max_length`` (truncate masked-LM inputs, e.g. 22 as lmppl),
     ``batch_invariant`` (fixed micro-batch shapes, :mod:`.microbatch`; default auto = on for CUDA),
-    ``microbatch_tokens`` (their padded tokens, default 8192),
+    ``microbatch_tokens`` (their padded tokens, default 8192), ``continuous_batching`` (transformers'
+    ``generate_batch`` for plain requests, :mod:`.generation_batching`; default auto = on for CUDA),
     ``repetition_penalty`` (transformers' own, default 1.0 = none), ``top_k`` (when a request sets none),
     ``revision``, ``trust_remote_code``, ``attn_implementation``, ``max_connections`` (default 128).
 
@@ -109,6 +110,8 @@ class TransformersAPI(ModelAPI):
         self.prefix_sharing = strict_bool(args.pop("prefix_sharing", None), "prefix_sharing", True)
         self.shape = resolve_shape(args.pop("batch_invariant", None), args.pop("microbatch_tokens", None),
                                    str(self.device).split(":")[0])
+        cb = auto_flag(args.pop("continuous_batching", None), "continuous_batching")  # .generation_batching
+        self.continuous_batching = str(self.device).startswith("cuda") if cb is None else cb
         self.score_first_token = strict_bool(args.pop("score_first_token", None), "score_first_token", False)
         self.mlm_max_length = model_int(args.pop("mlm_max_length", None), "mlm_max_length", 2)
         # generation defaults of the model (a request's GenerateConfig.top_k wins over -M top_k; none: no top-k)
@@ -130,7 +133,7 @@ class TransformersAPI(ModelAPI):
                 f"transformers provider: unknown model args {sorted(args)} (known: device, dtype, batch_size, "
                 "batch_tokens, gen_batch_size, prefix_sharing, score_first_token, kind, tokenizer, chat_template, "
                 "mlm_max_length, repetition_penalty, top_k, revision, trust_remote_code, attn_implementation, "
-                "max_connections, batch_invariant, microbatch_tokens)"
+                "max_connections, batch_invariant, microbatch_tokens, continuous_batching)"
             )
 
         self.model, self.tokenizer, self.kind = load(model_name, self.device, self.dtype, kind, tokenizer_id, load_kwargs)

@@ -1,0 +1,158 @@
+"""Generation batching of the ``transformers`` provider: two faster routes for the requests that allow them.
+
+:func:`fast_generate` is called first for every generation batch (requests sharing one batch key); it returns
+``None`` when neither route applies, and the general path (:mod:`.generation`, padded ``model.generate``)
+runs. Both routes give what the general path gives for the same request:
+
+- **One greedy token** (``max_tokens=1``, temperature 0 or none: DBB's logprob-mode questions): a single forward
+  pass over the right-padded prompts, the last prompt position's logits, argmax and (when asked) the
+  log-probabilities and top log-probabilities of that one step. No decoding loop, no left padding, and the
+  prompts run in the scorer's canonical widths and, with ``-M batch_invariant``, in fixed micro-batch shapes
+  (:mod:`.microbatch`), so a question's answer does not depend on the questions batched beside it.
+- **Continuous batching** (``-M continuous_batching``, default on for CUDA): transformers' own
+  ``generate_batch`` (paged key/value cache; a finished sequence frees its slot for a waiting one instead of
+  decoding padding until the longest is done), for plain greedy or sampled requests: one choice, no stop
+  strings, penalties, logit bias, grammar, seed or per-token log-probabilities (those take the general path).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import torch
+from inspect_ai.model import (
+    ChatCompletionChoice,
+    ChatMessageAssistant,
+    Logprob,
+    Logprobs,
+    ModelOutput,
+    ModelUsage,
+    TopLogprob,
+)
+
+from stereoprobe.providers.planning import bucket_width
+
+__all__ = ["fast_generate", "next_token_logprobs"]
+
+MIN_ROWS = 16  # as the scorer: every product has at least this many rows (row-independent CPU kernels)
+
+
+def _plain(s: dict[str, Any]) -> bool:
+    """No setting that only the general path implements."""
+    return (int(s["n"]) == 1 and not s["stop"] and s["schema"] is None and float(s["repetition_penalty"]) == 1.0
+            and not s["frequency_penalty"] and not s["presence_penalty"] and not s["logit_bias"])
+
+
+def fast_generate(api: Any, reqs: list[Any], config: Any = None,
+                  metadata: dict[str, Any] | None = None) -> list[ModelOutput] | None:
+    """Outputs of ``reqs`` by the one-token or the continuous-batching route, or ``None`` (general path).
+    ``config``: the batch's resolved ``GenerationConfig`` (continuous batching); ``metadata``: recorded in
+    every output."""
+    s = reqs[0].payload
+    if api.kind != "causal" or not _plain(s):
+        return None
+    sampling = s["temperature"] is not None and s["temperature"] > 0  # none: greedy (providers.sampling)
+    if int(s["max_new_tokens"]) == 1 and not sampling:
+        return _one_token_outputs(api, reqs, metadata)
+    if (getattr(api, "continuous_batching", False) and config is not None and not s["logprobs"]
+            and s["seed"] is None and hasattr(api.model, "generate_batch")):
+        return _continuous_outputs(api, reqs, config, metadata)
+    return None
+
+
+@torch.inference_mode()
+def next_token_logprobs(api: Any, prompts: list[list[int]]) -> torch.Tensor:
+    """Float32 log-probabilities of the next token after each prompt (rows in prompt order, on the host).
+
+    Prompts are grouped by canonical width, right-padded (a causal model never attends to padding after the
+    last real token), and run ``rows`` at a time: the fixed micro-batch rows of ``api.shape`` when set, else
+    all prompts of a width (at least ``MIN_ROWS`` tokens per forward, copies of the first prompt)."""
+    scorer, shape = api.scorer, getattr(api, "shape", None)
+    by_width: dict[int, list[int]] = {}
+    for i, p in enumerate(prompts):
+        by_width.setdefault(bucket_width(len(p)), []).append(i)
+    out: list[torch.Tensor | None] = [None] * len(prompts)
+    for width, members in sorted(by_width.items(), reverse=True):
+        rows = shape.rows(0, width) if shape is not None else max(len(members), -(-MIN_ROWS // width))
+        for start in range(0, len(members), rows):
+            part = members[start : start + rows]
+            batch = [prompts[i] for i in part]
+            batch += [batch[0]] * (rows - len(batch))
+            ids = scorer._to_device([list(p) + [api.pad_id] * (width - len(p)) for p in batch])
+            hidden, _ = scorer._forward(ids)
+            last = scorer._to_device([len(p) - 1 for p in batch])
+            rows_last = hidden[torch.arange(len(batch), device=hidden.device), last]
+            logp = _project_logprobs(scorer, rows_last, shape.project_rows if shape is not None else 0)
+            host = logp[: len(part)].cpu()
+            for k, i in enumerate(part):
+                out[i] = host[k]
+    return torch.stack([t for t in out if t is not None])
+
+
+def _project_logprobs(scorer: Any, rows: torch.Tensor, slice_rows: int) -> torch.Tensor:
+    """Log-softmax (float32) of the projected rows, in products of ``slice_rows`` rows (fixed shapes) or of
+    at least ``MIN_ROWS`` rows."""
+    n = rows.shape[0]
+    size = slice_rows or max(n, MIN_ROWS)
+    padded = -(-n // size) * size
+    if padded > n:
+        rows = torch.cat([rows, rows.new_zeros((padded - n, *rows.shape[1:]))])
+    parts = [torch.log_softmax(scorer._project(rows[s : s + size]).float(), dim=-1) for s in range(0, padded, size)]
+    return torch.cat(parts)[:n]
+
+
+def _output(api: Any, req: Any, gen: list[int], logprobs: Logprobs | None,
+            metadata: dict[str, Any] | None) -> ModelOutput:
+    """One request's output, as the general path builds it: generation cut at the first stop token."""
+    stop_ids = set(api._stop_ids())
+    stop_reason = "max_tokens"
+    cut = next((j for j, t in enumerate(gen) if t in stop_ids), None)
+    if cut is not None:
+        gen, stop_reason = gen[:cut], "stop"
+        if logprobs is not None:
+            logprobs = Logprobs(content=logprobs.content[:cut])
+    text = api.tokenizer.decode(gen, skip_special_tokens=True)
+    choice = ChatCompletionChoice(message=ChatMessageAssistant(content=text, model=api.model_name, source="generate"),
+                                  stop_reason=stop_reason, logprobs=logprobs)
+    n_in = len(req.payload["ids"])
+    usage = ModelUsage(input_tokens=n_in, output_tokens=len(gen), total_tokens=n_in + len(gen))
+    return ModelOutput(model=api.model_name, choices=[choice], usage=usage,
+                       metadata=dict(metadata) if metadata is not None else None)
+
+
+def _one_token_outputs(api: Any, reqs: list[Any], metadata: dict[str, Any] | None) -> list[ModelOutput]:
+    s = reqs[0].payload
+    logp = next_token_logprobs(api, [list(r.payload["ids"]) for r in reqs])
+    k = int(s["top_logprobs"] or 0)
+    best = logp.argmax(dim=-1).tolist()
+    tops = logp.topk(k, dim=-1) if s["logprobs"] and k else None
+    outputs = []
+    for b, req in enumerate(reqs):
+        token = int(best[b])
+        logprobs = None
+        if s["logprobs"]:
+            top = None
+            if tops is not None:
+                top = [TopLogprob(token=api._token_text(int(i)), logprob=float(v))
+                       for i, v in zip(tops.indices[b].tolist(), tops.values[b].tolist())]
+            logprobs = Logprobs(content=[Logprob(token=api._token_text(token), logprob=float(logp[b, token]),
+                                                 top_logprobs=top)])
+        outputs.append(_output(api, req, [token], logprobs, metadata))
+    return outputs
+
+
+def _continuous_outputs(api: Any, reqs: list[Any], config: Any, metadata: dict[str, Any] | None
+                        ) -> list[ModelOutput]:
+    gen_config = copy.deepcopy(config)
+    gen_config.return_dict_in_generate = False
+    gen_config.output_logits = False
+    gen_config.num_return_sequences = 1
+    prompts = [list(r.payload["ids"]) for r in reqs]
+    results = list(api.model.generate_batch(inputs=prompts, generation_config=gen_config, progress_bar=False,
+                                            warmup=False).values())
+    if len(results) != len(prompts) or any(getattr(r, "error", None) for r in results):
+        errors = [str(r.error) for r in results if getattr(r, "error", None)]
+        raise RuntimeError(f"transformers continuous batching returned {len(results)} of {len(prompts)} results"
+                           + (f": {errors[0]}" if errors else ""))
+    return [_output(api, req, list(res.generated_tokens), None, metadata) for req, res in zip(reqs, results)]
