@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import errno
 import importlib
 import json
 import pkgutil
@@ -186,22 +187,75 @@ def _input_error_types() -> tuple[type[BaseException], ...]:
     return tuple(types)
 
 
+#: errors of the file system or the machine, not of stereoprobe: a full disk or quota, no inodes, no permission,
+#: a read-only file system, a file too large, a path too long, a link loop, an I/O error, too many open files
+FILE_SYSTEM_ERRNOS = frozenset(
+    getattr(errno, name) for name in (
+        "ENOSPC", "EDQUOT", "EACCES", "EPERM", "EROFS", "EFBIG", "ENOENT", "ENOTDIR", "EISDIR", "EEXIST",
+        "ENOTEMPTY", "ENAMETOOLONG", "ELOOP", "EIO", "EMFILE", "ENFILE", "EXDEV", "EBUSY", "ETXTBSY", "EMLINK",
+        "ESTALE", "ENXIO", "ENODEV", "EOVERFLOW") if hasattr(errno, name))
+
+
 def is_input_error(exc: BaseException) -> bool:
-    """Whether ``exc`` is bad input (one line, exit 2) rather than a bug (traceback)."""
+    """Whether ``exc`` is bad input or a refusal of the file system (one line, exit 2) rather than a bug
+    (traceback): every ``OSError`` with one of :data:`FILE_SYSTEM_ERRNOS` is one (ENOSPC, EACCES, EROFS, EDQUOT
+    ... wherever it arises: a lock, a temporary file, an unreadable input or subfolder)."""
     if isinstance(exc, _input_error_types()):
+        return True
+    if isinstance(exc, OSError) and exc.errno in FILE_SYSTEM_ERRNOS:
         return True
     return type(exc).__module__.split(".")[0] == "pyarrow" and type(exc).__name__ in (
         "ArrowInvalid", "ArrowIOError", "ArrowTypeError")
 
 
 def error_line(exc: BaseException) -> str:
-    """The one-line message of an input error (file-system errors name their file)."""
-    if isinstance(exc, OSError) and getattr(exc, "filename", None) and exc.strerror:
-        return f"{exc.filename}: {exc.strerror.lower()}"
+    """The one-line message of an input error (file-system errors name their file and the cause)."""
+    if isinstance(exc, OSError) and exc.strerror and not isinstance(exc, InputError):
+        return file_system_error_line(exc)
     if isinstance(exc, UnicodeDecodeError):
         return f"not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r} at position {exc.start})"
     text = one_line(exc) or type(exc).__name__
     return text
+
+
+_FS_HINTS = {
+    errno.ENOSPC: "the disk is full; free some space", errno.EDQUOT: "the disk quota is used up; free some space",
+    errno.EROFS: "the file system is read-only; choose a writable folder",
+    errno.EACCES: "no permission; check the permissions or choose another path",
+    errno.EPERM: "not permitted; check the permissions or choose another path",
+}
+
+
+def file_system_error_line(exc: OSError) -> str:
+    """``PATH: cause (hint)`` for an ``OSError``: the path (both paths of a rename), the system's message and,
+    for a full disk or a refused write, what to do. ``ENOSPC`` on a file system with free bytes left is
+    reported as no free inodes.
+
+    >>> file_system_error_line(OSError(28, "No space left on device", "/r/out/x.csv"))
+    '/r/out/x.csv: no space left on device (the disk is full; free some space)'
+    """
+    where = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f)
+    cause = (exc.strerror or str(exc)).lower()
+    hint = _FS_HINTS.get(exc.errno or 0)
+    if exc.errno == errno.ENOSPC and exc.filename:
+        hint = _no_space_hint(str(exc.filename)) or hint
+    text = f"{where}: {cause}" if where else f"file-system error: {cause}"
+    return f"{text} ({hint})" if hint else text
+
+
+def _no_space_hint(path: str) -> str | None:
+    import os
+
+    folder = os.path.dirname(os.path.abspath(path))
+    while folder and not os.path.isdir(folder):
+        folder = os.path.dirname(folder)
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return None
+    if st.f_files and st.f_favail == 0 and st.f_bavail > 0:
+        return "no free inodes left on this file system: remove some files"
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

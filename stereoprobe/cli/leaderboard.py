@@ -22,7 +22,7 @@ from stereoprobe.cli.common import (
     out_dir,
     probability,
 )
-from stereoprobe.cli.common import bootstrap_count, float_between, seed
+from stereoprobe.cli.common import bootstrap_count, float_between, http_url, seed
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -58,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hub-model-id", action="append", default=None, metavar="LABEL=ORG/NAME",
                    help="with --hub-eval-results: write the files of the model LABEL under its Hugging Face Hub "
                         "model id, HUB/ORG__NAME/.eval_results/ (repeatable; other models keep their label's folder)")
-    p.add_argument("--hub-source-url", default=None,
+    p.add_argument("--hub-source-url", default=None, type=http_url,
                    help="source URL written into the Hub files (e.g. where the logs are published)")
     # it reads only probe output folders below its inputs: results/ --out results/leaderboard is fine
     p.set_defaults(func=_run, out_inside_inputs_ok=True)

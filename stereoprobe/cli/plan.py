@@ -188,10 +188,18 @@ def cost_line(plan: Any, prices: Any) -> str:
     return f"{text}; prices as of {prices.as_of}"
 
 
+def _say(line: str, file: Any = None) -> None:
+    """Print one console line of the plan, credentials redacted (a key inside a model name or a role binding)."""
+    from stereoprobe.redact import redact_text
+
+    print(redact_text(line), file=file)
+
+
 def run(args: argparse.Namespace) -> int:
     """Build the task, count, print (and write --json)."""
     from stereoprobe.plan import load_prices, plan_task
     from stereoprobe.plan.calibrate import calibrate
+    from stereoprobe.redact import redact
 
     task_args = parse_kv(args.task_args, "-T")
     roles = parse_roles(args.roles)
@@ -206,23 +214,23 @@ def run(args: argparse.Namespace) -> int:
                             on_progress=on_progress)
     plan = plan_task(task, model=args.model, roles=roles, epochs=args.epochs, prices=prices, seconds_per_call=spc)
     d = plan.as_dict()
-    print(f"{args.task}: {_fmt(plan.items)} {plan.unit}, {_fmt(plan.samples)} inspect samples x {plan.epochs} epoch(s)")
+    _say(f"{args.task}: {_fmt(plan.items)} {plan.unit}, {_fmt(plan.samples)} inspect samples x {plan.epochs} epoch(s)")
     for role, n in plan.model_calls.items():
         t = plan.tokens_by_role[role]
-        print(f"  {role:<10} {_fmt(n):>12} model calls  {_fmt(t['input']):>15} input tokens  "
+        _say(f"  {role:<10} {_fmt(n):>12} model calls  {_fmt(t['input']):>15} input tokens  "
               f"{_fmt(t['output']):>13} output tokens  ({', '.join(plan.models.get(role) or ['?'])})")
-    print(f"  total: {_fmt(plan.input_tokens)} input, {_fmt(plan.output_tokens)} output tokens; "
+    _say(f"  total: {_fmt(plan.input_tokens)} input, {_fmt(plan.output_tokens)} output tokens; "
           f"time {'unknown (use --calibrate N on a local model)' if plan.seconds is None else f'{plan.seconds / 3600:,.2f} h'}")
-    print(f"  {cost_line(plan, prices)}")
+    _say(f"  {cost_line(plan, prices)}")
     for note in plan.notes:  # stale prices: a warning on stderr (below), not a note
         if not note.startswith("prices of "):
-            print(f"  note: {note}")
+            _say(f"  note: {note}")
     for note in plan.notes:
         if note.startswith("prices of "):
-            print(f"stereoprobe plan: warning: {note}", file=sys.stderr)
+            _say(f"stereoprobe plan: warning: {note}", file=sys.stderr)
     if args.json_out:  # written beside, then renamed over: a failed write leaves an earlier plan intact
         from stereoprobe.outputs import atomic_output_file
 
         with atomic_output_file(args.json_out, inputs=[args.prices] if args.prices else []) as tmp:
-            tmp.write_text(json.dumps(d, indent=2) + "\n", encoding="utf-8")
+            tmp.write_text(json.dumps(redact(d), indent=2) + "\n", encoding="utf-8")
     return 0

@@ -197,6 +197,10 @@ def write_hub_eval_results(out: Path, metrics: pd.DataFrame, source_url: str | N
     (``org__name``), the others under their label's."""
     import yaml
 
+    from stereoprobe.redact import check_public_url
+
+    if source_url is not None:  # published on the Hub: an http(s) URL without credentials only
+        check_public_url(source_url, "hub source URL")
     paths = []
     model_ids = model_ids or {}
     for model in sorted(metrics["model"].unique()):

@@ -5,6 +5,12 @@
 none, the probe is the registered probe whose marker tables the folder holds (:mod:`stereoprobe.probes`), the
 models come from a ``model`` column of the folder's tables and the date from the report file. Reports are
 listed probe by probe, in the registered probes' display order (unknown folders last).
+
+Only what lies inside DIR is listed: a report or table that is a symbolic link to a file outside DIR (``/``,
+``/etc/passwd``), or that sits in a linked folder outside it, is left out. ``DIR/index.html`` is replaced only
+when stereoprobe wrote it (its :data:`MARKER`, or the reports table of an earlier version); a page of the
+user's own is refused with one line. The page is written beside and renamed over (a failed write leaves the
+earlier page).
 """
 
 from __future__ import annotations
@@ -17,22 +23,53 @@ import pandas as pd
 
 from stereoprobe.errors import InputError
 from stereoprobe.probes import ProbeDescriptor, registered
-from stereoprobe.report.html import MISSING, Section, empty_note, write_report
+from stereoprobe.outputs import atomic_output_file
+from stereoprobe.report.html import MISSING, Section, empty_note, render_report
 from stereoprobe.report.run_info import read_run_info
 
 TABLE_SUFFIXES = (".csv", ".parquet")
+INDEX = "index.html"
+#: written into every index page: ``index`` replaces only a page that holds it
+MARKER = '<meta name="generator" content="stereoprobe index">'
+_EARLIER_MARKER = '<table id="index-reports"'  # the pages of versions before the marker
 _MAX_SETTINGS = 12
 
 
+def _inside(path: Path, real_root: Path) -> bool:
+    """Whether ``path``, its symbolic links resolved, lies inside ``real_root`` (an already resolved folder)."""
+    try:
+        return path.resolve().is_relative_to(real_root)
+    except (OSError, RuntimeError):  # a link loop
+        return False
+
+
 def collect_reports(root: Path) -> list[tuple[Path, list[Path]]]:
-    """Every ``*.html`` report under ``root`` (except the index itself) with the table files beside it."""
+    """Every ``*.html`` report under ``root`` (except the index itself) with the table files beside it; a
+    report or table whose real path lies outside ``root`` (a symbolic link out of it) is left out."""
+    real_root = root.resolve()
     out: list[tuple[Path, list[Path]]] = []
     for report in sorted(root.rglob("*.html")):
-        if report == root / "index.html":
+        if report == root / INDEX or not report.is_file() or not _inside(report, real_root):
             continue
-        tables = sorted(p for p in report.parent.iterdir() if p.suffix in TABLE_SUFFIXES and p.is_file())
+        tables = sorted(p for p in report.parent.iterdir()
+                        if p.suffix in TABLE_SUFFIXES and p.is_file() and _inside(p, real_root))
         out.append((report, tables))
     return out
+
+
+def check_index_ours(page: Path) -> None:
+    """Raise :class:`InputError` when ``page`` exists and is not an index page stereoprobe wrote (the user's
+    own ``index.html``, a symbolic link, a folder)."""
+    if not (page.exists() or page.is_symlink()):
+        return
+    if page.is_symlink() or not page.is_file():
+        raise InputError(f"{page}: exists and is not an index page stereoprobe wrote (a link or a folder); "
+                         "move it away or index another folder")
+    with page.open("rb") as f:
+        head = f.read(1 << 16).decode("utf-8", "replace")
+    if MARKER not in head and _EARLIER_MARKER not in head:
+        raise InputError(f"{page}: exists and was not written by stereoprobe index; it is left as it is (move "
+                         "it away to index this folder)")
 
 
 def _models_from_tables(tables: list[Path]) -> list[str]:
@@ -109,8 +146,10 @@ def _tables_html(tables: list[Path], root: Path) -> str:
 
 
 def build_index(root: Path) -> Path:
-    """Write ``root/index.html`` linking every report and table file under ``root``; return its path."""
+    """Write ``root/index.html`` linking every report and table file under ``root``; return its path. An
+    ``index.html`` that stereoprobe did not write is refused (:func:`check_index_ours`)."""
     root = Path(root)
+    check_index_ours(root / INDEX)
     reports = collect_reports(root)
     if not reports:
         raise InputError(f"index: no HTML report found under {root}; run the probes' post-processing first")
@@ -142,4 +181,9 @@ def build_index(root: Path) -> Path:
     )
     if not any(t for _, t in reports):
         section.raw(empty_note("No table files (CSV or Parquet) sit beside these reports."))
-    return write_report(root / "index.html", f"stereoprobe results — {root.name}", [section])
+    page = root / INDEX
+    text = render_report(f"stereoprobe results — {root.name}", [section], None, True)
+    text = text.replace("<meta charset='utf-8'>", f"<meta charset='utf-8'>{MARKER}", 1)
+    with atomic_output_file(page, inputs=[]) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return page

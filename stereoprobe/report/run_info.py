@@ -28,6 +28,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from stereoprobe.redact import redact, redact_text
+
 RUN_INFO = "run_info.json"
 
 _COMMAND: list[list[str]] = []  # the running command line (set by ``stereoprobe.cli.main``), at most one
@@ -57,7 +59,7 @@ def command_line(command: str | None = None) -> str | None:
     words = [a for a in argv[1:] if not a.startswith("-")]
     if command is not None and (not words or words[0] != command):
         return None
-    return shlex.join(argv)
+    return redact_text(shlex.join(argv))
 
 
 def write_run_info(
@@ -70,7 +72,8 @@ def write_run_info(
     **extra: Any,
 ) -> Path:
     """Write ``out_dir/run_info.json`` (merging into an existing one) and return its path. ``runs``: the run
-    settings to record; None: those of the inspect logs among ``inputs`` (:func:`log_run_settings`)."""
+    settings to record; None: those of the inspect logs among ``inputs`` (:func:`log_run_settings`). Every
+    value passes :func:`stereoprobe.redact.redact`: no credential reaches the file."""
     from stereoprobe import __version__
     from stereoprobe.report.run_settings import log_run_settings
 
@@ -96,19 +99,20 @@ def write_run_info(
     if "command" not in extra and command_line() is not None:
         info["command"] = command_line()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(info, indent=2, default=str) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(redact(info), indent=2, default=str) + "\n", encoding="utf-8")
     return path
 
 
 def read_run_info(folder: str | Path) -> dict[str, Any]:
     """The normalised ``run_info.json`` of ``folder``: ``probe``, ``created``, ``models``, ``settings``,
-    ``inputs``, ``runs`` (``{}``/``None``/``[]`` where unknown); an unreadable file reads as empty."""
+    ``inputs``, ``runs`` (``{}``/``None``/``[]`` where unknown); an unreadable file reads as empty. Credentials
+    that a file of an older version recorded are redacted (:func:`stereoprobe.redact.redact`)."""
     path = Path(folder) / RUN_INFO
     raw: dict[str, Any] = {}
     if path.is_file():
         try:
             loaded = json.loads(path.read_text(encoding="utf-8"))
-            raw = loaded if isinstance(loaded, dict) else {}
+            raw = redact(loaded) if isinstance(loaded, dict) else {}
         except (OSError, ValueError):
             raw = {}
     settings = raw.get("settings", raw.get("config")) or {}

@@ -60,16 +60,19 @@ def _role(binding: Any) -> str:
 
 def run_settings(spec: Mapping[str, Any]) -> dict[str, Any]:
     """``task``, ``model`` and the :data:`RUN_SETTINGS` of one eval spec (:func:`stereoprobe.logs.read_eval_spec`),
-    performance knobs and unset values left out."""
+    performance knobs and unset values left out, credentials redacted (:func:`stereoprobe.redact.redact`: an
+    ``api_key`` model argument, ``user:password@`` or ``?key=`` in a base URL); every table, report and
+    ``run_info.json`` takes a run's settings from here."""
     from stereoprobe.inputs.samples import GENERATE_KNOBS, MODEL_ARG_KNOBS
+    from stereoprobe.redact import redact
 
-    return {
+    return redact({
         "task": str(spec.get("task", "")).split("/")[-1],
         "model": str(spec.get("model", "")),
         "model_args": _kept(spec.get("model_args"), MODEL_ARG_KNOBS),
         "model_roles": {str(r): _role(b) for r, b in sorted((spec.get("model_roles") or {}).items())},
         "generate_config": _kept(spec.get("model_generate_config"), GENERATE_KNOBS),
-    }
+    })
 
 
 def log_run_settings(inputs: Iterable[str | Path]) -> list[dict[str, Any]]:
@@ -96,8 +99,11 @@ def log_run_settings(inputs: Iterable[str | Path]) -> list[dict[str, Any]]:
 
 def settings_text(run: Mapping[str, Any]) -> str:
     """One line for a table cell: ``-M k=v``, ``--model-role role=model (...)``, then the generation settings;
-    ``provider defaults`` when the run set none."""
+    ``provider defaults`` when the run set none (credentials redacted, also in settings read from an older
+    ``run_info.json``)."""
+    from stereoprobe.redact import redact_text
+
     parts = [f"-M {k}={_value(v)}" for k, v in (run.get("model_args") or {}).items()]
     parts += [f"--model-role {r}={m}" for r, m in (run.get("model_roles") or {}).items()]
     parts += [f"{k}={_value(v)}" for k, v in (run.get("generate_config") or {}).items()]
-    return "; ".join(parts) or "provider defaults"
+    return redact_text("; ".join(parts)) or "provider defaults"

@@ -1,0 +1,95 @@
+"""``stereoprobe index DIR`` links only what lies inside DIR, replaces only an index page it wrote, and a
+folder it cannot write is one line."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from stereoprobe.cli import main
+from stereoprobe.report.html import Section, write_report
+from stereoprobe.report.index import MARKER
+from stereoprobe.report.run_info import write_run_info
+
+
+def _report_folder(root: Path, name: str = "dbb") -> Path:
+    d = root / name
+    d.mkdir(parents=True)
+    pd.DataFrame({"model": ["m"]}).to_csv(d / "summary.csv", index=False)
+    write_report(d / "report.html", "DBB", [Section("S").text("x")])
+    write_run_info(d, probe="dbb", models=["m"], settings={"mode": "logprob"})
+    return d
+
+
+def _one_error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("stereoprobe index: error:"), err
+    return err[0]
+
+
+def test_links_to_outside_the_folder_are_left_out(tmp_path: Path) -> None:
+    root = tmp_path / "results"
+    d = _report_folder(root)
+    outside = _report_folder(tmp_path / "elsewhere", "secret_report")
+    (tmp_path / "passwd").write_text("root:x:0:0\n")
+    os.symlink("/", d / "root.csv")  # a link to the file-system root
+    os.symlink(tmp_path / "passwd", d / "passwd.csv")
+    os.symlink(tmp_path / "passwd", root / "passwd.html")
+    os.symlink(outside, root / "linked_folder")  # a report folder outside, linked in
+    os.symlink(d / "summary.csv", d / "inside_link.csv")  # a link that stays inside: kept
+    assert main(["index", str(root)]) == 0
+    page = (root / "index.html").read_text()
+    assert 'href="dbb/report.html"' in page and 'href="dbb/summary.csv"' in page
+    assert 'href="dbb/inside_link.csv"' in page
+    for name in ("root.csv", "passwd.csv", "passwd.html", "linked_folder", "secret_report"):
+        assert name not in page, name
+
+
+def test_a_users_own_index_page_is_refused_and_kept(tmp_path: Path, capsys) -> None:
+    _report_folder(tmp_path)
+    own = "<html><body>my own landing page</body></html>"
+    (tmp_path / "index.html").write_text(own)
+    assert main(["index", str(tmp_path)]) == 2
+    assert "not written by stereoprobe" in _one_error_line(capsys)
+    assert (tmp_path / "index.html").read_text() == own
+
+
+def test_its_own_index_page_is_replaced(tmp_path: Path) -> None:
+    _report_folder(tmp_path)
+    assert main(["index", str(tmp_path)]) == 0
+    first = (tmp_path / "index.html").read_text()
+    assert MARKER in first
+    _report_folder(tmp_path, "second")
+    assert main(["index", str(tmp_path)]) == 0
+    assert "second/report.html" in (tmp_path / "index.html").read_text()
+
+
+def test_an_index_link_is_refused(tmp_path: Path, capsys) -> None:
+    _report_folder(tmp_path)
+    (tmp_path / "target.html").write_text("x")
+    os.symlink(tmp_path / "target.html", tmp_path / "index.html")
+    assert main(["index", str(tmp_path)]) == 2
+    _one_error_line(capsys)
+    assert (tmp_path / "target.html").read_text() == "x"
+
+
+@pytest.mark.parametrize("code", [errno.EACCES, errno.EROFS, errno.ENOSPC, errno.EDQUOT])
+def test_an_unwritable_folder_is_one_line(tmp_path: Path, capsys, monkeypatch, code: int) -> None:
+    """Tests run as root, where chmod does not stop a write: the file system's refusal is injected where the
+    page's temporary file is created."""
+    import tempfile
+
+    _report_folder(tmp_path)
+
+    def refuse(*args, **kwargs):
+        raise OSError(code, os.strerror(code), str(tmp_path / ".index.html.x.tmp"))
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    assert main(["index", str(tmp_path)]) == 2
+    line = _one_error_line(capsys)
+    assert str(tmp_path) in line and os.strerror(code).lower() in line
+    assert not (tmp_path / "index.html").exists()

@@ -1,0 +1,274 @@
+"""No credential given to a model reaches a file or a console line, through every command end to end.
+
+Real logs of each probe (globalbias, profiles, stereotales, dbb) are rewritten so that their headers carry
+what a user types: ``-M api_key=...``, a base URL with ``user:password@`` and ``?key=...``, and a model role
+with its own ``api_key`` and base URL. Each post-processing command, then the leaderboard over their folders
+and the index page, run on them; no output file (CSV, Parquet cells, JSON, HTML, YAML) and no console line
+may hold any of the secrets. ``plan`` given a key on its command line, and the leaderboard reading a
+``run_info.json`` of an older version that recorded a key, are checked too.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from eval_edit import edit_eval
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import get_model
+
+from stereoprobe.cli import main
+from stereoprobe.redact import REDACTED, check_public_url, is_secret_name, redact, redact_text
+from stereoprobe.errors import InputError
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "stereotales"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "globalbias"))
+
+KEY = "sk-e2eSECRETkey0123456789abcdef"  # shaped like an OpenAI key
+ROLE_KEY = "plainRoleSecret9876"  # no known shape: only its name says it is a key
+PASSWORD = "PaSsW0rdXYZ"
+QUERY_KEY = "QueryKeyABC123"
+TOKEN = "hubTokenValue5555"
+SECRETS = (KEY, ROLE_KEY, PASSWORD, QUERY_KEY, TOKEN)
+BASE_URL = f"https://alice:{PASSWORD}@llm.example.org/v1?key={QUERY_KEY}&region=eu"
+
+
+# ------------------------------------------------------------------------------------------- unit level
+
+
+@pytest.mark.parametrize("name", ["api_key", "apiKey", "X-Api-Key", "OPENAI_API_KEY", "hf_token", "token",
+                                  "access_token", "password", "client_secret", "Authorization", "auth",
+                                  "credentials", "cookie", "sig", "key"])
+def test_credential_names(name: str) -> None:
+    assert is_secret_name(name)
+    assert redact({name: "abcdef"}) == {name: REDACTED}
+
+
+@pytest.mark.parametrize("name", ["max_tokens", "score_first_token", "eos_token", "scenario_key", "group_key",
+                                  "tokenizer", "batch_tokens", "keyword", "temperature", "model_path"])
+def test_setting_names_are_kept(name: str) -> None:
+    assert not is_secret_name(name)
+    assert redact({name: "abcdef"}) == {name: "abcdef"}
+
+
+def test_numbers_and_booleans_of_credential_names_are_settings() -> None:
+    assert redact({"score_first_token": True, "token": 3}) == {"score_first_token": True, "token": 3}
+
+
+@pytest.mark.parametrize("text, kept", [
+    (BASE_URL, "https://***@llm.example.org/v1?key=***&region=eu"),
+    (f"-M api_key={ROLE_KEY} -M temperature=0.5", "-M api_key=*** -M temperature=0.5"),
+    (f'{{"api_key": "{ROLE_KEY}", "n": 1}}', '{"api_key": "***", "n": 1}'),
+    (f"pretrained=gpt2,api_key={ROLE_KEY},dtype=float16", "pretrained=gpt2,api_key=***,dtype=float16"),
+    (f"Authorization: Bearer {TOKEN}", "Authorization: *** ***"),
+    (f"model {KEY} failed", "model *** failed"),
+    (f"openai/gpt-4o (api_key=\"{ROLE_KEY}\", base_url=\"{BASE_URL}\")",
+     'openai/gpt-4o (api_key="***", base_url="https://***@llm.example.org/v1?key=***&region=eu")'),
+    ("score_first_token=true max_tokens=16 seed=3", "score_first_token=true max_tokens=16 seed=3"),
+])
+def test_redact_text(text: str, kept: str) -> None:
+    assert redact_text(text) == kept
+
+
+def test_nested_settings_are_redacted() -> None:
+    got = redact({"roles": {"grader": {"model": "openai/gpt-4o", "args": {"api_key": ROLE_KEY},
+                                       "base_url": BASE_URL}}, "headers": {"Authorization": f"Bearer {TOKEN}"}})
+    assert not any(s in json.dumps(got) for s in SECRETS)
+    assert got["roles"]["grader"]["model"] == "openai/gpt-4o"
+
+
+@pytest.mark.parametrize("url", ["javascript:alert(1)", "file:///etc/passwd", "data:text/html,x", "ftp://h/x",
+                                 "https://", "https://a b/", 'https://h/"onmouseover="x', BASE_URL,
+                                 f"https://h/x?token={TOKEN}"])
+def test_only_public_http_urls_are_published(url: str) -> None:
+    with pytest.raises(InputError):
+        check_public_url(url)
+
+
+# ----------------------------------------------------------------------------------------- end to end
+
+
+def _with_secrets(header: dict[str, Any]) -> dict[str, Any]:
+    ev = header["eval"]
+    ev["model_args"] = {**(ev.get("model_args") or {}), "api_key": KEY, "base_url": BASE_URL,
+                        "default_headers": {"Authorization": f"Bearer {TOKEN}"}}
+    ev["model_base_url"] = BASE_URL
+    roles = dict(ev.get("model_roles") or {})
+
+    def bind(b: Any) -> Any:
+        if isinstance(b, list):
+            return [bind(x) for x in b]
+        b = dict(b) if isinstance(b, dict) else {"model": str(b)}
+        return {**b, "args": {**(b.get("args") or {}), "api_key": ROLE_KEY}, "base_url": BASE_URL}
+
+    ev["model_roles"] = {r: bind(b) for r, b in roles.items()} or {"grader": bind("openai/gpt-4o")}
+    return header
+
+
+def _secret_logs(src: Path, dest: Path) -> Path:
+    for log in sorted(src.rglob("*.eval")):
+        edit_eval(log, dest / log.name, header=_with_secrets)
+    return dest
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory) -> dict[str, Path]:
+    from fake_model import fake_model
+    from test_profiles_task import _fake_profiles
+    from test_task_runs import _roles, _task
+
+    from stereoprobe.tasks.dbb import dbb
+    from stereoprobe.tasks.globalbias import globalbias
+    from stereoprobe.tasks.globalbias_profiles import globalbias_profiles
+
+    raw = tmp_path_factory.mktemp("raw")
+    inspect_eval(globalbias(source="bundled", groups=["CHINESE", "ARAB", "ENGLISH", "HISPANIC"], templates=[1],
+                            unit="sentence"), model=fake_model(), log_dir=str(raw / "globalbias"), display="none")
+    inspect_eval(globalbias_profiles(source="bundled", batch_size=6, runs=2, max_tokens=100, prompt="stereoprobe"),
+                 model=get_model("mockllm/model", custom_outputs=_fake_profiles), log_dir=str(raw / "profiles"),
+                 display="none")
+    inspect_eval(dbb(source="bundled", faithful=False, categories="ses", limit_templates=2, mode="logprob"),
+                 model=fake_model(), log_dir=str(raw / "dbb"), display="none")
+    inspect_eval(_task(seeds="bundled", role_prompts="bundled", role_settings="none", run_settings="none"),
+                 model="st1fake/subject", model_roles=_roles(), log_dir=str(raw / "stereotales"),
+                 display="none")
+    d = tmp_path_factory.mktemp("secret_logs")
+    return {probe: _secret_logs(raw / probe, d / probe) for probe in ("globalbias", "profiles", "dbb",
+                                                                      "stereotales")}
+
+
+def _texts(folder: Path) -> list[tuple[Path, str]]:
+    """Every file under ``folder`` as text; Parquet files as their cells (compression hides nothing)."""
+    out = []
+    for p in sorted(folder.rglob("*")):
+        if not p.is_file():
+            continue
+        if p.suffix == ".parquet":
+            out.append((p, pd.read_parquet(p).to_csv(index=False)))
+        else:
+            out.append((p, p.read_bytes().decode("utf-8", "replace")))
+    return out
+
+
+def _assert_clean(texts: list[tuple[Path, str]], console: str) -> None:
+    leaks = [(str(p), s) for p, t in texts for s in SECRETS if s in t]
+    assert not leaks, leaks
+    assert not [s for s in SECRETS if s in console], console
+
+
+def test_the_logs_hold_the_secrets(logs) -> None:
+    """The fixture is what it claims: each probe's log header carries every secret."""
+    from stereoprobe.logs import read_eval_spec
+
+    for probe, folder in logs.items():
+        text = json.dumps(read_eval_spec(next(folder.glob("*.eval"))))
+        assert all(s in text for s in SECRETS), probe
+
+
+COMMANDS = {
+    "globalbias": lambda l, out: ["globalbias", str(l["globalbias"]), "--out", str(out)],
+    "profiles": lambda l, out: ["profiles", str(l["profiles"]), "--out", str(out), "--permutations", "5",
+                                "--folds", "2", "--no-feature-ablation"],
+    "dbb": lambda l, out: ["dbb", str(l["dbb"]), "--out", str(out), "--n-boot", "50"],
+    "associations": lambda l, out: ["associations", str(l["stereotales"]), "--out", str(out), "--resamples",
+                                    "2000"],
+}
+
+
+@pytest.fixture(scope="module")
+def results(logs, tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    root = tmp_path_factory.mktemp("results")
+    consoles: dict[str, str] = {}
+    capture = pytest.MonkeyPatch()
+    import io
+
+    for cmd, argv in COMMANDS.items():
+        err, out = io.StringIO(), io.StringIO()
+        capture.setattr(sys, "stderr", err)
+        capture.setattr(sys, "stdout", out)
+        code = main(argv(logs, root / cmd))
+        capture.undo()
+        consoles[cmd] = err.getvalue() + out.getvalue()
+        assert code == 0, consoles[cmd]
+    return root, consoles
+
+
+@pytest.mark.parametrize("cmd", sorted(COMMANDS))
+def test_no_secret_in_a_command_output_or_console(cmd: str, results) -> None:
+    root, consoles = results
+    texts = _texts(root / cmd)
+    assert any(p.name == "run_info.json" for p, _ in texts)
+    _assert_clean(texts, consoles[cmd])
+    info = json.loads((root / cmd / "run_info.json").read_text())
+    assert info["runs"] and all("api_key" in r["model_args"] for r in info["runs"])  # recorded, redacted
+    assert all(r["model_args"]["api_key"] == REDACTED for r in info["runs"])
+
+
+def test_dbb_runs_table_names_the_settings_without_the_key(results) -> None:
+    root, _ = results
+    runs = pd.read_csv(root / "dbb" / "runs.csv")
+    assert runs["model_settings"].str.contains("api_key=***", regex=False).all()
+
+
+def test_leaderboard_and_index_over_the_folders(results, tmp_path, capsys) -> None:
+    root, _ = results
+    out = tmp_path / "leaderboard"
+    hub = tmp_path / "hub"
+    assert main(["leaderboard", str(root), "--out", str(out), "--n-boot", "50", "--hub-eval-results", str(hub),
+                 "--hub-source-url", "https://huggingface.co/datasets/org/logs"]) == 0
+    assert main(["index", str(root)]) == 0
+    console = capsys.readouterr()
+    _assert_clean(_texts(out) + _texts(hub) + [(root / "index.html", (root / "index.html").read_text())],
+                  console.out + console.err)
+    runs = pd.read_csv(out / "runs.csv")
+    assert runs["model_args"].str.contains(REDACTED, regex=False).any()
+
+
+def test_leaderboard_redacts_a_key_an_older_run_info_recorded(results, tmp_path, capsys) -> None:
+    root, _ = results
+    old = tmp_path / "old_dbb"
+    old.mkdir()
+    for p in (root / "dbb").iterdir():
+        if p.is_file():
+            (old / p.name).write_bytes(p.read_bytes())
+    info = json.loads((old / "run_info.json").read_text())
+    for r in info["runs"]:
+        r["model_args"]["api_key"] = ROLE_KEY  # as a version before the redaction wrote it
+    info["command"] = f"stereoprobe dbb logs --out x -M api_key={ROLE_KEY}"
+    (old / "run_info.json").write_text(json.dumps(info))
+    out = tmp_path / "lb"
+    assert main(["leaderboard", str(old), "--out", str(out), "--n-boot", "50"]) == 0
+    assert main(["index", str(tmp_path)]) == 0
+    console = capsys.readouterr()
+    _assert_clean(_texts(out) + [(tmp_path / "index.html", (tmp_path / "index.html").read_text())],
+                  console.out + console.err)
+
+
+@pytest.mark.parametrize("extra", [
+    ["-M", f"api_key={KEY}"],
+    ["--model-role", "grader={model: openai/gpt-4o, api_key: " + ROLE_KEY + "}"],
+    ["--model-role", "grader={model: openai/gpt-4o, base_url: '" + BASE_URL + "'"],  # bad YAML: an error line
+    ["-T", f"api_key={ROLE_KEY}"],
+    ["--model", f"openai-api/x/{KEY}"],
+])
+def test_plan_never_echoes_a_key(extra: list[str], tmp_path, capsys) -> None:
+    code = main(["plan", "dbb", "-T", "source=bundled", "-T", "categories=ses", *extra,
+                 "--json", str(tmp_path / "plan.json")])
+    console = capsys.readouterr()
+    texts = [(tmp_path / "plan.json", (tmp_path / "plan.json").read_text())] if code == 0 else []
+    _assert_clean(texts, console.out + console.err)
+
+
+def test_hub_source_url_must_be_http(results, tmp_path, capsys) -> None:
+    root, _ = results
+    for url in ("javascript:alert(1)", BASE_URL):
+        assert main(["leaderboard", str(root / "dbb"), "--out", str(tmp_path / "lb"), "--hub-eval-results",
+                     str(tmp_path / "hub"), "--hub-source-url", url]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "--hub-source-url" in err
+        assert not [s for s in SECRETS if s in err]
+    assert not (tmp_path / "lb").exists() and not (tmp_path / "hub").exists()
