@@ -26,7 +26,7 @@ from inspect_ai._util.error import PrerequisiteError
 from stereoprobe.errors import InputError
 
 __all__ = ["TaskParameterError", "boolean", "cache", "choice", "choices", "fail", "integer", "message", "names",
-           "number"]
+           "number", "top_k"]
 
 
 class TaskParameterError(InputError, PrerequisiteError):
@@ -255,6 +255,16 @@ def choices(value: Any, name: str, allowed: Sequence[T], *, sep: str | None = ",
         _fail(name, value, requirement, error)
     _no_repeats(out, name, value, requirement, error)
     return out
+
+
+def top_k(value: Any, name: str = "top_k", *, error: type[Exception] = TaskParameterError) -> int | None:
+    """A top-k setting: an integer >= 1, or ``none``/``0``/None for no top-k (returned as None)."""
+    if value is None or (isinstance(value, str) and value.strip().lower() == "none"):
+        return None
+    try:
+        return integer(value, name, 0, error=error) or None
+    except error:
+        _fail(name, value, "an integer >= 0 or none (0 and none: no top-k)", error)
 
 
 EXPIRY = re.compile(r"[1-9][0-9]*[smhDWMY]")  # inspect's cache expiry: a count and a unit, e.g. "1W", "30m"

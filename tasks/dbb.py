@@ -95,8 +95,9 @@ def dbb(
         templates: explicit template ids.
         temperature, top_p, frequency_penalty: sampled-mode generation (paper Appendix A: 0.8, 1, 0.6; for
             every model, local ones included: see docs/fidelity.md D6).
-        top_k: sampled-mode top-k (default none, as the paper states; upstream's open-weight wrappers ran
-            top_k 50 with repetition_penalty 1.2: ``-T top_k=50 -M repetition_penalty=1.2``).
+        top_k: sampled-mode top-k (default none = no top-k, as the paper states; 0 also means none;
+            upstream's open-weight wrappers ran top_k 50 with repetition_penalty 1.2:
+            ``-T top_k=50 -M repetition_penalty=1.2``).
         max_tokens: sampled-mode answer length (paper: 2048).
         threshold: S threshold of a biased test instance in the live metrics (paper: 20).
         system_message: send upstream's system message "You are a useful assistant." before the question
@@ -119,7 +120,7 @@ def dbb(
     top_p = P.number(top_p, "top_p", 0.0, 1.0, low_open=True, error=_E)
     frequency_penalty = P.number(frequency_penalty, "frequency_penalty", -2.0, 2.0, error=_E)
     max_tokens = P.integer(max_tokens, "max_tokens", 1, error=_E)
-    top_k = P.integer(top_k, "top_k", 1, optional=True, error=_E)
+    top_k = P.top_k(top_k, error=_E)  # 0 or none: no top-k (None: not sent, so neutral on every provider)
     threshold = P.number(threshold, "threshold", 0.0, 100.0, error=_E)
     names = Q.name_source(source, names)
     _, qs = Q.select_questions(source, faithful, seed, categories, limit_templates, templates, names)

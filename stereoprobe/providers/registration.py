@@ -1,6 +1,9 @@
-"""Registers the ``transformers`` model provider with inspect (imported by inspect's entry point)."""
+"""Registers the ``transformers`` model provider with inspect (imported by inspect's entry point), and the hook
+that sends neutral sampling values to vLLM for stereoprobe's tasks (:mod:`.vllm_neutral`)."""
 
 from inspect_ai.model import modelapi
+
+from stereoprobe.providers import vllm_neutral  # noqa: F401  (registers its hook)
 
 
 @modelapi(name="transformers")

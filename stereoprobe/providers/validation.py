@@ -62,12 +62,7 @@ def model_int(value: Any, name: str, minimum: int, *, auto: bool = False) -> int
 
 def top_k_arg(value: Any) -> int | None:
     """``-M top_k``: an integer >= 1, or ``none``/``0`` for no top-k (None)."""
-    if value is None or (isinstance(value, str) and value.strip().lower() == "none"):
-        return None
-    try:
-        return P.integer(value, "top_k", 0, error=ModelArgError) or None
-    except ModelArgError:
-        P.fail("top_k", value, "an integer >= 0 or none (0 and none: no top-k)", ModelArgError)
+    return P.top_k(value, error=ModelArgError)
 
 
 def check_device(requested: Any) -> str | None:
