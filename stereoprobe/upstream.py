@@ -106,6 +106,13 @@ def _check(path: Path, expected: str, what: str, verify: bool) -> Path:
     return path
 
 
+def _local_copy(src: UpstreamSource) -> str:
+    """How to point at a local copy of ``src``'s one repository (offline errors name it once)."""
+    folder = src.repository.split("/")[-1]
+    return (f"pass a local copy of the {src.repository} repository (source=/path/to/{folder}) or set "
+            f"${MIRROR_ENV}=/folder/holding/{folder}/")
+
+
 def fetch(key: str, path: str, local: str | os.PathLike[str] | None = None, verify: bool = True) -> Path:
     """Return a verified local path of upstream file ``path`` of source ``key``.
 
@@ -121,8 +128,8 @@ def fetch(key: str, path: str, local: str | os.PathLike[str] | None = None, veri
     roots: list[Path] = []
     if local is not None:
         roots += [Path(local), Path(local) / key]
-    if os.environ.get(MIRROR_ENV):
-        roots.append(Path(os.environ[MIRROR_ENV]) / key)
+    if os.environ.get(MIRROR_ENV):  # the copy under its key or under the repository's own name
+        roots += [Path(os.environ[MIRROR_ENV]) / key, Path(os.environ[MIRROR_ENV]) / src.repository.split("/")[-1]]
     for root in roots:
         candidate = root / path
         if candidate.is_file():
@@ -135,8 +142,7 @@ def fetch(key: str, path: str, local: str | os.PathLike[str] | None = None, veri
         return _check(cached, expected, what, verify)
     if os.environ.get("HF_HUB_OFFLINE") == "1" and os.environ.get("STEREOPROBE_ALLOW_DOWNLOAD") != "1":
         raise UpstreamDataError(
-            f"{what} is not cached and HF_HUB_OFFLINE=1; download it once with internet, or pass a local copy "
-            f"of the {src.repository} repository (source=/path/to/{key}) or set ${MIRROR_ENV}"
+            f"{what} is not cached and HF_HUB_OFFLINE=1; download it once with internet, or {_local_copy(src)}"
         )
     url = src.url(path)
     cached.parent.mkdir(parents=True, exist_ok=True)
@@ -147,8 +153,7 @@ def fetch(key: str, path: str, local: str | os.PathLike[str] | None = None, veri
             shutil.copyfileobj(resp, tmp)
     except (urllib.error.URLError, TimeoutError, OSError) as e:
         raise UpstreamDataError(
-            f"could not download {what} from {url} ({e}). Offline? Pass a local copy of the "
-            f"{src.repository} repository (source=/path/to/{key}) or set ${MIRROR_ENV}."
+            f"could not download {what} from {url} ({e}). Offline? {_local_copy(src)}"
         ) from e
     tmp_path = Path(tmp.name)
     try:

@@ -32,6 +32,7 @@ from stereoprobe.listings import task_version
 from stereoprobe.scorers.dbb import dbb_epochs, dbb_mcq_scorer, dbb_metrics, dbb_sg_scorer
 from stereoprobe.solvers.dbb import (DBBLogprobsUnavailable, dbb_mcq_group_solver, dbb_mcq_solver,
                                      dbb_sg_group_solver, dbb_sg_solver, mcq_messages, mcq_template)
+from stereoprobe.strict_params import refuse_unknown
 
 __all__ = ["DBBLogprobsUnavailable", "dbb", "dbb_sg"]
 
@@ -47,6 +48,7 @@ DEFAULT_OPTION_ORDER = {"sampled": "fixed", "logprob": "balanced"}
     tags=['social_bias', 'multiple_choice', 'dbb'],
     paper="Pan, Raj, Yao, Zhu, What's Not Said Still Hurts (Description-based Bias Benchmark), Findings of EMNLP 2025",
 )
+@refuse_unknown
 def dbb(
     source: str = Q.DEFAULT_SOURCE,
     faithful: bool = Q.DEFAULT_FAITHFUL,
@@ -171,6 +173,7 @@ def dbb(
     tags=['social_bias', 'likelihood', 'dbb'],
     paper="Pan, Raj, Yao, Zhu, What's Not Said Still Hurts (Description-based Bias Benchmark), Findings of EMNLP 2025",
 )
+@refuse_unknown
 def dbb_sg(
     source: str = Q.DEFAULT_SOURCE,
     faithful: bool = Q.DEFAULT_FAITHFUL,

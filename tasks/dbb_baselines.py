@@ -24,6 +24,7 @@ from stereoprobe.dbb import scoring as SC
 from stereoprobe.dbb.data import DBBDataError
 from stereoprobe.listings import task_version
 from stereoprobe.scorers.dbb_baselines import dbb_baseline_scorer, dbb_baseline_scores
+from stereoprobe.strict_params import refuse_unknown
 
 __all__ = ["dbb_baselines"]
 
@@ -36,6 +37,7 @@ _E = DBBDataError
     tags=["social_bias", "multiple_choice", "dbb"],
     paper="Pan, Raj, Yao, Zhu, What's Not Said Still Hurts (Description-based Bias Benchmark), Findings of EMNLP 2025",
 )
+@refuse_unknown
 def dbb_baselines(
     benchmark: str = "bbq",
     source: str = "upstream",

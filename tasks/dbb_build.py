@@ -28,6 +28,7 @@ from stereoprobe.dbb import builder as B
 from stereoprobe.listings import task_version
 from stereoprobe.scorers.dbb_build import build_status
 from stereoprobe.solvers.dbb_build import concept_pipeline, question_pipeline, variation_pipeline
+from stereoprobe.strict_params import refuse_unknown
 
 TASK_VERSION = task_version("dbb_build_concepts")  # tasks/<probe>.eval.yaml
 
@@ -37,6 +38,7 @@ TASK_VERSION = task_version("dbb_build_concepts")  # tasks/<probe>.eval.yaml
     tags=['dataset_builder', 'dbb'],
     paper="Pan, Raj, Yao, Zhu, What's Not Said Still Hurts (Description-based Bias Benchmark), Findings of EMNLP 2025",
 )
+@refuse_unknown
 def dbb_build_concepts(source: str = "crows_pairs", local: str | None = None, use_filter: bool = True,
                        temperature: float = 0.2, grader_temperature: float = 0.3,
                        revision: str | None = None, generation: str = "upstream") -> Task:
@@ -75,6 +77,7 @@ def dbb_build_concepts(source: str = "crows_pairs", local: str | None = None, us
     tags=['dataset_builder', 'dbb'],
     paper="Pan, Raj, Yao, Zhu, What's Not Said Still Hurts (Description-based Bias Benchmark), Findings of EMNLP 2025",
 )
+@refuse_unknown
 def dbb_build_questions(concepts: str, n_variations: int = 9, temperature: float = 0.3,
                         grader_temperature: float = 0.3, generation: str = "upstream") -> Task:
     """Question templates (context, option A, option B, grader) and ``n_variations`` extra sentences per
@@ -97,6 +100,7 @@ def dbb_build_questions(concepts: str, n_variations: int = 9, temperature: float
     tags=['dataset_builder', 'dbb'],
     paper="Pan, Raj, Yao, Zhu, What's Not Said Still Hurts (Description-based Bias Benchmark), Findings of EMNLP 2025",
 )
+@refuse_unknown
 def dbb_build_variations(source: str = "upstream", n_variations: int = 9, temperature: float = 0.3, seed: int = 0,
                          generation: str = "upstream", limit_templates: int | None = None) -> Task:
     """The ten DBB-SG variations of existing templates (paper §4.3: "we generate ten sentence variations"):

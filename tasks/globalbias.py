@@ -27,6 +27,7 @@ from stereoprobe.globalbias.samples import group_samples, sentence_samples
 from stereoprobe.listings import task_version
 from stereoprobe.scorers.globalbias import sentence_logprob, text_logprobs
 from stereoprobe.solvers.likelihood import require_prompt_logprobs, score_texts
+from stereoprobe.strict_params import refuse_unknown
 
 TASK_VERSION = task_version("globalbias")  # tasks/<probe>.eval.yaml
 
@@ -36,6 +37,7 @@ TASK_VERSION = task_version("globalbias")  # tasks/<probe>.eval.yaml
     tags=['social_bias', 'likelihood', 'names', 'globalbias'],
     paper='Siddique et al., Who is better at math, Jenny or Jingzhen?, EMNLP 2024, arXiv:2407.06917',
 )
+@refuse_unknown
 def globalbias(
     source: str = "upstream",
     faithful: bool = True,

@@ -27,6 +27,7 @@ from stereoprobe.globalbias.profiles_generation import SETTINGS
 from stereoprobe.globalbias.profiles_parse import PROMPTS, profile_prompt
 from stereoprobe.scorers.globalbias_profiles import profile_parser
 from stereoprobe.solvers.globalbias_profiles import profile_generate
+from stereoprobe.strict_params import refuse_unknown
 
 __all__ = ["globalbias_profiles", "name_batches"]
 
@@ -38,6 +39,7 @@ TASK_VERSION = task_version("globalbias_profiles")  # tasks/<probe>.eval.yaml
     tags=['social_bias', 'generation', 'names', 'globalbias'],
     paper='Siddique et al., Who is better at math, Jenny or Jingzhen?, EMNLP 2024, arXiv:2407.06917',
 )
+@refuse_unknown
 def globalbias_profiles(
     source: str = "upstream",
     faithful: bool = True,

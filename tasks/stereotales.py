@@ -35,6 +35,7 @@ from stereoprobe.solvers.stereotales import story_generation
 from stereoprobe.stereotales.taxonomy import load_taxonomy
 from stereoprobe.stereotales.taxonomy.files import TaxonomyError
 from stereoprobe.stereotales.taxonomy.samples import task_samples
+from stereoprobe.strict_params import refuse_unknown
 
 TASK_VERSION = task_version("stereotales")  # tasks/<probe>.eval.yaml
 # Stories at temperature 1.0 (the published runs' default, stereotales-pipeline configs/stereotales_run.json);
@@ -49,6 +50,7 @@ STORY_MAX_TOKENS = 4096
     tags=['social_bias', 'stereotypes', 'generation', 'multilingual', 'stereotales'],
     paper='Le Jeune et al., StereoTales, arXiv:2605.10442 (2026)',
 )
+@refuse_unknown
 def stereotales(
     languages: str | list[str] = "all",
     attributes: str | list[str] | None = None,

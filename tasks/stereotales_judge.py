@@ -28,6 +28,7 @@ from stereoprobe.solvers.stereotales_judge import judge_association
 from stereoprobe.stereotales.judge.dataset import judge_dataset, select_associations
 from stereoprobe.params import boolean, choice, integer, names, number
 from stereoprobe.stereotales.judge.prompt import VALUE_LISTS, attribute_value_lists, load_judge_prompt
+from stereoprobe.strict_params import refuse_unknown
 
 TASK_VERSION = task_version("stereotales_judge")  # tasks/<probe>.eval.yaml
 
@@ -37,6 +38,7 @@ TASK_VERSION = task_version("stereotales_judge")  # tasks/<probe>.eval.yaml
     tags=['social_bias', 'llm_judge', 'stereotales'],
     paper='Le Jeune et al., StereoTales, arXiv:2605.10442 (2026)',
 )
+@refuse_unknown
 def stereotales_judge(
     associations: str = "upstream",
     epochs: int = 3,

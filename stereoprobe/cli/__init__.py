@@ -72,6 +72,17 @@ class Parser(argparse.ArgumentParser):
 
     def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
                          namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        if self.strict and args is not None:  # a typo is reported before a missing required option
+            required = [a for a in self._actions if a.required]
+            for a in required:
+                a.required = False
+            try:
+                _, extras = super().parse_known_args(list(args), argparse.Namespace())
+            finally:
+                for a in required:
+                    a.required = True
+            if extras:
+                self.error(self.unrecognized(extras))
         ns, extras = super().parse_known_args(args, namespace)
         if extras and self.strict:
             self.error(self.unrecognized(extras))

@@ -205,9 +205,7 @@ def load_source(source: str | Path = "bundled") -> tuple[list[QuestionTemplate],
             return load_upstream_templates(), load_upstream_descriptors()
         except UpstreamDataError as e:
             raise UpstreamDataError(
-                f"DBB source=upstream: {e} -- point -T source=/path/to/{UPSTREAM_KEY} (a local copy of the "
-                f"upstream repository) or STEREOPROBE_UPSTREAM_DIR=/path/holding/{UPSTREAM_KEY}/ at a local copy, "
-                "or run the small bundled set with -T source=bundled") from e
+                f"DBB source=upstream: {e}; or run the small bundled set with -T source=bundled") from e
     p = Path(source)
     if p.is_dir():
         return load_upstream_templates(local=p), load_upstream_descriptors(local=p)

@@ -1,0 +1,60 @@
+"""Unknown task parameters refused in one line, with the nearest known name (``-T sorce=bundled``).
+
+inspect drops a ``-T`` name the task function does not take, with a warning ("param not used"), and runs the
+task with its defaults: a typo then runs (and pays for) the full default benchmark. :func:`refuse_unknown`,
+placed under inspect's ``@task``, declares a variadic keyword parameter so inspect hands every ``-T`` name to
+the task, and refuses one the function does not take::
+
+    task globalbias has no parameter 'sorce': did you mean source? (its parameters: source, faithful, ...)
+
+as a :class:`~stereoprobe.params.TaskParameterError` (one line in ``inspect eval`` and in ``stereoprobe
+plan``). The function's own signature is unchanged for readers (:func:`parameters`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+from stereoprobe.params import TaskParameterError
+
+__all__ = ["parameters", "refuse_unknown", "unknown_message"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+_EXTRA = "unknown_task_parameters"  # the variadic keyword parameter shown to inspect
+
+
+def unknown_message(task: str, name: str, known: Iterable[str]) -> str:
+    """The one line for ``-T name=...`` that task ``task`` does not take, with the closest known name."""
+    known = list(known)
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    hint = f": did you mean {close[0]}?" if close else ""
+    return f"task {task} has no parameter {name!r}{hint} (its parameters: {', '.join(known)})"
+
+
+def parameters(fn: Callable[..., Any]) -> inspect.Signature:
+    """The task function's own signature (without the variadic parameter :func:`refuse_unknown` adds)."""
+    while hasattr(fn, "__wrapped__"):
+        fn = fn.__wrapped__
+    return inspect.signature(fn)
+
+
+def refuse_unknown(fn: F) -> F:
+    """Decorator (under ``@task``): a keyword argument ``fn`` does not take raises
+    :class:`~stereoprobe.params.TaskParameterError` naming it and the closest parameter."""
+    sig = inspect.signature(fn)
+    known = [p for p in sig.parameters if sig.parameters[p].kind is not inspect.Parameter.VAR_KEYWORD]
+
+    @functools.wraps(fn)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        for name in kwargs:
+            if name not in known:
+                raise TaskParameterError(unknown_message(fn.__name__, name, known))
+        return fn(*args, **kwargs)
+
+    extra = inspect.Parameter(_EXTRA, inspect.Parameter.VAR_KEYWORD)
+    checked.__signature__ = sig.replace(parameters=[*sig.parameters.values(), extra])  # type: ignore[attr-defined]
+    return checked  # type: ignore[return-value]
