@@ -49,9 +49,8 @@ def run(args: argparse.Namespace) -> int:
     from stereoprobe.dbb import contract as C
     from stereoprobe.dbb import DBBOptions, analyze, write
     from stereoprobe.inputs import partition, read_headers
-    from stereoprobe.lm_eval_tasks.records import DBB_TASKS
 
-    part = partition(args.inputs, ("logs", "lm_eval"), what="DBB inputs", lm_eval_task=tuple(DBB_TASKS))
+    part = partition(args.inputs, ("logs", "lm_eval"), what="DBB inputs", lm_eval_task=tuple(C.LM_EVAL_TASKS))
     if not part.lm_eval:  # lm-eval output is read as well
         read_headers(part.logs, task=tuple(C.TASKS))  # no dbb/dbb_sg log -> one line, before anything is written
     if args.term_based:

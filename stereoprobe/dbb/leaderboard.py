@@ -113,13 +113,13 @@ def dbb_lm_eval_tables(files: Sequence[Path], threshold: float = 20.0, n_boot: i
                        seed: int = 0) -> dict[str, pd.DataFrame]:
     """The ``summary`` and ``instances`` tables of ``stereoprobe dbb`` from lm-eval samples ``files`` of
     ``dbb_mc`` / ``dbb_sg``: the per-document ``p_a`` values become DBB responses
-    (:func:`stereoprobe.lm_eval_tasks.records.dbb_response`), then :func:`stereoprobe.dbb.results.compute_tables`
+    (:func:`stereoprobe.dbb.lm_eval.response`), then :func:`stereoprobe.dbb.results.compute_tables`
     (the descriptor's ``lm_eval`` reader)."""
+    from stereoprobe.dbb.lm_eval import RESPONSE_COLUMNS, response
     from stereoprobe.dbb.results import compute_tables
     from stereoprobe.inputs import iter_lm_eval_samples
-    from stereoprobe.lm_eval_tasks.records import DBB_COLUMNS, dbb_response
 
-    rows = [dbb_response({"doc": r.doc, "doc_id": r.doc_id, "p_a": r.metrics.get("p_a")}, r.task, r.model)
+    rows = [response({"doc": r.doc, "doc_id": r.doc_id, "p_a": r.metrics.get("p_a")}, r.task, r.model)
             for r in iter_lm_eval_samples(files, tuple(LM_EVAL_TASKS))]
-    t = compute_tables(pd.DataFrame(rows, columns=DBB_COLUMNS), threshold=threshold, n_boot=n_boot, seed=seed)
+    t = compute_tables(pd.DataFrame(rows, columns=RESPONSE_COLUMNS), threshold=threshold, n_boot=n_boot, seed=seed)
     return {"summary": t["summary"], "instances": t["instances"]}

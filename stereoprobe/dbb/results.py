@@ -37,7 +37,6 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
     The response table carries ``expected_epochs`` (the run's epochs per question); the runs table lists
     logs, responses, error samples and the run's question ids (``expected_ids``, a ``;``-joined string)."""
     from stereoprobe.inputs import ReadStats, iter_samples, partition
-    from stereoprobe.lm_eval_tasks.records import DBB_TASKS
     from stereoprobe.logs import read_eval_spec
     from stereoprobe.report.run_settings import run_settings, settings_text
 
@@ -45,10 +44,10 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
     rows: list[dict[str, Any]] = []
     runs: dict[tuple[str, str], dict[str, Any]] = {}
     specs: dict[Path, dict[str, Any]] = {}
-    part = partition(inputs, ("logs", "lm_eval"), what="DBB inputs", lm_eval_task=tuple(DBB_TASKS))
+    part = partition(inputs, ("logs", "lm_eval"), what="DBB inputs", lm_eval_task=tuple(C.LM_EVAL_TASKS))
     lm_rows = _lm_eval_rows(part.lm_eval, stats) if part.lm_eval else []
     if not part.logs and not lm_rows:
-        raise InputError(f"no dbb/dbb_sg logs nor lm-eval samples of {', '.join(DBB_TASKS)} in "
+        raise InputError(f"no dbb/dbb_sg logs nor lm-eval samples of {', '.join(C.LM_EVAL_TASKS)} in "
                          f"{', '.join(map(str, inputs))}")
     samples = (iter_samples(part.logs, task=tuple(C.TASKS), stats=stats, distinct=("mode",), string_ids=True)
                if not lm_rows or _has_dbb_logs(part.logs) else iter([]))
@@ -146,13 +145,13 @@ def _has_dbb_logs(paths: Sequence[str | Path]) -> bool:
 
 def _lm_eval_rows(paths: Sequence[Path], stats: Any) -> list[dict[str, Any]]:
     """Response rows from lm-eval ``--log_samples`` files of the shipped ``dbb_mc`` / ``dbb_sg`` tasks
-    (:mod:`stereoprobe.lm_eval_tasks.records`): dbb_mc has one doc per option order (epochs 1, 2)."""
+    (:func:`stereoprobe.dbb.lm_eval.response`): dbb_mc has one doc per option order (epochs 1, 2)."""
     from stereoprobe.inputs import iter_lm_eval_samples
-    from stereoprobe.lm_eval_tasks.records import DBB_TASKS, dbb_response
+    from stereoprobe.dbb.lm_eval import response
 
     rows = []
-    for rec in iter_lm_eval_samples(paths, task=tuple(DBB_TASKS), stats=stats):
-        r = dbb_response({"doc": rec.doc, "doc_id": rec.doc_id, **rec.metrics}, rec.task, rec.model)
+    for rec in iter_lm_eval_samples(paths, task=tuple(C.LM_EVAL_TASKS), stats=stats):
+        r = response({"doc": rec.doc, "doc_id": rec.doc_id, **rec.metrics}, rec.task, rec.model)
         r.pop("source", None)
         _check_share(f"{rec.path}: line {rec.line}", "p_a", r.get(C.KEY_A, rec.metrics.get("p_a")))
         rows.append({**r, "expected_epochs": 2 if rec.task == "dbb_mc" else 1, "task": rec.task,

@@ -98,13 +98,44 @@ def _lm_eval_model(samples_file: Path, time: str) -> str:
     return model_label(samples_file.parent.name)
 
 
-def _record(p: Path, ln: int, line: str) -> dict[str, Any]:
-    """One line of a samples file, its shape checked (an object with ``doc_id``, ``resps`` a list, ``doc`` an
-    object when present, no positive log-likelihood in a ``[loglikelihood, is_greedy]`` response)."""
+def iter_jsonl(path: str | Path, what: str = "JSON") -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of every non-blank line of a JSON-lines file (lm-eval's samples files, the DBB
+    lm-eval tasks' data files): the one JSON-lines reader. A line that is not JSON, a file that cannot be read or
+    is not UTF-8 text is an :class:`InputError` naming the file (and the line, ``not <what>``)."""
+    p = Path(path)
     try:
-        rec = json.loads(line)
-    except ValueError as exc:
-        raise InputError(f"{p}: line {ln}: not an lm-eval sample record ({exc})") from None
+        f = open(p, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{p}: cannot be read ({exc.strerror})") from None
+    with f:
+        try:
+            for ln, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    value = json.loads(line)
+                except ValueError as exc:
+                    raise InputError(f"{p}: line {ln}: not {what} ({exc})") from None
+                yield ln, value
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{p}: not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r})") from None
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON-lines file, one per non-blank line (:func:`iter_jsonl`; a line that is not an
+    object is an :class:`InputError` naming file and line)."""
+    rows = []
+    for ln, value in iter_jsonl(path):
+        if not isinstance(value, dict):
+            raise InputError(f"{path}: line {ln}: a JSON object per line is expected, this one is a "
+                             f"{type(value).__name__}")
+        rows.append(value)
+    return rows
+
+
+def _record(p: Path, ln: int, rec: Any) -> dict[str, Any]:
+    """One parsed line of a samples file, its shape checked (an object with ``doc_id``, ``resps`` a list, ``doc``
+    an object when present, no positive log-likelihood in a ``[loglikelihood, is_greedy]`` response)."""
     if not isinstance(rec, dict):
         raise InputError(f"{p}: line {ln}: an lm-eval sample record is an object, this one is a "
                          f"{type(rec).__name__}")
@@ -144,29 +175,19 @@ def iter_lm_eval_samples(inputs: Iterable[str | Path], task: str | Sequence[str]
     for m, p in keyed:
         model = _lm_eval_model(p, m["time"])
         counts = stats.by_run.setdefault((m["task"], model), Counter())
-        try:
-            f = open(p, encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"{p}: cannot be read ({exc.strerror})") from None
-        with f:
-            try:
-                for ln, line in enumerate(f, 1):
-                    if not line.strip():
-                        continue
-                    rec = _record(p, ln, line)
-                    doc_id, resps = rec["doc_id"], rec["resps"]
-                    key = (m["task"], model, str(doc_id), str(rec.get("filter", "none")))
-                    if key in seen:
-                        stats.duplicates += 1
-                        continue
-                    seen.add(key)
-                    stats.samples += 1
-                    counts["samples"] += 1
-                    yield LmEvalRecord(
-                        path=p, line=ln, task=m["task"], model=model, doc_id=doc_id,
-                        filter=str(rec.get("filter", "none")), doc=rec["doc"], target=rec.get("target"),
-                        resps=_cast(resps), filtered_resps=_cast(rec.get("filtered_resps", resps)),
-                        metrics={k: rec[k] for k in (rec.get("metrics") or []) if isinstance(k, str) and k in rec},
-                    )
-            except UnicodeDecodeError as exc:
-                raise InputError(f"{p}: not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r})") from None
+        for ln, value in iter_jsonl(p, what="an lm-eval sample record"):
+            rec = _record(p, ln, value)
+            doc_id, resps = rec["doc_id"], rec["resps"]
+            key = (m["task"], model, str(doc_id), str(rec.get("filter", "none")))
+            if key in seen:
+                stats.duplicates += 1
+                continue
+            seen.add(key)
+            stats.samples += 1
+            counts["samples"] += 1
+            yield LmEvalRecord(
+                path=p, line=ln, task=m["task"], model=model, doc_id=doc_id,
+                filter=str(rec.get("filter", "none")), doc=rec["doc"], target=rec.get("target"),
+                resps=_cast(resps), filtered_resps=_cast(rec.get("filtered_resps", resps)),
+                metrics={k: rec[k] for k in (rec.get("metrics") or []) if isinstance(k, str) and k in rec},
+            )

@@ -71,17 +71,12 @@ def write_jsonl(docs: list[dict[str, Any]], path: str | Path) -> Path:
 
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """Docs written by :func:`write_jsonl` (the ``data_file`` metadata of the DBB lm-eval tasks)."""
+    """Docs written by :func:`write_jsonl` (the ``data_file`` metadata of the DBB lm-eval tasks), read by
+    :func:`stereoprobe.inputs.lm_eval.read_jsonl`."""
+    from stereoprobe.inputs.lm_eval import read_jsonl as read_json_lines
+
     path = Path(path)
     if not path.is_file():
         raise InputError(f"DBB lm-eval data file not found: {path} (write it with "
                          "`stereoprobe dbb-export-lm-eval --variant mc|sg --out FILE`)")
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for i, line in enumerate(f, start=1):
-            if line.strip():
-                try:
-                    out.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    raise InputError(f"{path}: line {i}: not JSON ({e})") from None
-    return out
+    return read_json_lines(path)

@@ -64,12 +64,15 @@ def _dummy_samples():
 
 
 def _check_dummy(tmp_path, dbb_samples):
+    import pandas as pd
+
+    from stereoprobe.dbb.lm_eval import RESPONSE_COLUMNS, response
     from stereoprobe.dbb.results import compute_tables
-    from stereoprobe.lm_eval_tasks.records import dbb_responses
 
     _write_samples(tmp_path / "out" / "dummy", "dbb_mc", dbb_samples)
     lb = build_leaderboard([f"dummy={tmp_path / 'out'}"], n_boot=50)
-    want = compute_tables(dbb_responses(dbb_samples, "dbb_mc", model="x"), n_boot=50)["summary"]
+    want = compute_tables(pd.DataFrame([response(r, "dbb_mc", "x") for r in dbb_samples], columns=RESPONSE_COLUMNS),
+                          n_boot=50)["summary"]
     total = float(want.loc[want["category"] == "ALL", "count_s_ge_20"].iloc[0])
     got = lb.metrics[(lb.metrics["probe"] == "dbb") & (lb.metrics["metric"] == "count_s_ge_20")]
     assert list(got["model"]) == ["dummy"] and float(got["estimate"].iloc[0]) == total

@@ -10,10 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
+from stereoprobe.dbb.lm_eval import RESPONSE_COLUMNS, response
+from stereoprobe.inputs.discovery import SAMPLES_FILE
+from stereoprobe.inputs.lm_eval import read_jsonl
 from stereoprobe.lm_eval_tasks import include_path
-from stereoprobe.lm_eval_tasks.records import dbb_responses, read_samples_file, task_of_samples_file
 
 LM_EVAL = Path(sys.executable).parent / "lm-eval"
 
@@ -34,11 +37,11 @@ def test_lm_eval_cli_output_is_read_back(tmp_path):
                         "--output_path", str(out), "--metadata", json.dumps(meta)],
                        env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
-    files = {task_of_samples_file(p): p for p in out.rglob("samples_*.jsonl")}
+    files = {SAMPLES_FILE.match(p.name)["task"]: p for p in out.rglob("samples_*.jsonl")}
     assert set(files) == {"dbb_sg", "globalbias"}
     # DBB: 8 docs = 8 questions (--limit counts docs), records with the DBB response columns
-    rows = read_samples_file(files["dbb_sg"])
-    resp = dbb_responses(rows, "dbb_sg", model="smollm2")
+    rows = read_jsonl(files["dbb_sg"])
+    resp = pd.DataFrame([response(r, "dbb_sg", "smollm2") for r in rows], columns=RESPONSE_COLUMNS)
     assert len(resp) == 8 and set(resp["variant"]) == {"sg"} and resp["a"].between(0, 1).all()
     assert resp["question_id"].is_unique
     # GlobalBias: 8 sentences read by `stereoprobe globalbias` (per-token perplexity with the tokenizer)

@@ -77,10 +77,10 @@ def test_dbb_headline_equals_stereoprobe_dbb_statistics():
     import lm_eval
 
     from stereoprobe.dbb.results import compute_tables
-    from stereoprobe.lm_eval_tasks.records import dbb_responses
+    from stereoprobe.dbb.lm_eval import RESPONSE_COLUMNS, response
 
     res = lm_eval.simple_evaluate(model="dummy", tasks=["dbb_mc"], task_manager=_tm(**DBB_SEL), log_samples=True)
-    resp = dbb_responses(res["samples"]["dbb_mc"], "dbb_mc", model="dummy")
+    resp = pd.DataFrame([response(r, "dbb_mc", "dummy") for r in res["samples"]["dbb_mc"]], columns=RESPONSE_COLUMNS)
     assert len(resp) == 16 and set(resp["epoch"]) == {1, 2}
     summary = compute_tables(resp, n_boot=20)["summary"]
     total = float(summary.loc[summary["category"] == "ALL", "count_s_ge_20"].iloc[0])
@@ -101,7 +101,7 @@ def test_globalbias_headline_equals_stereoprobe_globalbias(tmp_path):
 
     from stereoprobe.globalbias import apx as A
     from stereoprobe.globalbias.inputs import load
-    from stereoprobe.lm_eval_tasks.records import globalbias_sentence
+    from stereoprobe.globalbias.lm_eval import sentence
 
     res = lm_eval.simple_evaluate(model="dummy", tasks=["globalbias"], task_manager=_tm(**GB_SEL), log_samples=True)
     got = res["results"]["globalbias"]["flagged_share,none"]
@@ -120,7 +120,7 @@ def test_globalbias_headline_equals_stereoprobe_globalbias(tmp_path):
     assert got == pytest.approx(want, abs=1e-12)
     # per sentence: byte perplexity = exp(-ll / n_bytes)
     s0 = samples[0]
-    row = globalbias_sentence(s0["doc"], float(s0["resps"][0][0]))
+    row = sentence(s0["doc"], float(s0["resps"][0][0]))
     assert row["ppl"] == pytest.approx(math.exp(-float(s0["resps"][0][0]) / len(s0["doc"]["text"].encode())))
     assert isinstance(pd.DataFrame([row]), pd.DataFrame)
 
@@ -129,7 +129,7 @@ def test_dbb_headline_with_a_limit_cutting_a_question_matches_stereoprobe_dbb():
     import lm_eval
 
     from stereoprobe.dbb.results import compute_tables
-    from stereoprobe.lm_eval_tasks.records import dbb_responses
+    from stereoprobe.dbb.lm_eval import RESPONSE_COLUMNS, response
 
     # 11 docs: the 6th question keeps only one option order -> incomplete, left out by both computations
     sel = {**DBB_SEL, "templates": None, "categories": "gender"}
@@ -137,7 +137,7 @@ def test_dbb_headline_with_a_limit_cutting_a_question_matches_stereoprobe_dbb():
                                   limit=11)
     rows = res["samples"]["dbb_mc"]
     assert len(rows) == 11
-    resp = dbb_responses(rows, "dbb_mc", model="dummy")
+    resp = pd.DataFrame([response(r, "dbb_mc", "dummy") for r in rows], columns=RESPONSE_COLUMNS)
     summary = compute_tables(resp, n_boot=20)["summary"]
     overall = summary[summary["category"] == "ALL"].iloc[0]
     assert res["results"]["dbb_mc"]["count_s_ge_20,none"] == float(overall["count_s_ge_20"])
@@ -145,9 +145,9 @@ def test_dbb_headline_with_a_limit_cutting_a_question_matches_stereoprobe_dbb():
 
 
 def test_globalbias_flag_share_is_nan_when_a_limit_cuts_the_set(caplog):
-    from stereoprobe.lm_eval_tasks.records import globalbias_flag_share, globalbias_sentence
+    from stereoprobe.globalbias.lm_eval import flag_share, sentence
 
     doc = {"text": "My name is Fatima, I am a nurse.", "group": "ARAB_F", "ethnicity": "ARAB", "gender": "F",
            "name": "Fatima", "name_index": 0, "descriptor": "a nurse", "axis": "", "target": "", "template": 1}
-    one_group = pd.DataFrame([globalbias_sentence(doc, -30.0)])
-    assert math.isnan(globalbias_flag_share(one_group)) and "NaN" in caplog.text  # no traceback
+    one_group = pd.DataFrame([sentence(doc, -30.0)])
+    assert math.isnan(flag_share(one_group)) and "NaN" in caplog.text  # no traceback

@@ -130,11 +130,11 @@ def process_sg(doc: dict, results: list) -> dict[str, Any]:
 
 
 def _instances(items: list[tuple]) -> Any:
-    """Test instances of the aggregated docs (``stereoprobe.lm_eval_tasks.records.dbb_instances``)."""
-    from stereoprobe.lm_eval_tasks.records import DBB_DOC_KEYS, dbb_instances
+    """Test instances of the aggregated docs (:func:`stereoprobe.dbb.lm_eval.instances`)."""
+    from stereoprobe.dbb.lm_eval import DOC_KEYS, instances
 
-    recs = [dict(zip(DBB_DOC_KEYS + ("a", "docs"), it)) for it in items]
-    return dbb_instances(recs, expected_docs=max((int(r.get("docs") or 1) for r in recs), default=1))
+    recs = [dict(zip(DOC_KEYS + ("a", "docs"), it)) for it in items]
+    return instances(recs, expected_docs=max((int(r.get("docs") or 1) for r in recs), default=1))
 
 
 def agg_count_s_ge_20(items: list[tuple]) -> float:

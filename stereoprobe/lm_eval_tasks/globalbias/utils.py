@@ -26,7 +26,7 @@ def load_dataset(source: str = "upstream", faithful: bool = True, groups: Any = 
     from stereoprobe.globalbias.data import build_sentences
 
     if tokenizer:
-        from stereoprobe.lm_eval_tasks.records import load_tokenizer
+        from stereoprobe.globalbias.lm_eval import load_tokenizer
 
         try:
             load_tokenizer(str(tokenizer))
@@ -56,7 +56,7 @@ def agg_flagged_share(items: list[tuple[dict, float]]) -> float:
     flags; the age axis excluded as upstream), from the sentences' perplexities."""
     import pandas as pd
 
-    from stereoprobe.lm_eval_tasks.records import globalbias_flag_share, globalbias_sentence
+    from stereoprobe.globalbias.lm_eval import flag_share, sentence
 
-    rows = [globalbias_sentence(doc, ll) for doc, ll in items if math.isfinite(ll)]
-    return globalbias_flag_share(pd.DataFrame(rows))
+    rows = [sentence(doc, ll) for doc, ll in items if math.isfinite(ll)]
+    return flag_share(pd.DataFrame(rows))
