@@ -57,7 +57,7 @@ demo: $(STAMP)
 	# Re-extract these logs with other models: see docs/stereotales.md ("Re-extracting an existing log").
 	rm -rf $(DEMO_LOGS)/stereotales
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/stereotales --model transformers/default \
-	  -T languages=en,fr -T limit=2 --max-tokens 64 \
+	  -T languages=en,fr -T limit=2 -T seeds=bundled -T role_prompts=bundled --max-tokens 64 \
 	  --model-role 'extractor={model: transformers/default, max_tokens: 400}' \
 	  --model-role 'refusal={model: transformers/default, max_tokens: 96}' \
 	  --log-dir $(DEMO_LOGS)/stereotales --display $(DEMO_DISPLAY)

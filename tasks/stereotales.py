@@ -22,27 +22,37 @@ from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import GenerateConfig
 
 from stereoprobe.listings import task_version
-from stereoprobe.params import boolean, choice, integer
+from stereoprobe.params import boolean, cache as cache_setting, choice, integer
 from stereoprobe.scorers.stereotales import (
     CONSENSUS_RULES,
     EXTRACTION_PROMPT_VARIANTS,
     REFUSAL_CHARACTER_FORMS,
     REFUSAL_FAILURE_MODES,
     REFUSAL_VOTE_RULES,
+    ROLE_PROMPT_SOURCES,
+    ROLE_SETTING_MODES,
     stereotales_extraction,
 )
 from stereoprobe.solvers.stereotales import story_generation
+from stereoprobe.stereotales.run_settings import STORY_DEFAULTS, active_model_settings
 from stereoprobe.stereotales.taxonomy import load_taxonomy
 from stereoprobe.stereotales.taxonomy.files import TaxonomyError
 from stereoprobe.stereotales.taxonomy.samples import task_samples
 from stereoprobe.strict_params import refuse_unknown
 
 TASK_VERSION = task_version("stereotales")  # tasks/<probe>.eval.yaml
-# Stories at temperature 1.0 (the published runs' default, stereotales-pipeline configs/stereotales_run.json);
-# a generous budget so reasoning models and long stories are not truncated. Both are overridable with
-# --temperature / --max-tokens.
-STORY_TEMPERATURE = 1.0
-STORY_MAX_TOKENS = 4096
+SEED_SOURCES_HINT = "or use stereoprobe's own wording of the story prompts with -T seeds=bundled"
+RUN_SETTINGS_HINT = "or send flare's base settings only (temperature 1, 4096 tokens) with -T run_settings=none"
+
+
+def _taxonomy(source: str | None, verify: bool):
+    """The taxonomy of the story prompts; an unobtainable upstream file names the bundled option."""
+    try:
+        return load_taxonomy(source, verify=verify)
+    except TaxonomyError as e:
+        if source == "upstream" and "upstream seeds:" in str(e):
+            raise TaxonomyError(f"{e}; {SEED_SOURCES_HINT}") from e
+        raise
 
 
 @task(
@@ -57,7 +67,7 @@ def stereotales(
     values: str | list[str] | None = None,
     scenario_groups: str | list[str] | None = None,
     extra_english: bool = False,
-    seeds: str = "bundled",
+    seeds: str = "upstream",
     taxonomy: str | None = None,
     consensus: str = "majority",
     extraction_prompt: str = "faithful",
@@ -70,6 +80,9 @@ def stereotales(
     refusal_character: str = "value_key",
     verify_seeds: bool = True,
     refusal_votes: str = "upstream",
+    role_prompts: str = "upstream",
+    role_settings: str = "upstream",
+    run_settings: str = "upstream",
 ) -> Task:
     """StereoTales story generation and profile extraction.
 
@@ -81,14 +94,15 @@ def stereotales(
             are re-joined); default all.
         scenario_groups: scenario group keys (default all 9).
         extra_english: add the English-only templates without scenario (upstream bucket ``additional_en``).
-        seeds: ``"bundled"`` (stereoprobe's wording), ``"upstream"`` (the paper's seeds at the pinned commit,
-            downloaded and verified), or a local folder holding a copy of the upstream seeds.
+        seeds: ``"upstream"`` (default: the paper's seeds at the pinned commit, 2,844 prompts per language,
+            downloaded once and verified, or read from ``$STEREOPROBE_UPSTREAM_DIR``), ``"bundled"``
+            (stereoprobe's own wording), or a local folder holding a copy of the upstream seeds.
         taxonomy: a taxonomy ``.yaml`` of your own (overrides ``seeds``): other attributes, values, scenarios
             or languages; the extraction schema and statistics follow it.
         consensus: ``"majority"`` (strict majority, the published rule) or ``"unanimity"``.
-        extraction_prompt: ``"faithful"`` (default: the published prompt text, Giskard-AI/flare, which lists an
-            obsolete ethnicity field and leaves the regions to the JSON schema) or ``"fixed"`` (lists the 11
-            geographic-origin regions).
+        extraction_prompt: with ``role_prompts="bundled"``: ``"faithful"`` (our wording of the published
+            prompt, which lists an obsolete ethnicity field and leaves the regions to the JSON schema) or
+            ``"fixed"`` (lists the 11 geographic-origin regions).
         stories_per_prompt: stories per sample (inspect epochs; the paper used 1).
         limit: at most this many samples per language, spread evenly over the grid (demo runs).
         min_extractors: successful extractors needed for a profile (upstream: 1).
@@ -96,12 +110,19 @@ def stereotales(
         cache: cache refusal/extraction calls (True, False, or an expiry like ``"1W"``).
         refusal_failure: a story the refusal judge could not label counts as ``"refusal"`` (upstream),
             ``"complied"`` (extract anyway) or ``"error"`` (sample error, retried by ``inspect eval-retry``).
-        refusal_character: what the refusal detector is told about the character: ``"value_key"`` (the
-            prompted English value key, as upstream) or ``"phrase"`` (the rendered character phrase).
+        refusal_character: with ``role_prompts="bundled"``, what the refusal detector is told about the
+            character: ``"value_key"`` (the prompted English value key, as upstream) or ``"phrase"``.
         verify_seeds: check a local copy of the upstream seeds against the pinned checksums (default); false
             reads an edited seed folder as it is (its source is then labelled unverified).
         refusal_votes: ``"upstream"`` (every refusal-judge answer whose JSON parses votes; only the label
             "complied" is a compliance vote) or ``"labels"`` (only recognised labels vote).
+        role_prompts: ``"upstream"`` (default: flare's refusal and extraction prompts at the pinned commit,
+            read at run time) or ``"bundled"`` (stereoprobe's wording).
+        role_settings: ``"upstream"`` (default: flare's scorer settings, temperature 0 and 4,096 tokens, and the
+            role model's ``generation_kwargs`` of the published run configuration) or ``"none"``.
+        run_settings: ``"upstream"`` (default: temperature 1 and 4,096 tokens, overridden by the evaluated
+            model's entry of the published run configuration ``configs/stereotales_run.json`` when one
+            matches, see docs/stereotales.md) or ``"none"`` (temperature 1 and 4,096 tokens for every model).
     """
     err = TaxonomyError
     consensus = choice(consensus, "consensus", CONSENSUS_RULES, error=err)
@@ -109,13 +130,18 @@ def stereotales(
     refusal_failure = choice(refusal_failure, "refusal_failure", REFUSAL_FAILURE_MODES, error=err)
     refusal_character = choice(refusal_character, "refusal_character", REFUSAL_CHARACTER_FORMS, error=err)
     refusal_votes = choice(refusal_votes, "refusal_votes", REFUSAL_VOTE_RULES, error=err)
+    role_prompts = choice(role_prompts, "role_prompts", ROLE_PROMPT_SOURCES, error=err)
+    role_settings = choice(role_settings, "role_settings", ROLE_SETTING_MODES, error=err)
+    run_settings = choice(run_settings, "run_settings", ROLE_SETTING_MODES, error=err)
+    cache = cache_setting(cache, "cache", error=err)
     epochs = integer(stories_per_prompt, "stories_per_prompt", 1, error=err)
     min_extractors = integer(min_extractors, "min_extractors", 1, error=err)
     structured_output = boolean(structured_output, "structured_output", error=err)
     verify_seeds = boolean(verify_seeds, "verify_seeds", error=err)
     source = taxonomy if taxonomy else (None if seeds in (None, "", "bundled") else seeds)
-    tax = load_taxonomy(source, verify=verify_seeds)
+    tax = _taxonomy(source, verify_seeds)
     samples = task_samples(tax, languages, attributes, values, scenario_groups, extra_english, limit)
+    story = active_model_settings(run_settings, STORY_DEFAULTS, RUN_SETTINGS_HINT)
 
     return Task(
         dataset=MemoryDataset(samples, name="stereotales", location=str(source or "bundled")),
@@ -131,8 +157,10 @@ def stereotales(
             refusal_character=refusal_character,
             verify_seeds=verify_seeds,
             refusal_votes=refusal_votes,
+            role_prompts=role_prompts,
+            role_settings=role_settings,
         ),
-        config=GenerateConfig(temperature=STORY_TEMPERATURE, max_tokens=STORY_MAX_TOKENS),
+        config=GenerateConfig(**story.config),
         epochs=Epochs(epochs),
         version=TASK_VERSION,
         metadata={
@@ -144,5 +172,10 @@ def stereotales(
             "refusal_failure": refusal_failure,
             "refusal_character": refusal_character,
             "refusal_votes": refusal_votes,
+            "role_prompts": role_prompts,
+            "role_settings": role_settings,
+            "run_settings": run_settings,
+            "run_settings_entry": story.entry,
+            "story_settings": story.config,
         },
     )

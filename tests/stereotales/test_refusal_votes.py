@@ -39,3 +39,23 @@ def test_two_judges_one_odd_label_changes_the_consensus():
     lab = [v for v in (refusal_vote(a, "labels")[0] for a in answers) if v]
     assert consensus_value(up, "majority") == "unknown"
     assert consensus_value(lab, "majority") == "complied"
+
+
+def test_raw_control_characters_inside_strings_parse_as_flare_reads_them():
+    """flare reads answers with ``json.loads(..., strict=False)``: a raw newline or tab inside "reason" is
+    accepted (``strict=True``, Python's default, rejects it)."""
+    text = '{"reason": "it wrote\nthe story\tas asked", "label": "complied"}'
+    with pytest.raises(ValueError):
+        json.loads(text)
+    assert refusal_vote(text, "upstream") == ("complied", "it wrote\nthe story\tas asked", None)
+    assert refusal_vote("Answer: " + text + " done", "labels")[0] == "complied"
+
+
+def test_raw_newline_in_extraction_evidences_parses():
+    from stereoprobe.stereotales.extraction.parsing import parse_extraction
+
+    allowed = {"age": ["adult (30-44)", "unknown"], "gender": ["man", "woman", "unknown"]}
+    text = '{"evidences": "line one\nline two", "attributes": {"age": "adult (30-44)", "gender": "woman"}}'
+    parsed = parse_extraction(text, allowed)
+    assert parsed.status == "ok" and parsed.values == {"age": "adult (30-44)", "gender": "woman"}
+    assert parsed.evidences == "line one\nline two"

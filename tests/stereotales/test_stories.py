@@ -254,7 +254,8 @@ def test_reads_a_real_stereotales_log(tmp_path: Path, monkeypatch) -> None:
 
     subject = mock("subject", lambda sid: f"Story about {sid}.")
     judge = mock("judge", lambda sid: json.dumps({"reason": "r", "label": "refusal" if sid == refused_id else "complied"}))
-    [log] = inspect_eval(stereotales(languages="en", attributes="gender", scenario_groups="hobbies"), model=subject,
+    [log] = inspect_eval(stereotales(languages="en", attributes="gender", scenario_groups="hobbies", seeds="bundled",
+                                     role_prompts="bundled", run_settings="none", role_settings="none"), model=subject,
                          model_roles={"refusal": judge, "extractor": [mock(f"x{i}", extractor) for i in range(3)]},
                          log_dir=str(tmp_path / "logs"), display="none")
     assert log.status == "success"

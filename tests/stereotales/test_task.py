@@ -9,6 +9,8 @@ comments (and Fleiss' kappa is re-derived from the formula on the hand-made coun
 
 from __future__ import annotations
 
+from functools import partial
+
 import json
 import math
 import re
@@ -30,7 +32,12 @@ from stereoprobe.scorers.stereotales import (
     unknown_rate,
 )
 from stereoprobe.stereotales.taxonomy import build_samples, load_taxonomy
-from stereoprobe.tasks.stereotales import stereotales
+from stereoprobe.tasks.stereotales import stereotales as published_stereotales
+
+# these tests exercise stereoprobe's own wording (no upstream files needed); the published defaults are
+# checked by tests/conformance/test_stereotales.py
+stereotales = partial(published_stereotales, seeds="bundled", role_prompts="bundled", run_settings="none",
+                      role_settings="none")
 
 TAX = load_taxonomy()
 ATTRS = [a.key for a in TAX.attributes]
@@ -171,11 +178,12 @@ def test_end_to_end_majority(tmp_path):
     scores = _scores(log)
     assert len(scores) == 12
 
-    # the published generation settings reach the subject; role calls are temperature 0 with a schema
+    # flare's base settings reach the subject; with role_settings="none" the role calls carry only the
+    # role's own configuration (flare's temperature 0 and the run configuration: tests/conformance) and a schema
     assert {c.temperature for c in mocks.configs["subject"]} == {1.0}
     assert {c.max_tokens for c in mocks.configs["subject"]} == {4096}
     for name in ("judge", "ext0"):
-        assert {c.temperature for c in mocks.configs[name]} == {0.0}
+        assert {c.temperature for c in mocks.configs[name]} == {None}
     assert {c.response_schema.name for c in mocks.configs["ext0"] if c.response_schema} == {"attribute_extraction"}
     # failed structured calls are retried once without the schema: ext0 fails on EXCEPTION and ALL_FAIL
     assert sum(c.response_schema is None for c in mocks.configs["ext0"]) == 2
@@ -209,6 +217,9 @@ def test_end_to_end_majority(tmp_path):
     assert md["consensus_raw"]["gender"] == "woman"
     assert md["profile"]["gender"] == "non-binary"  # base overwritten by the prompted value
     assert scores[MALFORMED].value["parse_failures"] == 2.0
+    # answers without JSON are asked again, three calls in all (flare safe_completion nb_try=3); valid ones once
+    assert mocks.calls[("ext1", MALFORMED)] == 3 and mocks.calls[("judge", JUDGE_FAIL)] == 3
+    assert mocks.calls[("ext0", MALFORMED)] == 1 and mocks.calls[("ext2", MALFORMED)] == 1
 
     # an exception in one extractor is recorded; 1-1 on age -> unknown; 2 of 2 on gender
     md = scores[EXCEPTION].metadata
@@ -297,7 +308,7 @@ def test_rescore_is_cached_and_roles_can_change(tmp_path):
     mocks.calls.clear()
 
     # same roles again: every successful call comes from the cache; only the raising calls are re-made
-    rescored = score(log, scorers=[stereotales_extraction()], model="none", model_roles=mocks.roles(),
+    rescored = score(log, scorers=[stereotales_extraction(taxonomy="bundled", role_prompts="bundled", role_settings="none")], model="none", model_roles=mocks.roles(),
                      action="overwrite", display="none")
     # EXCEPTION ext0 + ALL_FAIL x 3 fail (failures are not cached), each tried with and without the schema
     assert sum(mocks.calls.values()) == 8
@@ -306,11 +317,13 @@ def test_rescore_is_cached_and_roles_can_change(tmp_path):
 
     # re-extraction with a different ensemble (2 new extractors, unanimity) without regenerating stories
     other = Mocks(n_extractors=2, prefix="alt")
-    rescored = score(log, scorers=[stereotales_extraction(consensus="unanimity")], model="none",
+    rescored = score(log, scorers=[stereotales_extraction(taxonomy="bundled", role_prompts="bundled", role_settings="none",
+                                                                  consensus="unanimity")], model="none",
                      model_roles=other.roles(), action="overwrite", display="none")
     assert other.n_calls("subject") == 0
-    # the 10 complied stories, plus one schema-less retry per failing call (alt0: EXCEPTION, ALL_FAIL; alt1: ALL_FAIL)
-    assert other.n_calls("alt0") == 12 and other.n_calls("alt1") == 11
+    # the 10 complied stories, plus one schema-less retry per failing call (alt0: EXCEPTION, ALL_FAIL; alt1: ALL_FAIL),
+    # plus flare's two retries of alt1's answer without JSON (MALFORMED)
+    assert other.n_calls("alt0") == 12 and other.n_calls("alt1") == 13
     s = {x.id: x.scores["stereotales_extraction"] for x in rescored.samples}
     assert [e["model"] for e in s[SPLIT].metadata["extractions"]] == ["mockllm/alt0", "mockllm/alt1"]
     assert s[SPLIT].metadata["consensus_raw"]["age"] == "unknown"  # child vs adult
@@ -431,9 +444,9 @@ def test_upstream_seeds_and_fingerprint_guard(tmp_path, refdata):
                  display="none", score=False)
     # re-extracting with another taxonomy than the stories were generated with is refused, naming the sample
     with pytest.raises(Exception, match=f"sample {SPLIT}: generated with taxonomy fingerprint"):
-        score(log, scorers=[stereotales_extraction(taxonomy=str(seeds))], model="none",
+        score(log, scorers=[stereotales_extraction(taxonomy=str(seeds), role_prompts="bundled", role_settings="none")], model="none",
               model_roles=mocks.roles(), action="overwrite", display="none")
     # with the right taxonomy a log generated with --no-score gets its extraction afterwards
-    scored = score(log, scorers=[stereotales_extraction()], model="none", model_roles=mocks.roles(),
+    scored = score(log, scorers=[stereotales_extraction(taxonomy="bundled", role_prompts="bundled", role_settings="none")], model="none", model_roles=mocks.roles(),
                    action="overwrite", display="none")
     assert scored.samples[0].scores["stereotales_extraction"].metadata["consensus_raw"]["religion"] == "Muslim"

@@ -4,13 +4,20 @@ paper's 79 values x 36 scenarios), prompts in every language, selection paramete
 
 from __future__ import annotations
 
+from functools import partial
+
 import re
 
 import pytest
 
 from stereoprobe.stereotales.taxonomy import build_samples, load_taxonomy
 from stereoprobe.stereotales.taxonomy.samples import as_list, resolve_values, spread_limit
-from stereoprobe.tasks.stereotales import stereotales
+from stereoprobe.tasks.stereotales import stereotales as published_stereotales
+
+# these tests exercise stereoprobe's own wording (no upstream files needed); the published defaults are
+# checked by tests/conformance/test_stereotales.py
+stereotales = partial(published_stereotales, seeds="bundled", role_prompts="bundled", run_settings="none",
+                      role_settings="none")
 
 TAX = load_taxonomy()
 
@@ -23,7 +30,7 @@ def test_reference_dataset_size_and_ids():
     assert all(re.fullmatch(r"en:[a-z_]+:\d+:[a-z_]+:\d", i) for i in ids)
     task = stereotales(languages="en")
     assert [s.id for s in task.dataset] == ids
-    assert task.version == "1.1.0"  # refusal votes as upstream since 1.1.0
+    assert task.version == "1.2.0"  # the published protocol by default since 1.2.0
     assert task.metadata["taxonomy_fingerprint"] == TAX.fingerprint()
     # every selected language yields the same grid
     n_lang = len(TAX.languages)

@@ -4,6 +4,7 @@ naming the parameter (instead of every story silently failing extraction)."""
 from __future__ import annotations
 
 import sys
+from functools import partial
 from pathlib import Path
 
 from inspect_ai import eval
@@ -11,7 +12,12 @@ from inspect_ai import eval
 sys.path.insert(0, str(Path(__file__).parent))
 from test_task import SPLIT, Mocks, _private_cache  # noqa: E402,F401  (the fixture keeps the cache private)
 
-from stereoprobe.tasks.stereotales import stereotales  # noqa: E402
+from stereoprobe.tasks.stereotales import stereotales as published_stereotales  # noqa: E402
+
+# these tests exercise stereoprobe's own wording (no upstream files needed); the published defaults are
+# checked by tests/conformance/test_stereotales.py
+stereotales = partial(published_stereotales, seeds="bundled", role_prompts="bundled", run_settings="none",
+                      role_settings="none")
 
 
 def test_more_extractors_required_than_bound(tmp_path: Path) -> None:

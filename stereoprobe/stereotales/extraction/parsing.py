@@ -39,6 +39,8 @@ def extract_json_object(text: str) -> dict[str, Any]:
 
     Tries, in order: the whole text; the content of each Markdown code fence; every ``{`` position with
     ``json.JSONDecoder.raw_decode`` (so prose before and trailing text after the object are ignored).
+    Control characters inside strings are accepted (``strict=False``, as flare's ``json.loads(...,
+    strict=False)``): a raw newline inside ``"reason"`` parses.
 
     Raises
     ------
@@ -50,12 +52,12 @@ def extract_json_object(text: str) -> dict[str, Any]:
     candidates = [text.strip(), *(m.group(1).strip() for m in _FENCE.finditer(text))]
     for candidate in candidates:
         try:
-            obj = json.loads(candidate)
+            obj = json.loads(candidate, strict=False)
         except ValueError:
             continue
         if isinstance(obj, dict):
             return obj
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(strict=False)
     for match in re.finditer(r"\{", text):
         try:
             obj, _ = decoder.raw_decode(text, match.start())
