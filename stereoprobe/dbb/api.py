@@ -119,9 +119,10 @@ def write(result: DBBResult, out: str | Path) -> Path:
     write_table(runs, out, "runs")
     for name, df in tables.items():
         write_table(df, out, name)
-    write_dbb_report(out / "report.html", runs, tables, result.options.threshold, read_summary=result.read_summary)
     warnings = [f"{r.model} [{r.variant}]: {r.protocol}" for r in runs.itertuples(index=False)
                 if getattr(r, "protocol", "")]  # runs departing from the paper's protocol (results.read_responses)
     write_run_info(out, probe="dbb", models=sorted(set(runs["model"])),
                    settings={**asdict(result.options), "warnings": warnings}, inputs=result.sources)
+    # after run_info.json: the page reads from it whether it was built from demo settings (DEMO banner)
+    write_dbb_report(out / "report.html", runs, tables, result.options.threshold, read_summary=result.read_summary)
     return out

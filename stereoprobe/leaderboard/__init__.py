@@ -100,7 +100,10 @@ def write_leaderboard(lb: Leaderboard, out: str | Path, hub_dir: str | Path | No
     files = []
     from stereoprobe.leaderboard.compare import comparison_table
 
-    tables = (("comparison", comparison_table(lb.metrics)), ("leaderboard", lb.wide), ("metrics", lb.metrics),
+    from stereoprobe.report.demo import demo_reason_of_runs
+
+    demo = demo_reason_of_runs(lb.runs.to_dict("records")) is not None  # demo settings: no best/worst marks
+    tables = (("comparison", comparison_table(lb.metrics, demo=demo)), ("leaderboard", lb.wide), ("metrics", lb.metrics),
               ("pairwise", lb.pairwise), ("runs", lb.runs))
     for name, df in tables:
         csv = write_table(df, out, name)

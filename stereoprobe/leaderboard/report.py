@@ -102,12 +102,14 @@ def write_leaderboard_report(path: Path, wide: pd.DataFrame, metrics: pd.DataFra
     and worst marked, a plain-language line per model), then a forest plot per probe, the model-vs-model
     matrices, the per-probe ranking tables (collapsed), the inputs and the files."""
     from stereoprobe.leaderboard.compare import comparison_html
+    from stereoprobe.report.demo import demo_reason_of_folder, demo_reason_of_runs
 
     out = Path(path).parent
+    demo = demo_reason_of_folder(out) or (demo_reason_of_runs(runs.to_dict("records")) if runs is not None else None)
     secs: list[Section] = []
     n_models = wide["model"].nunique() if len(wide) else 0
     top = Section("Models compared", anchor="compare")
-    top.raw(comparison_html(metrics, level))
+    top.raw(comparison_html(metrics, level, demo=demo is not None))
     top.raw(files_html(["comparison.csv", "comparison.parquet", "leaderboard.csv", "leaderboard.parquet"]))
     top.note(f"{n_models} model(s) from {len(sources)} probe output folder(s). Which differences are established is "
              "tested in 'Model vs model' below; a probe's figures are comparable only between runs of the same "
@@ -172,5 +174,5 @@ def write_leaderboard_report(path: Path, wide: pd.DataFrame, metrics: pd.DataFra
         "pairwise": "paired model-vs-model comparisons: interval and p of one procedure, BH q-values, FCR intervals",
         "runs": "each input folder's runs with their -M model arguments, model roles and generation settings"})
     secs.append(f)
-    return write_report(path, "stereoprobe leaderboard", secs, nav=False,
+    return write_report(path, "stereoprobe leaderboard", secs, nav=False, demo=demo or "",
                         subtitle="Bias figures of StereoTales, DBB and GlobalBias side by side, computed by stereoprobe")

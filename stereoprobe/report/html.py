@@ -67,6 +67,7 @@ img{max-width:100%;height:auto}
 nav ul{columns:2}
 table.comparison td.best,table.comparison tr:nth-child(even) td.best{background:#e6f4ea}
 table.comparison td.worst,table.comparison tr:nth-child(even) td.worst{background:#fdecea}
+.demo-banner{background:#fff3cd;border:2px solid #b58100;color:#5c4100;padding:.5rem .8rem;margin:.6rem 0;border-radius:.3rem}
 .badge{font-size:.7rem;border-radius:.6rem;padding:0 .35rem;margin-left:.2rem;white-space:nowrap}
 .badge.best{background:#1e7e34;color:#fff}.badge.worst{background:#b02a37;color:#fff}
 table.comparison th,table.comparison td{max-width:9rem}
@@ -397,8 +398,10 @@ class Section:
         return self.table(frame, links=["file"])
 
 
-def render_report(title: str, sections: Sequence[Section], subtitle: str | None = None, nav: bool = True) -> str:
-    """The complete HTML document (navigation unless ``nav`` is false, sections, inline CSS and JavaScript)."""
+def render_report(title: str, sections: Sequence[Section], subtitle: str | None = None, nav: bool = True,
+                  demo: str | None = None) -> str:
+    """The complete HTML document (navigation unless ``nav`` is false, sections, inline CSS and JavaScript);
+    ``demo``: why the page is a demo (:mod:`stereoprobe.report.demo`), shown in a DEMO banner on top."""
     links = "".join(
         f'<li><a href="#{s.anchor or f"s{i}"}">{html.escape(s.title)}</a></li>' for i, s in enumerate(sections)
     )
@@ -410,6 +413,10 @@ def render_report(title: str, sections: Sequence[Section], subtitle: str | None 
         for i, s in enumerate(sections)
     )
     sub = f'<p class="meta">{html.escape(subtitle)}</p>' if subtitle else ""
+    if demo:
+        from stereoprobe.report.demo import demo_banner
+
+        sub = demo_banner(demo) + sub
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{html.escape(title)}</title>"
@@ -440,12 +447,16 @@ def save_figures(path: str | Path, sections: Sequence[Section]) -> dict[str, str
 
 
 def write_report(path: str | Path, title: str, sections: Sequence[Section], subtitle: str | None = None,
-                 nav: bool = True) -> Path:
+                 nav: bool = True, demo: str | None = None) -> Path:
     """Write a single-file HTML report and its figures (PNG + SVG under ``figures/`` beside it); return its
-    path. ``nav``: the list of sections at the top (off where the first section must be the first thing seen)."""
+    path. ``nav``: the list of sections at the top (off where the first section must be the first thing seen).
+    ``demo``: why the page is a demo; None: from the ``run_info.json`` already written beside it
+    (:func:`stereoprobe.report.demo.demo_reason_of_folder`), so every probe's page gets the DEMO banner."""
+    from stereoprobe.report.demo import demo_reason_of_folder
+
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    text = render_report(title, sections, subtitle, nav)
+    text = render_report(title, sections, subtitle, nav, demo if demo is not None else demo_reason_of_folder(p.parent))
     for marker, links in save_figures(p, sections).items():
         text = text.replace(marker, links)
     p.write_text(text, encoding="utf-8")
