@@ -19,7 +19,7 @@ from stereoprobe.stereotales.judge.reliability import (
     single_llm_ratings,
     split_half,
 )
-from stereoprobe.stereotales.judge.report import build_judge_report
+from stereoprobe.stereotales.judge.api import analyze, write
 from stereoprobe.tasks.stereotales_judge import stereotales_judge
 
 NAN = math.nan
@@ -124,7 +124,7 @@ def one_judge_logs(tmp_path_factory):
 
 
 def test_single_judge_without_humans_explains_instead_of_nan(one_judge_logs, tmp_path):
-    path = build_judge_report(ratings_from_logs([one_judge_logs / "logs"]), tmp_path / "o")
+    path = write(analyze([one_judge_logs / "logs"], out=tmp_path / "o"), tmp_path / "o")
     html = path.read_text()
     assert "nan%" not in html and "nan" not in html.replace("nanmean", "")
     assert "Inter-LLM agreement needs at least two judged models" in html

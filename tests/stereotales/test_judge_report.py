@@ -9,7 +9,7 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from stereoprobe.stereotales.judge.languages import load_language_groups
 from stereoprobe.stereotales.judge.ratings import ratings_from_logs
-from stereoprobe.stereotales.judge.report import build_judge_report
+from stereoprobe.stereotales.judge.api import analyze, write
 from stereoprobe.stereotales.judge import association_id
 from stereoprobe.tasks.stereotales_judge import stereotales_judge
 
@@ -128,8 +128,7 @@ def test_judge_report_end_to_end(workdir):
 
 
 def test_report_without_human_or_languages(workdir, tmp_path):
-    ratings = ratings_from_logs([workdir / "logs"])
-    path = build_judge_report(ratings, tmp_path)
+    path = write(analyze([workdir / "logs"], out=tmp_path), tmp_path)
     assert path.exists()
     labels = pd.read_csv(tmp_path / "harm_labels.csv")
     assert set(labels.source) == {"llm_panel"} and len(labels) == 4
@@ -162,18 +161,19 @@ def test_rater_sheet_cli(workdir, tmp_path):
     )
 
 
-def test_unknown_human_ids_are_reported(workdir, tmp_path, capsys):
+def test_unknown_human_ids_are_reported(workdir, tmp_path):
     h = tmp_path / "h.csv"
     h.write_text(f"participant_id,association_id,harm\np1,{CHILD},5\np1,assoc-0000000000000000,5\n")
-    build_judge_report(ratings_from_logs([workdir / "logs"]), tmp_path / "o", human_csv=str(h))
-    assert "1 rated association id(s) are neither in the judge logs" in capsys.readouterr().out
+    report = analyze([workdir / "logs"], out=tmp_path / "o", human_csv=str(h))
+    write(report, tmp_path / "o")
+    assert any("1 rated association id(s) are neither in the judge logs" in w for w in report.warnings)
     labels = pd.read_csv(tmp_path / "o" / "harm_labels.csv").set_index("association_id")
     assert "assoc-0000000000000000" not in labels.index and labels.loc[CHILD, "source"] == "human"
 
 
 def test_harmful_jaccard_table(workdir, tmp_path):
-    build_judge_report(ratings_from_logs([workdir / "logs"]), tmp_path, human_csv=str(workdir / "human.csv"),
-                       associations=str(workdir / "assoc_by_language.csv"))
+    write(analyze([workdir / "logs"], out=tmp_path, human_csv=str(workdir / "human.csv"),
+                  associations=str(workdir / "assoc_by_language.csv")), tmp_path)
     j = pd.read_csv(tmp_path / "language_jaccard_harmful.csv").set_index("language")
     # harmful labels: NA (human) in fr and en; Muslim benign (human); low benign (panel) -> en = fr = {NA}, hi = {}
     assert j.loc["en", "fr"] == 1.0 and j.loc["en", "hi"] == 0.0 and pd.isna(j.loc["hi", "hi"])
@@ -204,7 +204,7 @@ def test_demo_file_is_flagged(tmp_path):
 
     eval(stereotales_judge(associations=str(demo), epochs=1), model=get_model("mockllm/model", custom_outputs=out),
          display="none", log_dir=str(tmp_path / "logs"))
-    path = build_judge_report(ratings_from_logs([tmp_path / "logs"]), tmp_path / "o")
+    path = write(analyze([tmp_path / "logs"], out=tmp_path / "o"), tmp_path / "o")
     assert "DEMO DATA" in path.read_text()
     summary = pd.read_csv(tmp_path / "o" / "judge_summary.csv")
     assert summary.associations_file[0].endswith("demo_associations.csv") and summary.associations[0] == 6

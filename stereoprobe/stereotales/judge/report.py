@@ -1,9 +1,8 @@
 """The judge report: judge answers (+ human ratings, association rows) -> tables and report sections.
 
 The Python API of ``stereoprobe judge-report`` is :mod:`stereoprobe.stereotales.judge.api` (``analyze`` then
-``write``); :func:`judge_report` does both in one call (logs in) and :func:`build_judge_report` takes a ratings
-table. Every input is read and validated by :func:`load_judge_inputs` before anything is
-written; the tables are computed by :func:`compute_judge_tables` (no I/O) and written by
+``write``), built on this module: every input is read and validated by :func:`load_judge_inputs` before anything
+is written; the tables are computed by :func:`compute_judge_tables` (no I/O) and written by
 :func:`write_judge_report` into a temporary folder that replaces the results in ``out`` only at the end.
 """
 
@@ -12,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -321,83 +320,3 @@ def write_judge_report(report: JudgeReport, work: str | Path, out: str | Path | 
     path = write_report(work / "judge_report.html", "StereoTales harm judge", sections)
     report.path = target / path.name
     return path
-
-
-def build_judge_report(
-    ratings: pd.DataFrame,
-    out: str | Path,
-    human_csv: str | Path | None = None,
-    associations: str | Path | None = None,
-    threshold: float = 4.0,
-    confidence: float = 0.95,
-    spearman_method: Literal["bonett-wright", "bootstrap"] = "bonett-wright",
-    n_resamples: int = 9999,
-    dimension: Literal["both", "base", "compared"] = "both",
-    language_groups: str | Path | None = None,
-    upstream_dir: str | Path | None = None,
-    errors: dict[str, int] | None = None,
-    step: Step | None = None,
-    echo: Callable[[str], Any] | None = None,
-    **extra_options: Any,
-) -> Path:
-    """Validate every input, compute every table and write them with the report into ``out``; return its path.
-
-    Inputs are all read before anything is written, and the results are built in a temporary folder beside
-    ``out`` that replaces them at the end (:func:`stereoprobe.outputs.atomic_output_dir`): a bad input or a
-    failure leaves ``out`` as it was. Warnings are printed on stdout; ``echo(line)``, when given, gets the
-    result line ("judge report: PATH"; e.g. :func:`stereoprobe.console.info`).
-    """
-    from stereoprobe.outputs import atomic_output_dir
-
-    options = JudgeReportOptions(threshold, confidence, spearman_method, n_resamples, dimension, **extra_options)
-    inputs = load_judge_inputs(ratings, out, human_csv, associations, language_groups, upstream_dir, errors)
-    report = compute_judge_tables(inputs, options, step)
-    for w in report.warnings:
-        print(w)
-    with atomic_output_dir(out) as work:
-        (step or (lambda _d: None))("writing tables and report")
-        write_judge_report(report, work, out)
-    if echo is not None:
-        echo(f"judge report: {report.path}")
-    assert report.path is not None
-    return report.path
-
-
-def judge_report(
-    logs: Sequence[str | Path],
-    out: str | Path,
-    *,
-    human_csv: str | Path | None = None,
-    associations: str | Path | None = None,
-    language_groups: str | Path | None = None,
-    upstream_dir: str | Path | None = None,
-    threshold: float = 4.0,
-    confidence: float = 0.95,
-    spearman_method: Literal["bonett-wright", "bootstrap"] = "bonett-wright",
-    n_resamples: int = 9999,
-    dimension: Literal["both", "base", "compared"] = "both",
-    reliability_resamples: int = 1000,
-    split_half_splits: int = 200,
-    seed: int = 0,
-    step: Step | None = None,
-    progress: Callable[[Any], Any] | None = None,
-) -> JudgeReport:
-    """Python API of ``stereoprobe judge-report``: judge logs (files or folders, ``inspect eval-set`` folders
-    too) -> tables and report in ``out``; returns the :class:`JudgeReport` (tables as DataFrames, ``path``).
-
-    ``human_csv``: human ratings; ``associations``: association file (default ``out/associations.csv`` when
-    present); ``language_groups``: marked/unmarked groups YAML (default: bundled); the other settings are those
-    of :class:`JudgeReportOptions`. ``step(description)`` is called before each long step and
-    ``progress(iterable)`` wraps the log reading (progress hooks; both optional). Every input is read and
-    validated before anything is written; the results replace those in ``out`` at the end, all at once.
-    """
-    from stereoprobe.stereotales.judge.api import analyze, write
-
-    options = JudgeReportOptions(threshold, confidence, spearman_method, n_resamples, dimension,
-                                 reliability_resamples, split_half_splits, seed)
-    report = analyze(logs, options, out=out, human_csv=human_csv, associations=associations,
-                     language_groups=language_groups, upstream_dir=upstream_dir, step=step, progress=progress)
-    for w in report.warnings:
-        print(w)
-    write(report, out, step=step)
-    return report
