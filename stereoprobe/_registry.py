@@ -1,7 +1,8 @@
 """inspect_ai entry point: importing this module registers stereoprobe's model providers, tasks and scorers.
 
 Referenced from ``[project.entry-points.inspect_ai]`` in pyproject.toml, so ``--model transformers/...``
-resolves on the inspect CLI and tasks are listed as ``stereoprobe/<task>``. Keep imports light: providers
+resolves on the inspect CLI and tasks are listed as ``stereoprobe/<task>``. The tasks, solvers and scorers are
+found by a loop over their packages (:func:`import_modules`), never named here. Keep imports light: providers
 import torch/transformers lazily inside their factory functions.
 
 Re-scoring: inspect writes a scorer's name into the log without its package prefix (``dbb_mcq_scorer``, not
@@ -12,31 +13,27 @@ registers every stereoprobe scorer under its bare name, so ``inspect score LOG``
 scorer and options recorded in them.
 """
 
-# ruff: noqa: F401
 from __future__ import annotations
 
 import importlib
 import pkgutil
 from typing import Any
 
-from stereoprobe.providers import transformers_provider
-from stereoprobe.tasks.dbb import dbb, dbb_sg
-from stereoprobe.tasks.dbb_baselines import dbb_baselines
-from stereoprobe.tasks.dbb_build import dbb_build_concepts, dbb_build_questions, dbb_build_variations
-from stereoprobe.tasks.globalbias import globalbias
-from stereoprobe.tasks.globalbias_profiles import globalbias_profiles
-from stereoprobe.tasks.stereotales import stereotales
-from stereoprobe.tasks.stereotales_judge import stereotales_judge
+from stereoprobe.providers import transformers_provider  # noqa: F401 (registers the model provider)
 
 PACKAGE = "stereoprobe"
+#: the packages whose every module is imported, each registering its tasks, solvers, scorers and metrics with
+#: inspect: a new probe's ``tasks/<probe>.py``, ``solvers/...`` and ``scorers/...`` need no edit here
+MODULE_PACKAGES = ("stereoprobe.tasks", "stereoprobe.solvers", "stereoprobe.scorers")
 
 
-def _import_scorers() -> None:
-    """Import every module of ``stereoprobe.scorers`` (each registers its scorers and metrics)."""
-    import stereoprobe.scorers as pkg
-
-    for mod in pkgutil.iter_modules(pkg.__path__):
-        importlib.import_module(f"{pkg.__name__}.{mod.name}")
+def import_modules(package: str) -> list[str]:
+    """Import every module of ``package`` (each registers its inspect objects); return their names."""
+    pkg = importlib.import_module(package)
+    names = [f"{pkg.__name__}.{mod.name}" for mod in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name)]
+    for name in names:
+        importlib.import_module(name)
+    return names
 
 
 def register_bare_scorer_names() -> list[str]:
@@ -67,5 +64,6 @@ def register_bare_scorer_names() -> list[str]:
     return added
 
 
-_import_scorers()
+for _package in MODULE_PACKAGES:
+    import_modules(_package)
 register_bare_scorer_names()
