@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 __all__ = [
-    "Board", "LeaderboardOptions", "LmEvalFunction", "Metric", "PlanTask", "ProbeDescriptor", "RegistryView", "board", "columns", "get", "plan_task",
+    "Board", "LeaderboardOptions", "LmEvalFunction", "Metric", "PlanTask", "ProbeDescriptor", "RegistryView", "Setting", "board", "columns", "get", "plan_task",
     "register", "registered", "unregister",
 ]
 
@@ -70,6 +70,20 @@ class Board:
     @property
     def metric_names(self) -> list[str]:
         return [m.name for m in self.headline]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A setting of a probe's statistics that the leaderboard re-applies (e.g. DBB's S ``threshold``): its
+    ``default``, the ``help`` line of its ``stereoprobe leaderboard --<name>`` option, and its range ``low`` to
+    ``high`` (ends included, or excluded when ``open_range``; None: unbounded). The leaderboard takes the value
+    from the command line, else from the probe folders' ``run_info.json``, else the default."""
+
+    default: float
+    help: str = ""
+    low: float | None = None
+    high: float | None = None
+    open_range: bool = False
 
 
 @dataclass(frozen=True)
@@ -118,7 +132,8 @@ class ProbeDescriptor:
     the writer uses another). ``tables``: output table -> the columns the leaderboard requires (every table the
     leaderboard reads; names from the probe's contract module). ``markers``: the tables whose presence marks an
     output folder of the probe (default: the first table). ``boards``: the leaderboard blocks the probe fills.
-    ``settings``: ``run_info.json`` settings the leaderboard re-uses, with their defaults. ``metrics`` /
+    ``settings``: ``run_info.json`` settings the leaderboard re-uses (:class:`Setting`: default, help, range; a
+    bare number is the default), each an option ``--<name>`` of ``stereoprobe leaderboard``. ``metrics`` /
     ``pairwise``: ``(Sources, LeaderboardOptions) -> rows``. ``lm_eval``: ``(files, **options) -> tables``, the
     leaderboard's reader of lm-eval ``--log_samples`` files (``samples_<task>_<time>.jsonl``) of the probe's
     shipped lm-eval tasks ``lm_eval_tasks``, returning tables of ``tables`` (:meth:`call_lm_eval`). ``tasks``: inspect task -> what the planner needs
@@ -131,7 +146,7 @@ class ProbeDescriptor:
     tables: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     markers: tuple[str, ...] = ()
     boards: tuple[Board, ...] = ()
-    settings: Mapping[str, float] = field(default_factory=dict)
+    settings: Mapping[str, Setting | float] = field(default_factory=dict)
     metrics: LeaderboardFunction | None = None
     pairwise: LeaderboardFunction | None = None
     lm_eval: LmEvalFunction | None = None
@@ -152,6 +167,13 @@ class ProbeDescriptor:
             raise ValueError(f"probe {self.name}: markers {unknown} are not among its tables")
         if (self.lm_eval is None) != (not self.lm_eval_tasks):
             raise ValueError(f"probe {self.name}: give lm_eval and lm_eval_tasks together")
+        object.__setattr__(self, "settings", {k: v if isinstance(v, Setting) else Setting(float(v))
+                                              for k, v in self.settings.items()})
+
+    @property
+    def setting_defaults(self) -> dict[str, float]:
+        """Each of :attr:`settings` with its default."""
+        return {k: s.default for k, s in self.settings.items()}  # type: ignore[union-attr]
 
     @property
     def marker_tables(self) -> tuple[str, ...]:
@@ -171,7 +193,7 @@ class ProbeDescriptor:
         if fn is None:
             return []
         offered: dict[str, Any] = {"n_boot": options.n_boot, "seed": options.seed, "level": options.level,
-                                   **{k: options.setting(k, v) for k, v in self.settings.items()}}
+                                   **{k: options.setting(k, v) for k, v in self.setting_defaults.items()}}
         return list(_call(fn, sources, offered))
 
     def call_lm_eval(self, files: list[Path], options: Mapping[str, Any]) -> dict[str, Any]:

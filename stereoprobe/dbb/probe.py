@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stereoprobe.dbb import contract as C
-from stereoprobe.probes import Board, Metric, PlanTask, ProbeDescriptor, columns, register
+from stereoprobe.probes import Board, Metric, PlanTask, ProbeDescriptor, Setting, columns, register
 
 _HEADLINE = (
     Metric("count_s_ge_20", label="biased instances (S ≥ 20)",
@@ -23,7 +23,7 @@ DESCRIPTOR = register(ProbeDescriptor(
     boards=(Board(C.TASK_MCQ, "DBB: description-based bias (multiple choice)",
                   (*_HEADLINE, Metric("refusal_rate", label="refusal rate", meaning="share of questions left unanswered"))),
             Board(C.TASK_SG, "DBB-SG: description-based bias (sentence generation)", _HEADLINE)),
-    settings={"threshold": 20.0},
+    settings={"threshold": Setting(20.0, "DBB: S threshold of a biased instance", low=0, high=100)},
     metrics="stereoprobe.dbb.leaderboard:dbb_metrics",
     pairwise="stereoprobe.dbb.leaderboard:dbb_pairwise",
     lm_eval="stereoprobe.dbb.leaderboard:dbb_lm_eval_tables",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stereoprobe.globalbias import contract as C
-from stereoprobe.probes import Board, Metric, PlanTask, ProbeDescriptor, register
+from stereoprobe.probes import Board, Metric, PlanTask, ProbeDescriptor, Setting, register
 
 _LEADERBOARD = "stereoprobe.globalbias.leaderboard"
 
@@ -26,7 +26,8 @@ GLOBALBIAS = register(ProbeDescriptor(
                           meaning="known stereotypes recovered by the measure (a check of the measure)"),
                    Metric("validation_mrr", "higher", label="validation MRR",
                           meaning="rank of the known stereotyped group (a check of the measure)"))),),
-    settings={"alpha": 0.05},
+    settings={"alpha": Setting(0.05, "GlobalBias: FDR level of the stricter test, re-applied in its bootstrap",
+                               low=0, high=1, open_range=True)},
     metrics=f"{_LEADERBOARD}:globalbias_metrics",
     pairwise=f"{_LEADERBOARD}:globalbias_pairwise",
     lm_eval=f"{_LEADERBOARD}:globalbias_lm_eval_tables",

@@ -25,6 +25,7 @@ import pytest
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.event import ModelEvent
+from inspect_ai.log import resolve_sample_attachments
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
@@ -71,9 +72,19 @@ def _capture() -> type[CaptureModel]:
     return CaptureModel
 
 
-def capture_model(name: str = "model", reply: Reply | None = None, received: list | None = None) -> Model:
-    """A fresh capturing model ``stereoprobe-capture/<name>``."""
-    return get_model(f"stereoprobe-capture/{name}", memoize=False, reply=reply, received=received)
+def capture_model(name: str = "model", reply: Reply | None = None, received: list | None = None,
+                  provider: str | None = None) -> Model:
+    """A fresh capturing model ``stereoprobe-capture/<name>``; ``provider``: the model is named
+    ``<provider>/<name>`` instead (a task that picks settings by provider sees that provider), without
+    registering anything under that provider's name (inspect's own provider stays as it is)."""
+    if provider is None:
+        return get_model(f"stereoprobe-capture/{name}", memoize=False, reply=reply, received=received)
+    from inspect_ai._util.registry import RegistryInfo, set_registry_info
+
+    cls = type(f"Capture_{provider}", (CaptureModel,), {})
+    set_registry_info(cls, RegistryInfo(type="modelapi", name=provider))
+    api = cls(model_name=name, reply=reply, received=received)
+    return Model(api, GenerateConfig())
 
 
 @dataclass(frozen=True)
@@ -126,12 +137,15 @@ def render(task: Task, model: Model | None = None, model_roles: dict[str, Model]
     requests: list[Request] = []
     logged: list[str] = []
     for sample in log.samples or []:
+        sample = resolve_sample_attachments(sample)  # long texts are stored as attachments in the log
         for event in sample.events:
             if isinstance(event, ModelEvent):
                 msgs, prefill = _split(event.input)
                 requests.append(Request(sample.id, sample.epoch, event.role, msgs, prefill, settings(event.config)))
                 logged.append(_key(event.input, event.config))
-    assert Counter(logged) == Counter(received), "the log's model events differ from what the model received"
+    extra, missing = Counter(logged) - Counter(received), Counter(received) - Counter(logged)
+    assert not extra and not missing, (f"the log's model events differ from what the model received: logged only "
+                                       f"{list(extra)[:1]}, received only {list(missing)[:1]}")
     return sorted(requests, key=lambda r: (str(r.sample_id), r.epoch))
 
 

@@ -37,3 +37,13 @@ def test_render_sees_a_plain_generate() -> None:
 def test_fidelity_rows_are_read_from_the_docs() -> None:
     rows = fidelity_rows()
     assert {"D1", "G1"} <= rows and "X0" not in rows
+
+
+def test_render_can_name_the_model_after_a_provider() -> None:
+    from tests.conformance._render import capture_model
+
+    received: list = []
+    model = capture_model("gpt-4o", received=received, provider="openai")
+    assert str(model) == "openai/gpt-4o"
+    got = render(Task(dataset=[Sample(input="hi", id=1)], solver=[generate()]), model=model)
+    assert len(got) == 1 == len(received)
