@@ -109,13 +109,34 @@ class PlanTask:
     ``counts``: what one item is: ``"samples"`` (one per sample, times the epochs when ``per_epoch``), ``"texts"``
     (each text a likelihood sample scores) or ``"questions"`` (DBB questions, several in a grouped sample).
     ``main_role``: the role the model under evaluation plays; ``reader_roles``: role models that read each
-    output of the main model (StereoTales' refusal detector and extractors)."""
+    output of the main model (StereoTales' refusal detector and extractors).
+
+    The probe's own plan facts (``datasets/plan.yaml`` keeps only what holds for every task): ``texts`` and
+    ``items``, ``"module:function"`` of ``sample -> the texts a likelihood sample scores`` (default: the ``texts``
+    items of :mod:`stereoprobe.likelihood`) and ``sample -> the benchmark items it holds`` (default: one);
+    ``plan_args``: ``-T`` arguments the planner uses unless given, which give the same counts without a
+    download (e.g. DBB's drawn names instead of the published names file); ``default_roles``: role -> models
+    bound when ``--model-role`` does not name it (the paper's setup); ``output_tokens``: expected output tokens
+    per call of a role; ``output_tokens_per_name``: per name of a request instead (requests that answer for
+    several names); ``role_prompt_tokens``: tokens a role call reads besides the text it judges."""
 
     unit: str
     counts: Literal["samples", "texts", "questions"] = "samples"
     per_epoch: bool = False
     main_role: str = "generator"
     reader_roles: tuple[str, ...] = ()
+    texts: str | None = None
+    items: str | None = None
+    plan_args: Mapping[str, Any] = field(default_factory=dict)
+    default_roles: Mapping[str, int] = field(default_factory=dict)
+    output_tokens: Mapping[str, int] = field(default_factory=dict)
+    output_tokens_per_name: int | None = None
+    role_prompt_tokens: Mapping[str, int] = field(default_factory=dict)
+
+    def call(self, what: Literal["texts", "items"], sample: Any) -> Any:
+        """The ``texts`` or ``items`` function of this task applied to ``sample`` (None when not given)."""
+        fn = getattr(self, what)
+        return None if fn is None else _resolve(fn)(sample)
 
 
 #: ``(Sources, LeaderboardOptions) -> list of metric rows`` (or of pairwise rows), or its ``"module:function"``

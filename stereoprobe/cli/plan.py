@@ -6,6 +6,7 @@ import argparse
 import difflib
 import json
 import os
+import re
 import sys
 import time
 from typing import Any
@@ -69,14 +70,36 @@ def parse_roles(items: list[str]) -> dict[str, list[str]]:
             except yaml.YAMLError:
                 raise InputError(f"--model-role {item!r}: not valid YAML") from None
             specs = spec if isinstance(spec, list) else [spec]
-            names = [str(s.get("model", "")) if isinstance(s, dict) else str(s) for s in specs]
-            names = [n for n in names if n]
+            names = [s.get("model") if isinstance(s, dict) else s for s in specs]
+            if not names or any(n is None or n == "" for n in names):  # {model: } or {} names no model
+                raise InputError(f"--model-role {item!r}: a role entry without a model; expected "
+                                 "ROLE={model: PROVIDER/NAME, ...}")
         else:
             names = [m.strip() for m in models.split(",") if m.strip()]
         if not sep or not role.strip() or not names:
             raise InputError(f"--model-role {item!r}: expected ROLE=MODEL[,MODEL...]")
-        roles[role.strip()] = names
+        roles[role.strip()] = [model_name(n, f"--model-role {role.strip()}") for n in names]
     return roles
+
+
+#: a model name as inspect takes it: ``provider/name`` (the name may hold further slashes), no spaces, no YAML
+_MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*/[^\s\[\]{}'\",]+")
+
+
+def model_name(value: Any, where: str) -> str:
+    """``value`` if it is a model name ``provider/name``; else ``InputError`` naming ``where`` (a list, an
+    empty YAML role or ``null`` are not model names)."""
+    if not isinstance(value, str) or not _MODEL_NAME.fullmatch(value.strip()):
+        raise InputError(f"{where}: expected a model name PROVIDER/NAME (e.g. openai/gpt-4o), got {value!r}")
+    return value.strip()
+
+
+def counting_args(task: str, given: dict[str, Any]) -> dict[str, Any]:
+    """The probe's ``plan_args`` the user did not give (:class:`stereoprobe.probes.PlanTask`): task arguments
+    that give the same counts without a download, e.g. DBB's drawn names instead of the published file."""
+    from stereoprobe.plan.core import plan_unit
+
+    return {k: v for k, v in plan_unit(task.split("/")[-1]).plan_args.items() if k not in given}
 
 
 def task_names() -> list[str]:
@@ -203,16 +226,21 @@ def run(args: argparse.Namespace) -> int:
 
     task_args = parse_kv(args.task_args, "-T")
     roles = parse_roles(args.roles)
+    if args.model is not None:
+        model_name(args.model, "--model")
     prices = load_prices(args.prices)
-    task = load_task(args.task, task_args)
+    implied = counting_args(args.task, task_args)
+    task = load_task(args.task, {**implied, **task_args})
     spc = None
     if args.calibrate:
         if not args.model or not prices.is_local(args.model):
             raise InputError("--calibrate needs a local --model (transformers/..., hf/..., vllm/...)")
         with CalibrationProgress(args.model) as on_progress:
-            spc = calibrate(lambda: load_task(args.task, task_args), args.model, roles, args.calibrate,
-                            on_progress=on_progress)
+            spc = calibrate(lambda: load_task(args.task, {**implied, **task_args}), args.model, roles,
+                            args.calibrate, on_progress=on_progress)
     plan = plan_task(task, model=args.model, roles=roles, epochs=args.epochs, prices=prices, seconds_per_call=spc)
+    plan.notes += [f"counted with -T {k}={v}: the same counts without a download (the run uses the task's own "
+                   "default)" for k, v in implied.items()]
     d = plan.as_dict()
     _say(f"{args.task}: {_fmt(plan.items)} {plan.unit}, {_fmt(plan.samples)} inspect samples x {plan.epochs} epoch(s)")
     for role, n in plan.model_calls.items():

@@ -12,6 +12,8 @@ _HEADLINE = (
            meaning="how far the answer moved, on average, where it moved by 20 points or more"),
 )
 
+_PLAN_TEXTS, _PLAN_ITEMS = "stereoprobe.dbb.planning:scored_texts", "stereoprobe.dbb.planning:questions"
+
 DESCRIPTOR = register(ProbeDescriptor(
     name="dbb",
     title="DBB: description-based bias",
@@ -28,7 +30,12 @@ DESCRIPTOR = register(ProbeDescriptor(
     pairwise="stereoprobe.dbb.leaderboard:dbb_pairwise",
     lm_eval="stereoprobe.dbb.leaderboard:dbb_lm_eval_tables",
     lm_eval_tasks=tuple(C.LM_EVAL_TASKS),
-    tasks={C.TASK_MCQ: PlanTask("questions", counts="questions"), C.TASK_SG: PlanTask("questions", counts="questions")},
+    # plan: the drawn names give the published names' question counts without downloading their file;
+    # output 60 tokens per sampled answer (a letter with a sentence of justification; logprob mode: none)
+    tasks={C.TASK_MCQ: PlanTask("questions", counts="questions", texts=_PLAN_TEXTS, items=_PLAN_ITEMS,
+                                plan_args={"names": "draw"}, output_tokens={"generator": 60}),
+           C.TASK_SG: PlanTask("questions", counts="questions", texts=_PLAN_TEXTS, items=_PLAN_ITEMS,
+                               plan_args={"names": "draw"})},
     commands=("stereoprobe.cli.dbb", "stereoprobe.cli.dbb_build", "stereoprobe.cli.dbb_export_lm_eval"),
     report_sections=("Runs", "Incomplete questions", "Overall (paper Tables 1 and 8)",
                      "Per category (paper Figures 3 and 8)", "Per category and descriptor type (paper Tables 2 and 9)",

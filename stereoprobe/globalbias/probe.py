@@ -57,7 +57,11 @@ PROFILES = register(ProbeDescriptor(
                                for t in ("gender_ethnicity", "ethnicity", "gender"))),),
     metrics=f"{_LEADERBOARD}:profiles_metrics",
     pairwise=f"{_LEADERBOARD}:profiles_pairwise",
-    tasks={C.PROFILES_TASK: PlanTask("profile batches", per_epoch=True)},
+    # plan: one JSON object of 12 fields (3 lists of 3 items, a 5-key physical object) per name; a filled-in
+    # example profile is 150-220 tokens (compact vs indented JSON, SmolLM2's tokenizer; 12,060-15,222
+    # characters for 20 profiles, i.e. 150-190 tokens at 4 characters per token): 175 per name, 3,500 per
+    # request of the paper's 20 names, capped by the task's max_tokens
+    tasks={C.PROFILES_TASK: PlanTask("profile batches", per_epoch=True, output_tokens_per_name=175)},
     commands=("stereoprobe.cli.profiles",),
     report_sections=("Profiles", "Distinguishability of groups from their profiles (paper Table 6)",
                      "Leave-one-feature-out (paper Tables 7, 10, 11)",

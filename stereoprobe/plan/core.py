@@ -2,8 +2,10 @@
 
 The task object comes from the task's own builder (``stereoprobe plan`` loads it through inspect's registry,
 with the same ``-T`` arguments as ``inspect eval``), so the counts follow the task's defaults and selection.
-What the task does not fix (story lengths, role prompts, the roles bound by default) comes from
-``datasets/plan.yaml`` and is reported as an assumption.
+What the task does not fix (story lengths, role prompts, the roles bound by default) comes from the probe's
+descriptor (:class:`stereoprobe.probes.PlanTask`), what holds for every task from ``datasets/plan.yaml``;
+both are reported as assumptions. Nothing here names a probe: a likelihood sample's texts are its ``texts``
+items (:mod:`stereoprobe.likelihood`) or what the descriptor's ``texts`` function reads from it.
 
 Per task family:
 
@@ -26,7 +28,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from stereoprobe.dbb import contract as DBB
 from stereoprobe.errors import InputError
 from stereoprobe.likelihood import N_TEXTS_METADATA, TEXTS_METADATA, logprob_requirement, require_logprobs
 from stereoprobe.plan.cost import price_run
@@ -91,31 +92,18 @@ def _text(x: Any) -> str:
     return "\n".join(parts)
 
 
-def _scored_texts(sample: Any) -> list[str] | None:
-    """Texts a likelihood sample scores: ``metadata["texts"]`` items, or DBB-SG's prompt + option sentences."""
+def _scored_texts(sample: Any, unit: PlanTask) -> list[str] | None:
+    """Texts a likelihood sample scores: ``metadata["texts"]`` items, else the descriptor's ``texts`` reader."""
     md = sample.metadata or {}
     if isinstance(md.get(TEXTS_METADATA), list):
         return [str(t.get("text", "")) if isinstance(t, Mapping) else str(t) for t in md[TEXTS_METADATA]]
-    if isinstance(md.get(DBB.META_MCQ_QUESTIONS), list):  # DBB logprob mode grouped: both option orders
-        from stereoprobe.dbb import scoring as SC
-
-        tmpl = SC.prompts()["mcq"]
-        return [SC.mcq_prompt(q["context"], first, second, tmpl) for q in md[DBB.META_MCQ_QUESTIONS]
-                for first, second in ((q["option_a"], q["option_b"]), (q["option_b"], q["option_a"]))]
-    if isinstance(md.get(DBB.META_SG_QUESTIONS), list):  # DBB-SG grouped: one sample per template
-        return [f"{q['prompt']} {o}" for q in md[DBB.META_SG_QUESTIONS] for pair in q.get("options", []) for o in pair]
-    if DBB.META_SG_PROMPT in md and DBB.META_SG_OPTIONS in md:
-        return [f"{md[DBB.META_SG_PROMPT]} {o}" for pair in md[DBB.META_SG_OPTIONS] for o in pair]
-    return None
+    return unit.call("texts", sample)
 
 
-def _questions(sample: Any) -> int:
-    """DBB questions in a sample (grouped DBB-SG samples hold a template's questions)."""
-    md = sample.metadata or {}
-    for key in (DBB.META_SG_QUESTIONS, DBB.META_MCQ_QUESTIONS):
-        if isinstance(md.get(key), list):
-            return len(md[key])
-    return 1
+def _items(sample: Any, unit: PlanTask) -> int:
+    """Benchmark items in a sample: the descriptor's ``items`` reader, else one."""
+    n = unit.call("items", sample)
+    return 1 if n is None else int(n)
 
 
 def plan_unit(task: str) -> PlanTask:
@@ -126,6 +114,106 @@ def plan_unit(task: str) -> PlanTask:
 
 def _short_name(task: Any) -> str:
     return str(getattr(task, "name", "") or "").split("/")[-1]
+
+
+@dataclass
+class _Counts:
+    """Model calls and tokens per role of a run, its benchmark items and the notes on how they were counted."""
+
+    items: int = 0
+    calls: dict[str, int] = field(default_factory=dict)
+    tok_in: dict[str, int] = field(default_factory=dict)
+    tok_out: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What every count of one run reads: the task's samples, epochs, descriptor facts and model."""
+
+    name: str
+    samples: list[Any]
+    epochs: int
+    unit: PlanTask
+    model: str | None
+    likelihood: bool
+    max_tokens: int | None
+    count: Callable[[str], int]
+    sample_cap: int
+
+    @property
+    def n(self) -> int:
+        return len(self.samples)
+
+
+def _bind_roles(run: _Run, roles: Mapping[str, Sequence[str]] | None, notes: list[str]) -> dict[str, list[str]]:
+    """The given role bindings, else the probe's default roles (the paper's setup), priced as the subject."""
+    bound: dict[str, list[str]] = {k: list(v) for k, v in (roles or {}).items()}
+    for role, k in run.unit.default_roles.items():
+        if role not in bound:
+            bound[role] = [run.model or "?"] * int(k)
+            notes.append(f"role '{role}' not given: assumed {k} model(s) as in the paper, priced as the subject")
+    return bound
+
+
+def _likelihood_counts(run: _Run, texts: list[list[str] | None], batching: Sequence[str]) -> _Counts:
+    """Requests over given texts: one per text, or one per sample where the provider batches a sample's texts."""
+    c = _Counts()
+    role, e = run.unit.main_role, run.epochs
+    flat = [x for t in texts for x in (t or [])]
+    grouped = any(N_TEXTS_METADATA in (s.metadata or {}) for s in run.samples)
+    c.items = len(flat) if run.unit.counts == "texts" else sum(_items(s, run.unit) for s in run.samples)
+    batched = grouped and (run.model or "").split("/", 1)[0] in set(batching)
+    c.calls[role] = (run.n if batched else len(flat)) * e
+    c.tok_in[role] = count_texts(flat, run.count, run.sample_cap) * e
+    c.tok_out[role] = 0 if run.likelihood else len(flat) * e  # logprob MCQ: one answer token per text
+    c.notes.append(f"{len(flat):,} texts scored per epoch, " + ("one request per sample (the provider batches "
+                   "a sample's texts)" if batched else "one request per text"))
+    return c
+
+
+def _main_output(run: _Run, outs: Mapping[str, int], c: _Counts) -> int:
+    """Output tokens of the main role (set in ``c``); returns the tokens per call the reader roles read."""
+    role, n, e = run.unit.main_role, run.n, run.epochs
+    per_out = 1 if run.likelihood else int(outs.get(role, outs.get("generator", 300)))
+    if run.max_tokens and not run.likelihood:
+        per_out = min(per_out, int(run.max_tokens))
+    c.tok_out[role] = per_out * n * e
+    per_name = run.unit.output_tokens_per_name
+    named = [len((s.metadata or {}).get("names") or ()) for s in run.samples]
+    if per_name and not run.likelihood and any(named):  # one answer per name of the request
+        cap = int(run.max_tokens) if run.max_tokens else None
+        c.tok_out[role] = sum(min(per_name * k, cap) if cap else per_name * k for k in named) * e
+        per_out = round(c.tok_out[role] / max(n * e, 1))
+        c.notes.append(f"output: {per_name} tokens per name ({per_out:,} per request on average) assumed "
+                       f"(the {run.name} descriptor)")
+    elif not run.likelihood:
+        c.notes.append(f"output: {per_out} tokens per {role} call assumed")
+    return per_out
+
+
+def _generation_counts(run: _Run, bound: Mapping[str, list[str]], default_out: Mapping[str, int]) -> _Counts:
+    """One request per sample and epoch, plus the reader roles' calls on each output."""
+    c = _Counts()
+    unit, role, n, e = run.unit, run.unit.main_role, run.n, run.epochs
+    outs = {**default_out, **unit.output_tokens}
+    prompt = unit.role_prompt_tokens
+    c.items = n * e if unit.per_epoch else n
+    c.calls[role] = n * e
+    c.tok_in[role] = (count_texts([_text(s.input) for s in run.samples], run.count, run.sample_cap) * e
+                      + int(prompt.get(role, 0)) * c.calls[role])
+    per_out = _main_output(run, outs, c)
+    for reader in unit.reader_roles:
+        k = len(bound.get(reader, []))
+        if k == 0:
+            continue
+        c.calls[reader] = n * e * k
+        c.tok_in[reader] = (int(prompt.get(reader, 0)) + per_out) * c.calls[reader]
+        c.tok_out[reader] = int(outs.get(reader, 100)) * c.calls[reader]
+    if unit.reader_roles and any(r in c.calls for r in unit.reader_roles[1:]):
+        c.notes.append(f"{', '.join(unit.reader_roles[1:])} calls are an upper bound: outputs the "
+                       f"{unit.reader_roles[0]} role sets aside skip them")
+    return c
 
 
 def plan_task(task: Any, model: str | None = None, roles: Mapping[str, Sequence[str]] | None = None,
@@ -144,85 +232,38 @@ def plan_task(task: Any, model: str | None = None, roles: Mapping[str, Sequence[
     name = _short_name(task)
     if epochs is not None and int(epochs) < 1:
         raise InputError(f"--epochs must be >= 1, got {epochs}")
-    n_epochs = int(epochs if epochs is not None else (getattr(task, "epochs", None) or 1))
-    samples = list(task.dataset)
-    n = len(samples)
-    notes: list[str] = []
-    cpt = float(a.get("chars_per_token", 4))
-    if count is None:
-        count, how = counter_for(model, cpt)
-    else:
-        how = "given counter"
-    notes.append(f"tokens counted with the {how}")
-    sample_cap = int(a.get("tokenizer_sample", 20000))
-
-    # role bindings: given ones, else the papers' defaults for this task
-    bound: dict[str, list[str]] = {k: list(v) for k, v in (roles or {}).items()}
-    for role, k in ((a.get("default_roles") or {}).get(name) or {}).items():
-        if role not in bound:
-            bound[role] = [model or "?"] * int(k)
-            notes.append(f"role '{role}' not given: assumed {k} model(s) as in the paper, priced as the subject")
-    unit = plan_unit(name)
-    main_role = unit.main_role
     cfg = getattr(task, "config", None)
     if model:  # a likelihood task on a chat API is refused, not priced
         require_logprobs(model, logprob_requirement(cfg), f"task {name}")
-    likelihood = bool(cfg is not None and getattr(cfg, "prompt_logprobs", None))
-    max_tokens = getattr(cfg, "max_tokens", None) if cfg is not None else None
-    outs = {**(a.get("output_tokens") or {}).get("default", {}), **(a.get("output_tokens") or {}).get(name, {})}
-    role_prompt = (a.get("role_prompt_tokens") or {}).get(name, {})
-
-    texts = [_scored_texts(s) for s in samples]
-    calls: dict[str, int] = {}
-    tok_in: dict[str, int] = {}
-    tok_out: dict[str, int] = {}
-    if any(t is not None for t in texts):  # likelihood requests over given texts (one per text, or grouped)
-        flat = [x for t in texts for x in (t or [])]
-        grouped = any(N_TEXTS_METADATA in (s.metadata or {}) for s in samples)
-        items = len(flat) if unit.counts == "texts" else sum(_questions(s) for s in samples)
-        provider = (model or "").split("/", 1)[0]
-        batched = grouped and provider in set(a.get("batching_providers") or ())
-        calls[main_role] = (n if batched else len(flat)) * n_epochs
-        tok_in[main_role] = count_texts(flat, count, sample_cap) * n_epochs
-        tok_out[main_role] = 0 if likelihood else len(flat) * n_epochs  # logprob MCQ: one answer token per text
-        notes.append(f"{len(flat):,} texts scored per epoch, "
-                     + ("one request per sample (the provider batches a sample's texts)" if batched
-                        else "one request per text"))
+    notes: list[str] = []
+    if count is None:
+        count, how = counter_for(model, float(a.get("chars_per_token", 4)))
     else:
-        inputs = [_text(s.input) for s in samples]
-        per_out = 1 if likelihood else int(outs.get("generator", 300))
-        if max_tokens and not likelihood:
-            per_out = min(per_out, int(max_tokens))
-        items = n * n_epochs if unit.per_epoch else n
-        calls[main_role] = n * n_epochs
-        tok_in[main_role] = (count_texts(inputs, count, sample_cap) * n_epochs
-                             + int(role_prompt.get(main_role, 0)) * calls[main_role])
-        tok_out[main_role] = per_out * n * n_epochs
-        per_name = (a.get("output_tokens_per_name") or {}).get(name)
-        named = [len((s.metadata or {}).get("names") or ()) for s in samples]
-        if per_name and not likelihood and any(named):  # one profile per name of the request (GlobalBias)
-            cap = int(max_tokens) if max_tokens else None
-            tok_out[main_role] = sum(min(int(per_name) * k, cap) if cap else int(per_name) * k
-                                     for k in named) * n_epochs
-            per_out = round(tok_out[main_role] / max(n * n_epochs, 1))
-            notes.append(f"output: {per_name} tokens per name ({per_out:,} per request on average) assumed "
-                         "(datasets/plan.yaml)")
-        elif not likelihood:
-            notes.append(f"output: {per_out} tokens per {main_role} call assumed (datasets/plan.yaml)")
-        for role in unit.reader_roles:
-            k = len(bound.get(role, []))
-            if k == 0:
-                continue
-            calls[role] = n * n_epochs * k
-            tok_in[role] = (int(role_prompt.get(role, 0)) + per_out) * calls[role]
-            tok_out[role] = int(outs.get(role, 100)) * calls[role]
-        if "extractor" in calls:
-            notes.append("extractor calls are an upper bound: refused stories skip extraction")
+        how = "given counter"
+    notes.append(f"tokens counted with the {how}")
+    run = _Run(name=name, samples=list(task.dataset), unit=plan_unit(name), model=model,
+               epochs=int(epochs if epochs is not None else (getattr(task, "epochs", None) or 1)),
+               likelihood=bool(cfg is not None and getattr(cfg, "prompt_logprobs", None)),
+               max_tokens=getattr(cfg, "max_tokens", None) if cfg is not None else None, count=count,
+               sample_cap=int(a.get("tokenizer_sample", 20000)))
+    bound = _bind_roles(run, roles, notes)
+    texts = [_scored_texts(s, run.unit) for s in run.samples]
+    if any(t is not None for t in texts):
+        c = _likelihood_counts(run, texts, a.get("batching_providers") or ())
+    else:
+        c = _generation_counts(run, bound, a.get("output_tokens") or {})
+    return _priced(run, c, bound, notes, prices, seconds_per_call, today)
 
-    models: dict[str, list[str]] = {main_role: [model or "?"]}
-    for role in calls:
-        models[role] = list(models[main_role] if role == main_role else bound.get(role, [])) or [model or "?"]
-    tokens_by_role = {r: {"input": tok_in[r], "output": tok_out[r]} for r in calls}
+
+def _priced(run: _Run, c: _Counts, bound: Mapping[str, list[str]], notes: list[str], prices: PriceTable,
+            seconds_per_call: float | None, today: dt.date | None) -> Plan:
+    """The plan of counts ``c``: models per role, USD, price age and time."""
+    notes = notes + c.notes
+    main = run.unit.main_role
+    models: dict[str, list[str]] = {main: [run.model or "?"]}
+    for role in c.calls:
+        models[role] = list(models[main] if role == main else bound.get(role, [])) or [run.model or "?"]
+    tokens_by_role = {r: {"input": c.tok_in[r], "output": c.tok_out[r]} for r in c.calls}
     cost = price_run(tokens_by_role, models, prices)
     for item in cost.unpriced:
         notes.append(f"no price for {item} in {prices.source}: total USD unknown, USD of the priced models shown")
@@ -231,10 +272,12 @@ def plan_task(task: Any, model: str | None = None, roles: Mapping[str, Sequence[
         notes.append(stale)
     seconds = None
     if seconds_per_call is not None:
-        seconds = float(seconds_per_call) * n * n_epochs
-        notes.append(f"time: {float(seconds_per_call):,.2f} s per sample and epoch, measured on {model} (--calibrate)")
-    return Plan(task=name, items=int(items), unit=unit.unit, samples=n, epochs=n_epochs,
-                model_calls=calls, input_tokens=int(sum(tok_in.values())), output_tokens=int(sum(tok_out.values())),
-                usd=cost.usd, seconds=seconds, models=models, tokens_by_role=tokens_by_role,
-                notes=list(dict.fromkeys(notes)), usd_priced=cost.usd_priced, usd_batch=cost.usd_batch,
-                usd_batch_priced=cost.usd_batch_priced, unpriced=cost.unpriced, batch_models=cost.batch_models)
+        seconds = float(seconds_per_call) * run.n * run.epochs
+        notes.append(f"time: {float(seconds_per_call):,.2f} s per sample and epoch, measured on {run.model} "
+                     "(--calibrate)")
+    return Plan(task=run.name, items=int(c.items), unit=run.unit.unit, samples=run.n, epochs=run.epochs,
+                model_calls=c.calls, input_tokens=int(sum(c.tok_in.values())),
+                output_tokens=int(sum(c.tok_out.values())), usd=cost.usd, seconds=seconds, models=models,
+                tokens_by_role=tokens_by_role, notes=list(dict.fromkeys(notes)), usd_priced=cost.usd_priced,
+                usd_batch=cost.usd_batch, usd_batch_priced=cost.usd_batch_priced, unpriced=cost.unpriced,
+                batch_models=cost.batch_models)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,8 +102,8 @@ def _number(value: Any, where: str) -> float:
         x = float(value)
     except (TypeError, ValueError):
         raise InputError(f"{where}: not a number: {value!r}") from None
-    if not x >= 0:
-        raise InputError(f"{where}: must be a number >= 0, got {value!r}")
+    if not (x >= 0 and math.isfinite(x)):  # NaN, negative and infinite prices make no total
+        raise InputError(f"{where}: must be a finite number >= 0, got {value!r}")
     return x
 
 

@@ -10,7 +10,10 @@ DESCRIPTOR = register(ProbeDescriptor(
     name="judge",
     title="StereoTales harm judge and human alignment",
     tables={"harm_labels": columns(C.HARM_LABEL_COLUMNS, "association_id", "harmful")},
-    tasks={C.JUDGE_TASK: PlanTask("associations", main_role="judge")},
+    # plan: the ratings JSON with a short justification, 300 tokens; the judge prompt around the association
+    # (the sample input), 400 tokens
+    tasks={C.JUDGE_TASK: PlanTask("associations", main_role="judge", output_tokens={"judge": 300},
+                                  role_prompt_tokens={"judge": 400})},
     commands=("stereoprobe.cli.judge_report", "stereoprobe.cli.rater_sheet"),
     report="judge_report.html",  # or its sections inside the associations report of the same folder
     report_sections=("Harm judge: ratings per judged model", "Harm judge: agreement with human raters",

@@ -26,7 +26,15 @@ DESCRIPTOR = register(ProbeDescriptor(
                           meaning="languages in which an association passes, on average"))),),
     metrics="stereoprobe.stereotales.mining.leaderboard:stereotales_metrics",
     pairwise="stereoprobe.stereotales.mining.leaderboard:stereotales_pairwise",
-    tasks={C.TASK_NAME: PlanTask("stories", per_epoch=True, reader_roles=(C.REFUSAL_ROLE, C.EXTRACTOR_ROLE))},
+    # plan: the paper's three extractors and one refusal detector when --model-role does not bind them;
+    # output per call: a story 350 tokens (the prompt asks for "approximately 200 words", about 270 tokens in
+    # English at ~1.33 tokens per word; Hindi, Arabic, Chinese and Ukrainian take more per word, so 350 over
+    # the 10 languages), a refusal verdict 20 (a short JSON), an extraction 250 (the 19-attribute JSON
+    # profile); role prompts around the story: refusal 300, extraction 900 tokens (instructions and schema)
+    tasks={C.TASK_NAME: PlanTask("stories", per_epoch=True, reader_roles=(C.REFUSAL_ROLE, C.EXTRACTOR_ROLE),
+                                 default_roles={C.EXTRACTOR_ROLE: 3, C.REFUSAL_ROLE: 1},
+                                 output_tokens={"generator": 350, C.REFUSAL_ROLE: 20, C.EXTRACTOR_ROLE: 250},
+                                 role_prompt_tokens={C.REFUSAL_ROLE: 300, C.EXTRACTOR_ROLE: 900})},
     commands=("stereoprobe.cli.associations", "stereoprobe.cli.taxonomy"),
     report_sections=("Run", "Associations per model", "Associations across models", "Association explorer",
                      "All associations", "Languages", "Attribute distributions", "Refusals and unknown answers",
