@@ -13,6 +13,7 @@ the model's Hugging Face Hub page.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 from stereoprobe.cli.common import (
@@ -22,7 +23,30 @@ from stereoprobe.cli.common import (
     out_dir,
     probability,
 )
-from stereoprobe.cli.common import bootstrap_count, float_between, http_url, seed
+from stereoprobe.cli.common import bootstrap_count, finite_float, float_between, http_url, seed
+from stereoprobe.probes import Setting, registered
+
+
+def _settings() -> dict[str, Setting]:
+    """Every registered probe's leaderboard settings (:attr:`stereoprobe.probes.ProbeDescriptor.settings`), by
+    name: each becomes an option ``--<name>``."""
+    return {name: s for d in registered() for name, s in d.settings.items()}  # type: ignore[misc]
+
+
+def _setting_type(setting: Setting) -> Callable[[str], float]:
+    """The argparse type of a setting's option: a number in its range."""
+    if setting.low is None or setting.high is None:
+        return finite_float
+    if setting.open_range:
+        def parse(text: str) -> float:
+            value = finite_float(text)
+            if not setting.low < value < setting.high:  # type: ignore[operator]
+                raise argparse.ArgumentTypeError(f"{text!r} must be a number strictly between {setting.low:g} "
+                                                 f"and {setting.high:g}")
+            return value
+
+        return parse
+    return float_between(setting.low, setting.high)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,12 +68,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="probe output folders (or folders above them); LABEL=PATH renames the folder's model "
                         "to LABEL, e.g. to compare two runs of one model")
     p.add_argument("--out", required=True, type=out_dir, metavar="DIR", help="output folder")
-    p.add_argument("--threshold", type=float_between(0, 100), default=None,
-                   help="DBB: S threshold of a biased instance (default: the one the dbb folders were made with, "
-                        "else 20)")
-    p.add_argument("--alpha", type=probability, default=None,
-                   help="GlobalBias: FDR level of the stricter test, re-applied in its bootstrap (default: the one "
-                        "the globalbias folders were made with, else 0.05)")
+    for name, setting in _settings().items():
+        p.add_argument(f"--{name.replace('_', '-')}", dest=f"setting_{name}", type=_setting_type(setting),
+                       default=None, metavar=name.upper(),
+                       help=f"{setting.help} (default: the value its probe's folders were made with, else "
+                            f"{setting.default:g})")
     p.add_argument("--n-boot", type=bootstrap_count, default=2000, help="bootstrap draws of the intervals")
     p.add_argument("--seed", type=seed, default=0, help="bootstrap seed")
     p.add_argument("--level", type=probability, default=0.95, help="confidence level of the intervals")
@@ -72,8 +95,9 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.hub_model_id and args.hub_eval_results is None:
         raise InputError("--hub-model-id needs --hub-eval-results HUB (the folder the Hub files are written to)")
-    lb = build_leaderboard(args.inputs, threshold=args.threshold, alpha=args.alpha, n_boot=args.n_boot,
-                           seed=args.seed, level=args.level)
+    settings = {name: getattr(args, f"setting_{name}") for name in _settings()}
+    lb = build_leaderboard(args.inputs, n_boot=args.n_boot, seed=args.seed, level=args.level,
+                           settings={k: v for k, v in settings.items() if v is not None})
     hub_ids = parse_hub_model_ids(args.hub_model_id, sorted(map(str, lb.wide["model"])))
     if args.hub_eval_results is not None:
         with atomic_output_dir(args.out) as tmp, atomic_output_dir(args.hub_eval_results) as hub:

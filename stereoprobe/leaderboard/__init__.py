@@ -73,10 +73,11 @@ def build_leaderboard(inputs: Iterable[str | Path], threshold: float | None = No
     0.05). ``n_boot`` / ``seed``: bootstrap draws."""
     inputs = list(inputs)
     given: dict[str, float | None] = {"threshold": threshold, "alpha": alpha, **(settings or {})}
-    defaults = {k: v for d in registered() for k, v in d.settings.items()}
+    defaults = {k: v for d in registered() for k, v in d.setting_defaults.items()}
     src = load_sources(inputs, {"n_boot": n_boot, "seed": seed,
                                 **{k: given.get(k) if given.get(k) is not None else v for k, v in defaults.items()}})
-    resolved = {k: _setting(src, d.name, k, given.get(k), v) for d in registered() for k, v in d.settings.items()}
+    resolved = {k: _setting(src, d.name, k, given.get(k), v) for d in registered()
+                for k, v in d.setting_defaults.items()}
     options = LeaderboardOptions(n_boot=n_boot, seed=seed, level=level, settings=resolved)
     metrics = headline_table(src, options)
     if metrics.empty:
