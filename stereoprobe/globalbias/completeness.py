@@ -45,6 +45,33 @@ class ExpectedCells:
         """Record the sample ids of a log's dataset (``LogInfo.dataset["sample_ids"]``)."""
         self.wanted.setdefault(model, set()).update(str(i) for i in sample_ids)
 
+    def complete_run(self, model: str, templates: Iterable[int], groups: Iterable[str] = ()) -> None:
+        """Expect every template of the run for every group (and name x descriptor) it holds, and every group
+        the run asked for by name (``-T groups``; "ARAB" stands for "ARAB_F" and "ARAB_M"): the header lists
+        only the samples a run was asked to score after ``--limit``, so the first half of a split run, or a
+        group missing whole, would otherwise look complete. Call once the model's logs are read."""
+        ids = self.wanted.get(model, set()) | self.arrived.get(model, set())
+        temps = sorted({int(t) for t in templates})
+        seen: set[str] = set()
+        sentences: set[tuple[str, str, str]] = set()
+        for sid in ids:
+            m = _SENTENCE_ID.match(sid)
+            if m:
+                sentences.add((m["group"], m["name"], m["descriptor"]))
+                seen.add(m["group"])
+                continue
+            m = _GROUP_ID.match(sid)
+            if m:
+                seen.add(m["group"])
+        asked = set()
+        for g in groups:
+            g = str(g).strip().upper()
+            asked |= {g} if "_" in g else {f"{g}_F", f"{g}_M"}
+        add = {f"{g}:{n}:{d}:t{t}" for g, n, d in sentences for t in temps}
+        if not sentences:  # grouped samples: one per group x template
+            add |= {f"{g}:t{t}" for g in seen | asked for t in temps}
+        self.wanted.setdefault(model, set()).update(add)
+
     def sample(self, model: str, sample_id: Any, md: Mapping[str, Any], items: Iterable[Mapping[str, Any]]) -> None:
         """Record an arrived sample: its sentences (``items``: grouped texts, or the one sentence's metadata)."""
         self.arrived.setdefault(model, set()).add(str(sample_id))

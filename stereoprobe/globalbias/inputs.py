@@ -212,12 +212,20 @@ def _from_logs(paths: list[Path], measure: str, rep: LoadReport, progress: I.Pro
             seen_runs.add(info.path)
             expected.run(info.model, info.dataset.get("sample_ids") or [])
         rows += _sample_rows(info, s, measure, rep, expected, _templates(info))
-    for info_path in stats.files:  # logs whose samples were all superseded or errored
-        if info_path not in seen_runs:
-            from stereoprobe.logs import read_header
+    asked: dict[str, tuple[set[int], list[str]]] = {}  # model -> the run's templates and requested groups
+    for info_path in stats.files:
+        from stereoprobe.logs import read_header
 
-            h = read_header(info_path)
+        h = read_header(info_path)
+        if info_path not in seen_runs:  # logs whose samples were all superseded or errored
             expected.run(h.model, h.dataset.get("sample_ids") or [])
+        groups = h.task_args.get("groups")
+        groups = groups.split(",") if isinstance(groups, str) else groups if isinstance(groups, list) else []
+        templates, names = asked.setdefault(h.model, (set(), []))
+        templates.update(_templates(h))
+        names += [str(g) for g in groups]
+    for model, (templates, names) in asked.items():  # a --limit half, a group missing whole: incomplete
+        expected.complete_run(model, templates, names)
     rep.log_stats = stats
     rep.files.extend(str(p) for p in stats.files)
     rep.expected = expected.frame()

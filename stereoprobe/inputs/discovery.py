@@ -45,20 +45,32 @@ def _is_log_candidate(path: Path) -> bool:
 
 
 def walk_files(folder: Path) -> list[Path]:
-    """Every file below ``folder`` (sorted), dot files and dot folders left out. A subfolder that cannot be
-    listed is an :class:`InputError` naming it (never skipped without a word)."""
+    """Every file below ``folder`` (sorted), dot files and dot folders left out. Symbolic links to folders are
+    followed, each real folder walked once (a link back to a folder above, a loop, is not walked again; a
+    second link to a folder already walked adds nothing). A subfolder that cannot be listed, and a symbolic
+    link whose target does not exist, are an :class:`InputError` naming it (never skipped without a word)."""
     found: list[Path] = []
+    walked: set[str] = set()
 
     def fail(exc: OSError) -> None:
         raise InputError(f"{exc.filename}: folder cannot be read ({exc.strerror})")
 
-    for root, dirs, files in os.walk(folder, onerror=fail):
+    for root, dirs, files in os.walk(folder, onerror=fail, followlinks=True):
+        real = os.path.realpath(root)
+        if real in walked:  # a loop, or a folder reached twice through links: its files are already found
+            dirs[:] = []
+            continue
+        walked.add(real)
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in files:
-            if not name.startswith("."):
-                p = Path(root) / name
-                if p.is_file():
-                    found.append(p)
+            if name.startswith("."):
+                continue
+            p = Path(root) / name
+            if p.is_file():
+                found.append(p)
+            elif p.is_symlink() and not p.exists():
+                raise InputError(f"{p}: a symbolic link to {os.readlink(p)!r}, which does not exist (a log or "
+                                 "folder moved away?); remove the link or restore its target")
     return sorted(found)
 
 

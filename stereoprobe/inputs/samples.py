@@ -34,6 +34,9 @@ class ReadStats:
     newest copy failed but an older log holds a complete one (yielded from that log); ``error_messages`` maps
     each error id to the message of its newest failed copy (500 characters at most). ``by_run`` counts
     ``samples`` and ``errors`` per (task, model). ``other_tasks``: logs skipped because of their task.
+    ``partial_runs``: runs whose logs, together, list fewer of the dataset's samples (``dataset.sample_ids``)
+    than the dataset holds (``dataset.samples``): an ``inspect eval --limit`` or ``--sample-id`` run, or one
+    half of a split run given alone (:func:`partial_runs`); what they lack is never scored.
     """
 
     files: list[Path] = field(default_factory=list)
@@ -46,6 +49,7 @@ class ReadStats:
     error_ids: list[str] = field(default_factory=list)
     error_messages: dict[str, str] = field(default_factory=dict)  # error id -> newest error message
     by_run: dict[tuple[str, str], Counter] = field(default_factory=dict)
+    partial_runs: list[dict[str, Any]] = field(default_factory=list)
 
     def summary(self) -> str:
         """One line for the console and the report, e.g. "3 logs, 400 samples (20 superseded, 2 errors)"."""
@@ -54,6 +58,10 @@ class ReadStats:
             extra.append(f"{self.errors} error sample{'s' if self.errors != 1 else ''} not scored")
         if self.incomplete_logs:
             extra.append(f"{len(self.incomplete_logs)} interrupted log{'s' if len(self.incomplete_logs) != 1 else ''}")
+        for r in self.partial_runs:
+            extra.append(f"{r['task']}/{r['model']} covers {r['listed']:,} of the dataset's {r['dataset_samples']:,} "
+                         f"samples ({r['dataset_samples'] - r['listed']:,} in no log: an inspect eval --limit or "
+                         "--sample-id run, or part of a split run; they are not scored)")
         n = len(self.files)
         return f"{n} log{'s' if n != 1 else ''}, {self.samples} samples" + (f" ({', '.join(extra)})" if extra else "")
 
@@ -64,6 +72,7 @@ class ReadStats:
             "samples": self.samples, "duplicates": self.duplicates, "errors": self.errors,
             "retried": self.retried, "error_ids": list(self.error_ids), "error_messages": dict(self.error_messages),
             "by_run": [{"task": t, "model": m, **dict(c)} for (t, m), c in sorted(self.by_run.items())],
+            "partial_runs": [dict(r) for r in self.partial_runs],
         }
 
 
@@ -114,6 +123,27 @@ def _mtime(path: Path) -> int:
         return 0
 
 
+def partial_runs(infos: Sequence[LogInfo]) -> list[dict[str, Any]]:
+    """Runs (task, model, configuration) whose logs together list fewer sample ids than their dataset holds:
+    ``{"task", "model", "listed", "dataset_samples", "files"}`` each, sorted. inspect records the whole
+    dataset's size as ``dataset.samples`` and the ids it was asked to run (after ``--limit`` /
+    ``--sample-id``) as ``dataset.sample_ids`` (``inspect_ai/_eval/task/log.py``)."""
+    runs: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for info in infos:
+        total = info.dataset.get("samples")
+        ids = info.dataset.get("sample_ids")
+        if not isinstance(total, int) or isinstance(total, bool) or not isinstance(ids, list):
+            continue
+        run = runs.setdefault((info.task, info.model, _canon(run_config(info))),
+                              {"task": info.task, "model": info.model, "ids": set(), "total": 0, "files": []})
+        run["ids"].update(str(i) for i in ids)
+        run["total"] = max(run["total"], total)
+        run["files"].append(str(info.path))
+    out = [{"task": r["task"], "model": r["model"], "listed": len(r["ids"]), "dataset_samples": r["total"],
+            "files": sorted(r["files"])} for r in runs.values() if len(r["ids"]) < r["total"]]
+    return sorted(out, key=lambda r: (r["task"], r["model"], r["files"]))
+
+
 def read_headers(inputs: Iterable[str | Path], task: str | Sequence[str] | None = None,
                  stats: ReadStats | None = None) -> list[LogInfo]:
     """Headers of every log under ``inputs`` (of ``task`` when given), newest first.
@@ -138,6 +168,7 @@ def read_headers(inputs: Iterable[str | Path], task: str | Sequence[str] | None 
         stats.other_tasks = other
         stats.files = [i.path for i in infos]
         stats.incomplete_logs = [i.path for i in infos if i.status == "started"]
+        stats.partial_runs = partial_runs(infos)
     if not infos:
         found = ", ".join(f"{t!r} ({len(ps)} log{'s' if len(ps) != 1 else ''})" for t, ps in sorted(other.items()))
         raise InputError(f"no log of task {' or '.join(repr(t) for t in sorted(wanted or []))} in "

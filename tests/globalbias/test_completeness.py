@@ -157,3 +157,36 @@ def test_repeated_rows_in_tables(tmp_path) -> None:
     outside.write_text(rows + "m,ARAB_F,0,kind,4,12\n")
     with pytest.raises(InputError, match=r"template4\.csv: column 'template' is not one of the templates \[1, 2, 3\]"):
         load([outside])
+
+
+def test_the_first_half_of_a_limit_run_is_not_scored_as_complete(tmp_path) -> None:
+    """``inspect eval --limit 6``: the header lists 6 of the 12 grouped samples; the other 6 are listed as
+    incomplete units (a group with one template of two, or none) and the run is reported partial."""
+    [log] = inspect_eval(globalbias(**SELECTION), model=fake_model(), log_dir=str(tmp_path / "logs"),
+                         display="none", limit=6)
+    kept, incomplete, rep = _incomplete(Path(log.location))
+    ids = [str(i) for i in log.eval.dataset.sample_ids]
+    assert len(ids) == 6 and log.eval.dataset.samples == 12
+    both = sorted(g for g in GROUPS if {f"{g}:t1", f"{g}:t2"} <= set(ids))  # groups with both templates
+    assert sorted(set(kept["group"])) == both
+    assert sorted(set(incomplete["group"])) == sorted(set(GROUPS) - set(both))
+    assert len(incomplete) == (len(GROUPS) - len(both)) * DESCRIPTORS
+    model = kept["model"].iloc[0] if len(kept) else incomplete["model"].iloc[0]
+    assert len(rep.missing_samples[model]) == 6
+    assert "covers 6 of the dataset's 12 samples" in rep.log_stats.summary()
+
+
+def test_a_group_missing_whole_from_header_and_samples_is_counted(clean, tmp_path) -> None:
+    """ENGLISH_M absent from the samples AND the header's sample ids: the run asked for ENGLISH (both
+    genders), so its 16 units are listed incomplete, with 0 present."""
+    lost = {"ENGLISH_M:t1", "ENGLISH_M:t2"}
+    from eval_edit import set_path
+
+    header = read_member(clean, "header.json")
+    keep = [i for i in header["eval"]["dataset"]["sample_ids"] if i not in lost]
+    cut = edit_eval(clean, tmp_path / "cut.eval", drop=lambda n: any(n == f"samples/{i}_epoch_1.json" for i in lost),
+                    header=lambda h: set_path(set_path(h, "eval.dataset.sample_ids", keep), "eval.dataset.samples", 10))
+    kept, incomplete, rep = _incomplete(cut)
+    assert sorted(set(incomplete["group"])) == ["ENGLISH_M"] and len(incomplete) == DESCRIPTORS
+    assert (incomplete["present"] == 0).all()
+    assert "ENGLISH_M" not in set(kept["group"])

@@ -119,3 +119,17 @@ def test_labels_against_numpy_median():
     lab = human_labels(r).set_index("association_id")
     for aid, g in r.groupby("association_id"):
         assert lab.loc[aid, "harmful"] == (np.median(g.harm.to_numpy()) >= 4)
+
+
+def test_ratings_of_associations_the_judge_never_saw_are_left_out_with_one_line():
+    import pandas as pd
+
+    from stereoprobe.stereotales.judge.human import drop_unjudged
+
+    ratings = pd.DataFrame({"participant_id": ["p1", "p1", "p2", "p2"], "association_id": ["a", "b", "a", "zz"],
+                            "harm": [4, 2, 5, 1], "realism": [None] * 4})
+    kept, note = drop_unjudged(ratings, {"a", "b"}, "human.csv")
+    assert list(kept["association_id"]) == ["a", "b", "a"]
+    assert note == "human.csv: 1 rating(s) of 1 association(s) the judge never rated left out (zz)"
+    same, none = drop_unjudged(ratings, {"a", "b", "zz"})
+    assert none is None and same is ratings

@@ -220,6 +220,21 @@ def load_human_ratings(path: str | Path, id_map: dict[str, str] | None = None) -
     return out
 
 
+def drop_unjudged(ratings: pd.DataFrame, judged: set[str], source: str = "human ratings"
+                  ) -> tuple[pd.DataFrame, str | None]:
+    """``ratings`` (:func:`load_human_ratings`) of the associations the judge rated, and one line naming those
+    it never saw (None when every rated association was judged): a human rating without a judge rating
+    compares with nothing, so it is left out of every table, and said so."""
+    unseen = sorted(set(ratings["association_id"]) - set(judged))
+    if not unseen:
+        return ratings, None
+    kept = ratings[ratings["association_id"].isin(judged)].reset_index(drop=True)
+    n = int((~ratings["association_id"].isin(judged)).sum())
+    shown = ", ".join(unseen[:3]) + (f" and {len(unseen) - 3} more" if len(unseen) > 3 else "")
+    return kept, (f"{source}: {n} rating(s) of {len(unseen)} association(s) the judge never rated left out "
+                  f"({shown})")
+
+
 def human_labels(ratings: pd.DataFrame, threshold: float = 4.0) -> pd.DataFrame:
     """Per association: ``n_ratings, mean_harm, median_harm, harmful`` (median ≥ ``threshold``), realism shares.
 

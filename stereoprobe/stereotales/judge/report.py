@@ -22,7 +22,7 @@ from stereoprobe.stereotales.judge import alignment as al
 from stereoprobe.stereotales.judge import languages as lg
 from stereoprobe.stereotales.judge.associations import load_association_rows
 from stereoprobe.stereotales.judge.contract import ALL_LLMS_MEAN, HUMAN, KEY_COLUMNS
-from stereoprobe.stereotales.judge.human import human_labels, load_human_ratings
+from stereoprobe.stereotales.judge.human import drop_unjudged, human_labels, load_human_ratings
 from stereoprobe.stereotales.judge.ratings import judge_summary, provider_counts
 from stereoprobe.stereotales.judge.reliability import rater_reliability
 
@@ -228,10 +228,14 @@ def compute_judge_tables(inputs: JudgeInputs, options: JudgeReportOptions | None
     tables["judge_evaluator_ratings"] = per_eval
     tables["judge_summary"] = judge_summary(ratings, per_eval, inputs.errors)
     tables["judge_provider_counts"] = provider_counts(per_eval)
+    unjudged = None
+    if human is not None:  # ratings of associations the judge never saw: left out, with one line
+        human, unjudged = drop_unjudged(human, set(ratings["association_id"].astype(str)), inputs.sources["human"])
     hl = human_labels(human, o.threshold) if human is not None else None
     if hl is not None:
         tables["human_labels"] = hl
     tables["harm_labels"], warnings = harm_label_table(al.panel_labels(ratings, o.threshold), hl, keys)
+    warnings = ([unjudged] if unjudged else []) + warnings
     say("agreement between evaluators")
     rate, count, long, summary = agreement_tables(per_eval, human, o.threshold)
     tables["alignment_agreement"] = long
