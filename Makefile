@@ -19,6 +19,7 @@ DEMO_DISPLAY ?= $(shell [ -t 2 ] && echo rich || echo plain)
 .PHONY: install demo test test-fast clean-demo reference
 
 $(STAMP): pyproject.toml
+	rm -rf build/lib build/bdist.*  # stale copies of an older non-editable build (inspect list tasks lists them)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "$(TORCH_SPEC)" -e ".[test]"

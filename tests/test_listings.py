@@ -48,3 +48,32 @@ def test_a_loaded_listing_is_a_copy():
     a = load_listing("dbb")
     a["title"] = "changed"
     assert load_listing("dbb")["title"] != "changed"
+
+
+def _defaults(task: str) -> dict:
+    """The task's own defaults, read from its signature (so the test follows a changed default)."""
+    import stereoprobe._registry  # noqa: F401 - registers the tasks
+    from inspect_ai._util.registry import registry_find
+
+    from stereoprobe.strict_params import parameters
+
+    [fn] = registry_find(lambda i: i.type == "task" and i.name.split("/")[-1] == task)
+    return {k: p.default for k, p in parameters(fn).parameters.items()}
+
+
+def test_listed_parameter_defaults_are_the_task_signatures():
+    checked = 0
+    for probe in listing_names():
+        raw = yaml.safe_load(listing_path(probe).read_text(encoding="utf-8"))
+        first = raw["tasks"][0]["name"]
+        for entry in raw.get("parameters") or []:
+            task = entry.get("task", first)  # a parameter of the listing's first task unless named
+            defaults = _defaults(task)
+            where = f"{listing_path(probe).name}: parameter {entry['name']} of {task}"
+            assert entry["name"] in defaults, f"{where}: the task has no such parameter"
+            assert "default" in entry, f"{where}: no default"
+            assert entry["default"] == defaults[entry["name"]], (
+                f"{where}: listed default {entry['default']!r}, the task's is {defaults[entry['name']]!r}")
+            checked += 1
+    assert checked >= 10
+
