@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 from inspect_ai.model import ChatMessageUser
+from inspect_ai.model._generate_config import active_generate_config
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from stereoprobe.stereotales.judge.contract import META_ORDER
 from stereoprobe.stereotales.judge.prompt import JudgePrompt, question_order
+from stereoprobe.stereotales.run_settings import JUDGE_DEFAULTS, request_settings
 
 
 @solver
 def judge_association(
-    prompt: JudgePrompt, value_lists: dict[str, list[str]], repetition_base: int = 0, order_model: str | None = None
+    prompt: JudgePrompt, value_lists: dict[str, list[str]], repetition_base: int = 0, order_model: str | None = None,
+    run_settings: str = "upstream",
 ) -> Solver:
     """Render the judge prompt for the sample's association and generate the answer.
 
     The question order is upstream's rule (``question_order``) applied to (judged model name, association,
     repetition), with repetition = ``state.epoch - 1 + repetition_base`` (inspect epochs count from 1).
-    The order and the repetition index are written into ``state.metadata`` (logged per epoch).
+    The order and the repetition index are written into ``state.metadata`` (logged per epoch). With
+    ``run_settings="upstream"`` the judged model's entry of the published run configuration is added to the
+    request where the task's settings are still the defaults (upstream ``evaluate.py`` sends the entry's
+    settings), and the entry's name is written into ``state.metadata`` (``run_settings_entry``).
     """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -34,6 +40,10 @@ def judge_association(
         state.messages = [ChatMessageUser(content=text)]
         md[META_ORDER] = order
         md["repetition_index"] = rep
-        return await generate(state)
+        if run_settings != "upstream":
+            return await generate(state)
+        found = request_settings(str(state.model), JUDGE_DEFAULTS, active_generate_config())
+        md["run_settings_entry"] = found.entry
+        return await generate(state, **found.config)
 
     return solve

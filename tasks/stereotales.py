@@ -22,7 +22,7 @@ from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import GenerateConfig
 
 from stereoprobe.listings import task_version
-from stereoprobe.params import boolean, cache as cache_setting, choice, integer
+from stereoprobe.params import boolean, cache as cache_setting, choice, integer, one_line_errors
 from stereoprobe.scorers.stereotales import (
     CONSENSUS_RULES,
     EXTRACTION_PROMPT_VARIANTS,
@@ -34,7 +34,7 @@ from stereoprobe.scorers.stereotales import (
     stereotales_extraction,
 )
 from stereoprobe.solvers.stereotales import story_generation
-from stereoprobe.stereotales.run_settings import STORY_DEFAULTS, active_model_settings
+from stereoprobe.stereotales.run_settings import STORY_DEFAULTS, check_run_config
 from stereoprobe.stereotales.taxonomy import load_taxonomy
 from stereoprobe.stereotales.taxonomy.files import TaxonomyError
 from stereoprobe.stereotales.taxonomy.samples import task_samples
@@ -61,6 +61,7 @@ def _taxonomy(source: str | None, verify: bool):
     paper='Le Jeune et al., StereoTales, arXiv:2605.10442 (2026)',
 )
 @refuse_unknown
+@one_line_errors
 def stereotales(
     languages: str | list[str] = "all",
     attributes: str | list[str] | None = None,
@@ -141,11 +142,12 @@ def stereotales(
     source = taxonomy if taxonomy else (None if seeds in (None, "", "bundled") else seeds)
     tax = _taxonomy(source, verify_seeds)
     samples = task_samples(tax, languages, attributes, values, scenario_groups, extra_english, limit)
-    story = active_model_settings(run_settings, STORY_DEFAULTS, RUN_SETTINGS_HINT)
+    if run_settings == "upstream":
+        check_run_config(RUN_SETTINGS_HINT)  # the pinned file is needed: fail here, in one line, not per sample
 
     return Task(
         dataset=MemoryDataset(samples, name="stereotales", location=str(source or "bundled")),
-        solver=[story_generation()],
+        solver=[story_generation(run_settings)],
         scorer=stereotales_extraction(
             taxonomy=source,
             consensus=consensus,
@@ -160,7 +162,7 @@ def stereotales(
             role_prompts=role_prompts,
             role_settings=role_settings,
         ),
-        config=GenerateConfig(**story.config),
+        config=GenerateConfig(**STORY_DEFAULTS),
         epochs=Epochs(epochs),
         version=TASK_VERSION,
         metadata={
@@ -175,7 +177,5 @@ def stereotales(
             "role_prompts": role_prompts,
             "role_settings": role_settings,
             "run_settings": run_settings,
-            "run_settings_entry": story.entry,
-            "story_settings": story.config,
         },
     )

@@ -26,8 +26,8 @@ from stereoprobe.scorers.stereotales_judge import (
 )
 from stereoprobe.solvers.stereotales_judge import judge_association
 from stereoprobe.stereotales.judge.dataset import judge_dataset, select_associations
-from stereoprobe.params import boolean, choice, integer, names, number
-from stereoprobe.stereotales.run_settings import JUDGE_DEFAULTS, active_model_settings
+from stereoprobe.params import boolean, choice, integer, names, number, one_line_errors
+from stereoprobe.stereotales.run_settings import JUDGE_DEFAULTS, check_run_config
 from stereoprobe.stereotales.judge.prompt import VALUE_LISTS, attribute_value_lists, load_judge_prompt
 from stereoprobe.strict_params import refuse_unknown
 
@@ -40,6 +40,7 @@ TASK_VERSION = task_version("stereotales_judge")  # tasks/<probe>.eval.yaml
     paper='Le Jeune et al., StereoTales, arXiv:2605.10442 (2026)',
 )
 @refuse_unknown
+@one_line_errors
 def stereotales_judge(
     associations: str = "upstream",
     epochs: int = 3,
@@ -90,12 +91,14 @@ def stereotales_judge(
     epochs = integer(epochs, "epochs", 1)
     strict_parse = boolean(strict_parse, "strict_parse")
     normalize_apostrophes = boolean(normalize_apostrophes, "normalize_apostrophes")
-    settings = active_model_settings(choice(run_settings, "run_settings", ("upstream", "none")), JUDGE_DEFAULTS,
-                                     "or send temperature 1 and 4096 tokens only with -T run_settings=none")
+    run_settings = choice(run_settings, "run_settings", ("upstream", "none"))
+    if run_settings == "upstream":  # the pinned file is needed: fail here, in one line, not per sample
+        check_run_config("or send temperature 1 and 4096 tokens only with -T run_settings=none")
+    settings = dict(JUDGE_DEFAULTS)
     if temperature is not None:
-        settings.config["temperature"] = number(temperature, "temperature", 0.0)
+        settings["temperature"] = number(temperature, "temperature", 0.0)
     if max_tokens is not None:
-        settings.config["max_tokens"] = integer(max_tokens, "max_tokens", 1)
+        settings["max_tokens"] = integer(max_tokens, "max_tokens", 1)
     harmful_threshold = number(harmful_threshold, "harmful_threshold", 1.0, 5.0)
     value_lists = choice(value_lists, "value_lists", VALUE_LISTS)
     repetition_base = integer(repetition_base, "repetition_base", 0)
@@ -106,7 +109,8 @@ def stereotales_judge(
     judge_prompt = load_judge_prompt(prompt)
     return Task(
         dataset=judge_dataset(table, judge_prompt.version),
-        solver=judge_association(judge_prompt, attribute_value_lists(table, value_lists), repetition_base, order_model),
+        solver=judge_association(judge_prompt, attribute_value_lists(table, value_lists), repetition_base, order_model,
+                                 run_settings),
         scorer=stereotales_harm(strict_parse=strict_parse, harmful_threshold=harmful_threshold,
                                 normalize_apostrophes=normalize_apostrophes),
         metrics=[
@@ -114,9 +118,8 @@ def stereotales_judge(
             judge_parse_failure_rate(), scale_use(), {"harm": [mean(), stderr()], "realism_yes": [mean()]},
         ],
         epochs=Epochs(epochs, "mean"),
-        config=GenerateConfig(**settings.config),
+        config=GenerateConfig(**settings),
         version=TASK_VERSION,
         metadata={"probe": "stereotales", "step": "judge", "prompt_version": judge_prompt.version,
-                  "run_settings": run_settings, "run_settings_entry": settings.entry,
-                  "judge_settings": settings.config},
+                  "run_settings": run_settings},
     )

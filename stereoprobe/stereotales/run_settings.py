@@ -147,16 +147,22 @@ def table_rows(local: str | None = None) -> list[tuple[str, str, dict[str, Any]]
             for e in run_config(local)["models"]]
 
 
-def active_model_settings(mode: str, defaults: dict[str, Any], hint: str) -> ModelSettings:
-    """The settings of the model being evaluated (inspect's active model while a task is built):
-    ``mode="upstream"`` matches it against the run configuration; ``"none"``, or no active model (a task
-    built outside an eval: tests, plans), gives ``defaults``. An unobtainable file is one line ending ``hint``."""
-    from inspect_ai.model._model import active_model
+def request_settings(model_name: str, defaults: dict[str, Any], active: Any) -> ModelSettings:
+    """The settings to add to one request of ``model_name`` (a subject or judge model): its entry's values
+    (:func:`model_settings`) where the request's active configuration ``active`` (a ``GenerateConfig``: the
+    task's defaults merged with the command line) still holds the default or nothing, so ``--max-tokens`` or
+    ``--reasoning-effort`` given on the command line win. ``entry`` None: no entry matches the model."""
+    found = model_settings(model_name, defaults)
+    if found.entry is None:
+        return found
+    applied = {k: v for k, v in found.config.items() if getattr(active, k, None) in (None, defaults.get(k))}
+    return ModelSettings(entry=found.entry, config=applied)
 
-    model = active_model() if mode == "upstream" else None
-    if model is None:
-        return ModelSettings(entry=None, config=dict(defaults))
+
+def check_run_config(hint: str) -> None:
+    """Read the pinned run configuration now (a task that needs it fails when built, in one line ending
+    ``hint``, instead of in every sample)."""
     try:
-        return model_settings(str(model), defaults)
+        run_config()
     except upstream.UpstreamDataError as e:
         raise upstream.UpstreamDataError(f"{e}; {hint}") from e
