@@ -154,7 +154,9 @@ class ProbeDescriptor:
     leaderboard reads; names from the probe's contract module). ``markers``: the tables whose presence marks an
     output folder of the probe (default: the first table). ``boards``: the leaderboard blocks the probe fills.
     ``settings``: ``run_info.json`` settings the leaderboard re-uses (:class:`Setting`: default, help, range; a
-    bare number is the default), each an option ``--<name>`` of ``stereoprobe leaderboard``. ``metrics`` /
+    bare number is the default), each an option ``--<name>`` of ``stereoprobe leaderboard``. ``domains``: table ->
+    column -> the closed range of its values, checked when the leaderboard reads the table (a value outside is an
+    error naming the file, never a figure). ``metrics`` /
     ``pairwise``: ``(Sources, LeaderboardOptions) -> rows``. ``lm_eval``: ``(files, **options) -> tables``, the
     leaderboard's reader of lm-eval ``--log_samples`` files (``samples_<task>_<time>.jsonl``) of the probe's
     shipped lm-eval tasks ``lm_eval_tasks``, returning tables of ``tables`` (:meth:`call_lm_eval`). ``tasks``: inspect task -> what the planner needs
@@ -168,6 +170,7 @@ class ProbeDescriptor:
     markers: tuple[str, ...] = ()
     boards: tuple[Board, ...] = ()
     settings: Mapping[str, Setting | float] = field(default_factory=dict)
+    domains: Mapping[str, Mapping[str, tuple[float, float]]] = field(default_factory=dict)
     metrics: LeaderboardFunction | None = None
     pairwise: LeaderboardFunction | None = None
     lm_eval: LmEvalFunction | None = None
@@ -186,6 +189,10 @@ class ProbeDescriptor:
         unknown = [m for m in self.markers if m not in self.tables]
         if unknown:
             raise ValueError(f"probe {self.name}: markers {unknown} are not among its tables")
+        unread = [f"{t}.{c}" for t, cols in self.domains.items() for c in cols if c not in self.tables.get(t, ())]
+        if unread:
+            raise ValueError(f"probe {self.name}: domains of {unread}, columns the leaderboard does not read "
+                             "(not in its tables)")
         if (self.lm_eval is None) != (not self.lm_eval_tasks):
             raise ValueError(f"probe {self.name}: give lm_eval and lm_eval_tasks together")
         object.__setattr__(self, "settings", {k: v if isinstance(v, Setting) else Setting(float(v))
@@ -265,10 +272,15 @@ def unregister(name: str) -> None:
 
 
 def descriptor_modules() -> list[str]:
-    """Module names of the shipped descriptors: every ``probe.py`` one or two folders below ``stereoprobe/``."""
-    root = Path(__file__).resolve().parent
-    found = sorted(root.glob("*/probe.py")) + sorted(root.glob("*/*/probe.py"))
-    return [".".join(("stereoprobe", *p.relative_to(root).with_suffix("").parts)) for p in found]
+    """Module names of the shipped descriptors: every ``probe.py`` one or two folders below ``stereoprobe/`` (each
+    folder of the package's ``__path__``)."""
+    import stereoprobe
+
+    names: list[str] = []
+    for folder in map(Path, stereoprobe.__path__):
+        found = sorted(folder.glob("*/probe.py")) + sorted(folder.glob("*/*/probe.py"))
+        names += [".".join(("stereoprobe", *p.relative_to(folder).with_suffix("").parts)) for p in found]
+    return list(dict.fromkeys(names))
 
 
 def _discover() -> None:

@@ -126,7 +126,7 @@ def test_a_toy_probe_reaches_the_leaderboard(toy, tmp_path: Path):
     from stereoprobe.leaderboard.sources import MARKERS, REQUIRED, TABLES
 
     assert TABLES["toy"] == ("toy_scores",) and MARKERS["toy"] == ("toy_scores",)
-    assert REQUIRED["toy_scores"] == ("model", "item", "score")
+    assert REQUIRED[("toy", "toy_scores")] == ("model", "item", "score")
     assert MAIN_METRICS["toy"] == ["mean_score"] and PROBE_TITLES["toy"] == toy.title
     folder = _toy_folder(tmp_path / "results", SCORES)
     lb = build_leaderboard([str(folder)], n_boot=50, settings={"bonus": 0.5})

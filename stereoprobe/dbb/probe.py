@@ -26,6 +26,9 @@ DESCRIPTOR = register(ProbeDescriptor(
                   (*_HEADLINE, Metric("refusal_rate", label="refusal rate", meaning="share of questions left unanswered"))),
             Board(C.TASK_SG, "DBB-SG: description-based bias (sentence generation)", _HEADLINE)),
     settings={"threshold": Setting(20.0, "DBB: S threshold of a biased instance", low=0, high=100)},
+    # S and mean S are in percent (paper §3); a count is never negative
+    domains={"instances": {"s": (0.0, 100.0)},
+             "summary": {"mean_s_biased": (0.0, 100.0), "count_s_ge_20": (0.0, float("inf"))}},
     metrics="stereoprobe.dbb.leaderboard:dbb_metrics",
     pairwise="stereoprobe.dbb.leaderboard:dbb_pairwise",
     lm_eval="stereoprobe.dbb.leaderboard:dbb_lm_eval_tables",

@@ -28,6 +28,9 @@ GLOBALBIAS = register(ProbeDescriptor(
                           meaning="rank of the known stereotyped group (a check of the measure)"))),),
     settings={"alpha": Setting(0.05, "GlobalBias: FDR level of the stricter test, re-applied in its bootstrap",
                                low=0, high=1, open_range=True)},
+    # the bias score is a mean of min-max normalised APX; accuracies and reciprocal ranks are shares
+    domains={"bias_scores": {"score": (0.0, 1.0)}, "validation": {"accuracy": (0.0, 1.0), "mrr": (0.0, 1.0)},
+             "validation_detail": {"reciprocal_rank": (0.0, 1.0)}},
     metrics=f"{_LEADERBOARD}:globalbias_metrics",
     pairwise=f"{_LEADERBOARD}:globalbias_pairwise",
     lm_eval=f"{_LEADERBOARD}:globalbias_lm_eval_tables",
@@ -50,6 +53,7 @@ PROFILES = register(ProbeDescriptor(
         "classification": ("model", "target", "accuracy", "n_profiles"),
         "predictions": ("model", "target", "item_id", "correct"),
     },
+    domains={"classification": {"accuracy": (0.0, 1.0)}},
     boards=(Board("profiles", "GlobalBias: character profiles",
                   tuple(Metric(f"svm_accuracy_{t}", label=f"profiles: {t.replace('_', ' + ')} accuracy",
                                       meaning=f"how well a classifier tells the {t.replace('_', ' x ')} of a name "

@@ -5,8 +5,10 @@ associations`` (+ ``judge-report``), ``dbb``, ``globalbias``, ``profiles``, ...)
 folders (searched recursively; ``logs`` folders and hidden folders are skipped). A folder's probe is recognised
 by the tables it holds (Parquet preferred, else CSV): every table of the descriptor's ``marker_tables``
 (:data:`MARKERS`); the leaderboard reads the tables of the descriptor's ``tables`` (:data:`TABLES`) and checks
-that each has the columns the descriptor names (:data:`REQUIRED`). Table and column names come from the
-probes' contract modules, through their descriptors (``stereoprobe/<probe>/probe.py``).
+that each has the columns the descriptor names (:data:`REQUIRED`) and that their values lie in the descriptor's
+``domains`` (:data:`DOMAINS`), both per probe and table, so two probes may each write a table of the same name.
+Table and column names come from the probes' contract modules, through their descriptors
+(``stereoprobe/<probe>/probe.py``).
 
 An input written ``LABEL=PATH`` renames the model of that folder to ``LABEL`` (``LABEL/<model>`` when the
 folder holds several models), so that two runs of one model (another temperature, another scoring option)
@@ -32,16 +34,14 @@ MARKERS: Mapping[str, tuple[str, ...]] = RegistryView(lambda: {d.name: d.marker_
 TABLES: Mapping[str, tuple[str, ...]] = RegistryView(lambda: {d.name: tuple(d.tables) for d in registered() if d.tables})
 
 
-def _required() -> dict[str, tuple[str, ...]]:
-    out: dict[str, tuple[str, ...]] = {}
-    for d in registered():
-        for name, cols in d.tables.items():
-            out[name] = tuple(dict.fromkeys([*out.get(name, ()), *cols]))
-    return out
-
-
-#: table -> the columns it must have for the leaderboard (others are ignored)
-REQUIRED: Mapping[str, tuple[str, ...]] = RegistryView(_required)
+#: (probe, table) -> the columns it must have for the leaderboard (others are ignored)
+REQUIRED: Mapping[tuple[str, str], tuple[str, ...]] = RegistryView(  # type: ignore[assignment]
+    lambda: {(d.name, name): cols for d in registered() for name, cols in d.tables.items()})
+#: (probe, table) -> column -> the closed range of its values (the descriptor's ``domains``: e.g. DBB's S and mean
+#: S in percent, GlobalBias' scores and accuracies as shares); a value outside is an error naming the file, the
+#: column and the rows, never a figure of the leaderboard
+DOMAINS: Mapping[tuple[str, str], Mapping[str, tuple[float, float]]] = RegistryView(  # type: ignore[assignment]
+    lambda: {(d.name, name): cols for d in registered() for name, cols in d.domains.items()})
 _SKIP_DIRS = {"logs", "__pycache__"}
 
 
@@ -79,30 +79,20 @@ def _has(folder: Path, name: str) -> bool:
     return (folder / f"{name}.parquet").is_file() or (folder / f"{name}.csv").is_file()
 
 
-def read_table(folder: Path, name: str) -> pd.DataFrame | None:
-    """``folder/name.parquet`` (else ``.csv``) with the columns the leaderboard needs (:data:`REQUIRED`);
-    None when neither exists (the one reader of output tables, :func:`stereoprobe.tables.read_table`)."""
+def read_table(folder: Path, probe: str, name: str) -> pd.DataFrame | None:
+    """``folder/name.parquet`` (else ``.csv``) of ``probe`` with the columns the leaderboard needs
+    (:data:`REQUIRED`), their values checked against the probe's :data:`DOMAINS`; None when neither file exists
+    (the one reader of output tables, :func:`stereoprobe.tables.read_table`)."""
     from stereoprobe.inputs import require_between
     from stereoprobe.tables import read_table as read_output_table
 
-    df = read_output_table(folder, name, REQUIRED.get(name, ()))
+    df = read_output_table(folder, name, REQUIRED.get((probe, name), ()))
     if df is not None and len(df):
         source = folder / f"{name}.parquet" if (folder / f"{name}.parquet").is_file() else folder / f"{name}.csv"
-        for (table, column), (low, high) in DOMAINS.items():
-            if table == name and column in df.columns:
+        for column, (low, high) in DOMAINS.get((probe, name), {}).items():
+            if column in df.columns:
                 require_between(df, [column], source, low, high, allow_missing=True)
     return df
-
-
-#: (table, column) -> the closed range of its values (S and mean S in percent, DBB paper §3; GlobalBias' bias
-#: score is a mean of min-max normalised APX; accuracies and reciprocal ranks are shares); a value outside
-#: is an error naming the file, the column and the rows, never a figure of the leaderboard
-DOMAINS: dict[tuple[str, str], tuple[float, float]] = {
-    ("instances", "s"): (0.0, 100.0), ("summary", "mean_s_biased"): (0.0, 100.0),
-    ("summary", "count_s_ge_20"): (0.0, float("inf")), ("bias_scores", "score"): (0.0, 1.0),
-    ("validation", "accuracy"): (0.0, 1.0), ("validation", "mrr"): (0.0, 1.0),
-    ("validation_detail", "reciprocal_rank"): (0.0, 1.0), ("classification", "accuracy"): (0.0, 1.0),
-}
 
 
 def probes_in(folder: Path) -> list[str]:
@@ -183,7 +173,7 @@ def load_sources(inputs: Iterable[str | Path], lm_eval_options: dict | None = No
         label, path = parse_input(str(item))
         _once(given, path, None, str(item))
         units: list[tuple[str, str, dict[str, pd.DataFrame | None]]] = [
-            (probe, str(folder), {n: read_table(folder, n) for n in TABLES[probe]})
+            (probe, str(folder), {n: read_table(folder, probe, n) for n in TABLES[probe]})
             for probe, folder in find_folders(path)]
         for probe, folder, _ in units:
             _once(given, Path(folder), probe, str(item))

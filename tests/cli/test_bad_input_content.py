@@ -76,7 +76,7 @@ def _dbb_out(folder: Path, **values) -> None:
 
     folder.mkdir(parents=True)
     for name in TABLES["dbb"]:
-        row = {c: values.get(c, "m" if c == "model" else 1) for c in REQUIRED[name]}
+        row = {c: values.get(c, "m" if c == "model" else 1) for c in REQUIRED[("dbb", name)]}
         pd.DataFrame([row]).to_csv(folder / f"{name}.csv", index=False)
 
 

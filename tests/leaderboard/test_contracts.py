@@ -19,9 +19,9 @@ def test_table_names_are_the_writers():
 
 
 def test_columns_are_the_writers():
-    assert set(REQUIRED["summary"]) <= {"variant", *DBB.SUMMARY_COLUMNS}
-    assert set(REQUIRED["instances"]) <= {"variant", *DBB.INSTANCE_COLUMNS}
-    assert set(REQUIRED["harm_labels"]) <= set(JUDGE.HARM_LABEL_COLUMNS)
-    assert set(REQUIRED["pair_tests"]) <= set(PAIR_COLUMNS)
-    assert set(REQUIRED["associations"]) <= set(VALUE_COLUMNS)
+    assert set(REQUIRED[("dbb", "summary")]) <= {"variant", *DBB.SUMMARY_COLUMNS}
+    assert set(REQUIRED[("dbb", "instances")]) <= {"variant", *DBB.INSTANCE_COLUMNS}
+    assert set(REQUIRED[("judge", "harm_labels")]) <= set(JUDGE.HARM_LABEL_COLUMNS)
+    assert set(REQUIRED[("stereotales", "pair_tests")]) <= set(PAIR_COLUMNS)
+    assert set(REQUIRED[("stereotales", "associations")]) <= set(VALUE_COLUMNS)
     assert list(ST.KEY_COLUMNS) == ["base_attribute", "base_value", "compared_attribute", "compared_value"]
