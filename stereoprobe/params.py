@@ -16,17 +16,20 @@ was given; values are shown as ``repr``, so the message is one line). Lists refu
 
 from __future__ import annotations
 
+import functools
 import math
 import re
-from collections.abc import Sequence
-from typing import Any, Literal, NoReturn, TypeVar, overload
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Any, Literal, NoReturn, TypeVar, cast, overload
 
+from inspect_ai import Task
 from inspect_ai._util.error import PrerequisiteError
 
-from stereoprobe.errors import InputError
+from stereoprobe.errors import InputError, one_line
 
-__all__ = ["TaskParameterError", "boolean", "cache", "choice", "choices", "fail", "integer", "message", "names",
-           "number", "top_k"]
+__all__ = ["EpochsBoundTask", "TaskParameterError", "as_prerequisite", "boolean", "cache", "choice", "choices", "fail",
+           "integer", "message", "names", "number", "one_line_errors", "top_k"]
 
 
 class TaskParameterError(InputError, PrerequisiteError):
@@ -265,6 +268,73 @@ def top_k(value: Any, name: str = "top_k", *, error: type[Exception] = TaskParam
         return integer(value, name, 0, error=error) or None
     except error:
         _fail(name, value, "an integer >= 0 or none (0 and none: no top-k)", error)
+
+
+@lru_cache(maxsize=None)
+def _prerequisite_type(cls: type[Exception]) -> type[Exception]:
+    """``cls`` that is also inspect's ``PrerequisiteError`` (same name, caught as either)."""
+    return type(cls.__name__, (cls, PrerequisiteError), {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
+
+
+def as_prerequisite(error: InputError) -> Exception:
+    """``error`` as an instance of its own type that is also a ``PrerequisiteError`` (message, args and
+    attributes kept), which ``inspect eval`` shows as one line instead of a traceback."""
+    if isinstance(error, PrerequisiteError):
+        return error
+    converted = BaseException.__new__(_prerequisite_type(type(error)))
+    converted.args = error.args
+    converted.__dict__.update(error.__dict__)
+    converted.message = one_line(error)  # type: ignore[attr-defined]
+    return converted
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def one_line_errors(task_function: F) -> F:
+    """Decorate a task function (under ``@task``) so that an :class:`~stereoprobe.errors.InputError` raised
+    while the task is built (``UpstreamDataError``, ``DBBDataError``, ``TaxonomyError``, ...) reaches
+    ``inspect eval`` as one line: it is re-raised by :func:`as_prerequisite`, still of its own type for
+    callers and the ``stereoprobe`` command line."""
+
+    @functools.wraps(task_function)
+    def build(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return task_function(*args, **kwargs)
+        except InputError as ex:
+            if isinstance(ex, PrerequisiteError):
+                raise
+            raise as_prerequisite(ex).with_traceback(ex.__traceback__) from None
+
+    build.__one_line_errors__ = True  # type: ignore[attr-defined]  # a test checks every task has it
+    return cast(F, build)
+
+
+class EpochsBoundTask(Task):
+    """A ``Task`` whose epochs stay within ``[min_epochs, max_epochs]`` (``max_epochs`` None: no ceiling).
+
+    ``inspect eval --epochs N`` replaces a task's epochs after the task was built, by assignment
+    (``inspect_ai/_eval/run.py``), so the bound is checked on assignment: a run outside it is refused in one
+    line before any sample runs. ``why`` says what needs the bound (e.g. "sampled mode: 10 answers per question").
+    """
+
+    def __init__(self, *args: Any, min_epochs: int = 1, max_epochs: int | None = None, why: str = "",
+                 **kwargs: Any) -> None:
+        self._epochs_bounds = (min_epochs, max_epochs, why)
+        super().__init__(*args, **kwargs)
+
+    @property
+    def epochs(self) -> int | None:
+        return self._bounded_epochs
+
+    @epochs.setter
+    def epochs(self, value: int | None) -> None:
+        low, high, why = self._epochs_bounds
+        if value is not None and (value < low or (high is not None and value > high)):
+            bound = f"exactly {low}" if high == low else f"at least {low}" if high is None else f"{low} to {high}"
+            raise TaskParameterError(f"epochs (inspect eval --epochs) must be {bound} for this task"
+                                     f"{f' ({why})' if why else ''}, got epochs={value}")
+        self._bounded_epochs = value
 
 
 EXPIRY = re.compile(r"[1-9][0-9]*[smhDWMY]")  # inspect's cache expiry: a count and a unit, e.g. "1W", "30m"

@@ -27,6 +27,7 @@ from stereoprobe.dbb import questions as Q
 from stereoprobe.dbb import scoring as SC
 from stereoprobe.dbb import stats as ST
 from stereoprobe.likelihood import N_TEXTS_METADATA
+from stereoprobe.params import one_line_errors
 from stereoprobe.solvers.likelihood import require_prompt_logprobs
 from stereoprobe.listings import task_version
 from stereoprobe.scorers.dbb import dbb_epochs, dbb_mcq_scorer, dbb_metrics, dbb_sg_scorer
@@ -49,6 +50,7 @@ DEFAULT_OPTION_ORDER = {"sampled": "fixed", "logprob": "balanced"}
     paper="Pan, Raj, Yao, Zhu, What's Not Said Still Hurts (Description-based Bias Benchmark), Findings of EMNLP 2025",
 )
 @refuse_unknown
+@one_line_errors
 def dbb(
     source: str = Q.DEFAULT_SOURCE,
     faithful: bool = Q.DEFAULT_FAITHFUL,
@@ -153,7 +155,11 @@ def dbb(
         solver = dbb_mcq_group_solver(option_order=option_order, seed=int(seed), epochs=n_epochs,
                                       system_message=system_message)
         task_epochs = 1
-    return Task(
+    # inspect eval --epochs replaces the task's epochs: refused where questions could not be complete
+    why = (f"each question needs its -T epochs={n_epochs} answers; sampled mode at least 10, paper §5"
+           if unit == "question" else "-T unit=template answers every option order inside one sample; use -T epochs")
+    return P.EpochsBoundTask(
+        min_epochs=task_epochs, max_epochs=None if unit == "question" else 1, why=why,
         dataset=MemoryDataset(samples, name=Q.dataset_name(source)),
         solver=solver,
         scorer=dbb_mcq_scorer(mode=mode),
@@ -174,6 +180,7 @@ def dbb(
     paper="Pan, Raj, Yao, Zhu, What's Not Said Still Hurts (Description-based Bias Benchmark), Findings of EMNLP 2025",
 )
 @refuse_unknown
+@one_line_errors
 def dbb_sg(
     source: str = Q.DEFAULT_SOURCE,
     faithful: bool = Q.DEFAULT_FAITHFUL,
@@ -247,7 +254,8 @@ def dbb_sg(
                                                       "options": it.options} for it in group]})
                    for tid, group in by_t.items()]
         solver = dbb_sg_group_solver(**solver_args)
-    return Task(
+    return P.EpochsBoundTask(
+        max_epochs=None if unit == "question" else 1, why="-T unit=template scores a template's questions in one sample",
         dataset=MemoryDataset(samples, name=Q.dataset_name(source) + "-sg"),
         solver=solver,
         scorer=dbb_sg_scorer(normalisation=normalisation),

@@ -23,6 +23,7 @@ from stereoprobe.dbb import baselines as BL
 from stereoprobe.dbb import scoring as SC
 from stereoprobe.dbb.data import DBBDataError
 from stereoprobe.listings import task_version
+from stereoprobe.params import one_line_errors
 from stereoprobe.scorers.dbb_baselines import dbb_baseline_scorer, dbb_baseline_scores
 from stereoprobe.strict_params import refuse_unknown
 
@@ -38,6 +39,7 @@ _E = DBBDataError
     paper="Pan, Raj, Yao, Zhu, What's Not Said Still Hurts (Description-based Bias Benchmark), Findings of EMNLP 2025",
 )
 @refuse_unknown
+@one_line_errors
 def dbb_baselines(
     benchmark: str = "bbq",
     source: str = "upstream",

@@ -26,6 +26,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 
 from stereoprobe.dbb import builder as B
 from stereoprobe.listings import task_version
+from stereoprobe.params import one_line_errors
 from stereoprobe.scorers.dbb_build import build_status
 from stereoprobe.solvers.dbb_build import concept_pipeline, question_pipeline, variation_pipeline
 from stereoprobe.strict_params import refuse_unknown
@@ -39,6 +40,7 @@ TASK_VERSION = task_version("dbb_build_concepts")  # tasks/<probe>.eval.yaml
     paper="Pan, Raj, Yao, Zhu, What's Not Said Still Hurts (Description-based Bias Benchmark), Findings of EMNLP 2025",
 )
 @refuse_unknown
+@one_line_errors
 def dbb_build_concepts(source: str = "crows_pairs", local: str | None = None, use_filter: bool = True,
                        temperature: float = 0.2, grader_temperature: float = 0.3,
                        revision: str | None = None, generation: str = "upstream") -> Task:
@@ -78,6 +80,7 @@ def dbb_build_concepts(source: str = "crows_pairs", local: str | None = None, us
     paper="Pan, Raj, Yao, Zhu, What's Not Said Still Hurts (Description-based Bias Benchmark), Findings of EMNLP 2025",
 )
 @refuse_unknown
+@one_line_errors
 def dbb_build_questions(concepts: str, n_variations: int = 9, temperature: float = 0.3,
                         grader_temperature: float = 0.3, generation: str = "upstream") -> Task:
     """Question templates (context, option A, option B, grader) and ``n_variations`` extra sentences per
@@ -101,6 +104,7 @@ def dbb_build_questions(concepts: str, n_variations: int = 9, temperature: float
     paper="Pan, Raj, Yao, Zhu, What's Not Said Still Hurts (Description-based Bias Benchmark), Findings of EMNLP 2025",
 )
 @refuse_unknown
+@one_line_errors
 def dbb_build_variations(source: str = "upstream", n_variations: int = 9, temperature: float = 0.3, seed: int = 0,
                          generation: str = "upstream", limit_templates: int | None = None) -> Task:
     """The ten DBB-SG variations of existing templates (paper §4.3: "we generate ten sentence variations"):

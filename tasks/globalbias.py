@@ -25,6 +25,7 @@ from stereoprobe.globalbias.contract import check_task_args
 from stereoprobe.globalbias.data import build_sentences
 from stereoprobe.globalbias.samples import group_samples, sentence_samples
 from stereoprobe.listings import task_version
+from stereoprobe.params import one_line_errors
 from stereoprobe.scorers.globalbias import sentence_logprob, text_logprobs
 from stereoprobe.solvers.likelihood import require_prompt_logprobs, score_texts
 from stereoprobe.strict_params import refuse_unknown
@@ -38,6 +39,7 @@ TASK_VERSION = task_version("globalbias")  # tasks/<probe>.eval.yaml
     paper='Siddique et al., Who is better at math, Jenny or Jingzhen?, EMNLP 2024, arXiv:2407.06917',
 )
 @refuse_unknown
+@one_line_errors
 def globalbias(
     source: str = "upstream",
     faithful: bool = True,

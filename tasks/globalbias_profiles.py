@@ -25,6 +25,7 @@ from stereoprobe.globalbias.samples import name_batches, profile_samples
 from stereoprobe.listings import task_version
 from stereoprobe.globalbias.profiles_generation import SETTINGS
 from stereoprobe.globalbias.profiles_parse import PROMPTS, profile_prompt
+from stereoprobe.params import one_line_errors
 from stereoprobe.scorers.globalbias_profiles import profile_parser
 from stereoprobe.solvers.globalbias_profiles import profile_generate
 from stereoprobe.strict_params import refuse_unknown
@@ -40,6 +41,7 @@ TASK_VERSION = task_version("globalbias_profiles")  # tasks/<probe>.eval.yaml
     paper='Siddique et al., Who is better at math, Jenny or Jingzhen?, EMNLP 2024, arXiv:2407.06917',
 )
 @refuse_unknown
+@one_line_errors
 def globalbias_profiles(
     source: str = "upstream",
     faithful: bool = True,
