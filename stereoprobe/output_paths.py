@@ -28,7 +28,8 @@ from pathlib import Path
 
 from stereoprobe.errors import InputError
 
-__all__ = ["MAX_NAME", "check_not_an_input", "check_output_dir", "check_output_file", "safe_file_name"]
+__all__ = ["MAX_NAME", "check_not_an_input", "check_output_dir", "check_output_file", "safe_file_name",
+           "version_link_target"]
 
 MAX_NAME = 100  # characters of a label-derived file name (without its extension); file systems allow 255 bytes
 _PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # a path segment kept as it is
@@ -67,13 +68,29 @@ def _kind(st: os.stat_result) -> str:
     return "not a regular file"
 
 
+def version_link_target(out: str | Path) -> Path | None:
+    """The version folder ``.<name>.v-XXXXXXXX`` beside ``out`` that ``out`` links to, when ``out`` is such a
+    link (how :mod:`stereoprobe.outputs` keeps a folder on a file system that cannot exchange two folders in
+    one rename); else None."""
+    p = Path(os.path.abspath(out))
+    try:
+        target = os.readlink(p)
+    except (OSError, ValueError):
+        return None
+    if re.fullmatch(rf"\.{re.escape(p.name)}\.v-[a-z0-9_]{{8}}", target):
+        return p.parent / target
+    return None
+
+
 def check_output_dir(text: str | Path) -> Path:
     """The absolute folder to write for ``--out text``; raises :class:`InputError` when it may not be written.
 
     A symbolic link to a folder is followed (the folder it points to is written, the link stays); a dangling
-    link is refused.
+    link is refused. A link to its own version folder (:func:`version_link_target`) is the folder itself.
     """
     p = _common_checks(text, "folder")
+    if version_link_target(p) is not None:
+        return p
     if p.is_symlink():
         if not p.is_dir():
             raise InputError(f"{text}: is a symbolic link to nothing (name a folder)")

@@ -4,21 +4,30 @@
 functions that write a folder); ``stereoprobe.cli.common`` re-exports it. :func:`atomic_output_file` does the
 same for a single file. How a folder is replaced:
 
-1. **Lock.** ``.<name>.lock`` beside ``out`` is held with an exclusive ``flock`` (:func:`output_lock`); the
-   command line takes it before reading any input, so a second run into the same ``out`` stops at once with
-   one line, and never both write. A crashed run leaves no stale lock (the kernel drops it with the process).
-2. **Build beside.** The run writes into a new folder ``.<name>.tmp-XXXXXXXX`` beside ``out``. Entries of the
+1. **Lock.** ``.<name>.lock`` beside ``out`` is held with an exclusive, non-blocking file lock (the
+   ``filelock`` package: ``flock`` on POSIX; :func:`output_lock`); the command line takes it for every output
+   folder and file before reading any input, so a second run into the same ``out`` stops at once with one
+   line, and never both write. A crashed run leaves no stale lock (the kernel drops it with the process).
+2. **Build beside.** The run writes into a new folder ``.<name>.tmp-XXXXXXXX`` beside ``out`` (with the
+   permissions of the earlier ``out``, else those the umask allows, as ``mkdir`` would). Entries of the
    old ``out`` that this run does not write and that an earlier run of the *same writer* did not write either
    (another command's tables sharing the folder, the user's files) are carried into it (hard links, else
    copies); the earlier run's own entries that this run no longer writes are dropped (unless another writer
-   wrote them too), so no stale table survives an option change. ``.stereoprobe-outputs.json`` in the folder records which writer wrote which
-   entries.
-3. **Swap.** One ``renameat2(RENAME_EXCHANGE)`` swaps the new folder and ``out``; the old folder, now beside,
-   is removed as a whole. Where the file system cannot exchange, ``out`` is renamed to ``.<name>.old`` and the
-   new folder to ``out``; a crash between those two renames is repaired by the next run (the old folder comes
-   back). A crash at any step leaves ``out`` entirely old or entirely new.
-4. A write that fails for lack of space or permission (``ENOSPC``, ``EACCES`` ...) becomes one
-   :class:`InputError` line naming the path; ``out`` keeps its earlier results.
+   wrote them too), so no stale table survives an option change. ``.stereoprobe-outputs.json`` in the folder
+   records which writer wrote which entries.
+3. **Swap, one rename that any reader sees whole.** Where the file system can exchange two paths, one
+   ``renameat2(RENAME_EXCHANGE)`` swaps the new folder and ``out`` (``out`` stays a real folder). Where it
+   cannot (some network and FUSE file systems), ``out`` is a symbolic link to a version folder
+   ``.<name>.v-XXXXXXXX`` beside it, and the swap renames a new link over it (``rename`` of a link is atomic
+   on every POSIX file system). Either way a reader, at any instant, sees the whole earlier or the whole new
+   folder, and the earlier one is then removed. One case has a window: turning a real folder, made earlier
+   on such a file system, into a link takes two renames (``out`` to ``.<name>.old``, then the link in); a
+   crash between them leaves ``out`` missing and its earlier results whole in ``.<name>.old``, and the next
+   run puts them back first (so does :func:`recover`). Leftovers of a crashed run (a build folder, an
+   unused version or link) are removed by the next run, under the lock.
+4. A file-system error (``ENOSPC``, ``EDQUOT``, ``EACCES``, ``EROFS``, no inodes ...) while locking,
+   building or swapping becomes one :class:`InputError` line naming the path and the cause; ``out`` keeps
+   its earlier results.
 """
 
 from __future__ import annotations
@@ -38,9 +47,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stereoprobe.errors import InputError
-from stereoprobe.output_paths import check_not_an_input, check_output_dir, check_output_file
+from stereoprobe.output_paths import (
+    check_not_an_input,
+    check_output_dir,
+    check_output_file,
+    version_link_target,
+)
 
-__all__ = ["MANIFEST", "atomic_output_dir", "atomic_output_file", "output_lock", "writer"]
+__all__ = ["MANIFEST", "atomic_output_dir", "atomic_output_file", "output_lock", "recover", "writer"]
 
 MANIFEST = ".stereoprobe-outputs.json"
 DISK_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS, errno.EFBIG}
@@ -60,49 +74,42 @@ def writer(name: str) -> Iterator[None]:
 # ------------------------------------------------------------------------------------------------ lock
 
 
-class _Lock:
-    """An exclusive, non-blocking ``flock`` on ``path`` (released when the process ends, even on a crash)."""
+def _fs_error(exc: OSError, shown: str | Path, doing: str) -> InputError:
+    """One line for a file-system error while ``doing`` something for the output ``shown``."""
+    where = exc.filename or shown
+    cause = (exc.strerror or str(exc)).lower()
+    return InputError(f"{where}: cannot {doing} ({cause}); {shown} keeps its earlier results")
 
-    def __init__(self, path: Path, out: Path | str) -> None:
-        self.path, self.out, self.fd = path, out, -1
+
+class _Lock:
+    """An exclusive, non-blocking lock on the file ``path`` (``filelock``; released when the process ends,
+    even on a crash)."""
+
+    def __init__(self, path: Path, out: Path | str, what: str = "folder") -> None:
+        import filelock
+
+        self.path, self.out, self.what = path, out, what
+        self.lock = filelock.FileLock(str(path), timeout=0, thread_local=False)
 
     def acquire(self) -> None:
+        import filelock
+
         try:
-            import fcntl
-        except ImportError:  # pragma: no cover (Windows): exclusive creation instead of a lock
-            try:
-                self.fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            except FileExistsError:
-                raise self.busy() from None
-            return
-        while True:
-            fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                os.close(fd)
-                raise self.busy() from None
-            try:  # the holder before us may have removed the file between our open and our lock
-                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
-            except FileNotFoundError:
-                same = False
-            if same:
-                self.fd = fd
-                os.ftruncate(fd, 0)
-                os.write(fd, f"{os.getpid()}\n".encode())
-                return
-            os.close(fd)
+            self.lock.acquire()
+        except filelock.Timeout:
+            raise self.busy() from None
+        except OSError as exc:
+            raise _fs_error(exc, self.out, f"create the lock file {self.path}") from exc
 
     def busy(self) -> InputError:
-        return InputError(f"{self.out}: another stereoprobe run is writing into this folder (lock {self.path}); "
+        return InputError(f"{self.out}: another stereoprobe run is writing into this {self.what} (lock {self.path}); "
                           "wait for it to finish or choose another --out")
 
     def release(self) -> None:
-        if self.fd >= 0:
-            with contextlib.suppress(FileNotFoundError):
+        if self.lock.is_locked:
+            with contextlib.suppress(OSError):  # removed while held: a waiting peer sees an unlinked file, retries
                 os.unlink(self.path)
-            os.close(self.fd)
-            self.fd = -1
+            self.lock.release()
 
 
 @dataclass
@@ -127,6 +134,9 @@ def _make_parents(out: Path, shown: str | Path) -> list[Path]:
                 continue
             parent.mkdir()
             created.append(parent)
+    except OSError as exc:
+        _remove_created(created)
+        raise _fs_error(exc, shown, "create the folder") from exc
     except BaseException:
         _remove_created(created)
         raise
@@ -140,13 +150,13 @@ def _remove_created(created: list[Path]) -> None:
 
 
 @contextlib.contextmanager
-def output_lock(out: str | Path, *, build: bool = False) -> Iterator[Path]:
-    """Hold the lock of the output folder ``out`` (its parents are created; removed again if ``out`` never
-    appears); yields the absolute folder. Re-entrant within one thread (the command line takes it for the whole
-    run, :func:`atomic_output_dir` again inside, with ``build``); another thread or process, or a second
-    ``build`` inside a first, gets :class:`InputError`."""
+def output_lock(out: str | Path, *, build: bool = False, file: bool = False) -> Iterator[Path]:
+    """Hold the lock of the output folder (``file``: file) ``out`` (its parents are created; removed again if
+    ``out`` never appears); yields the absolute path. Re-entrant within one thread (the command line takes it
+    for the whole run, :func:`atomic_output_dir` again inside, with ``build``); another thread or process, or a
+    second ``build`` inside a first, gets :class:`InputError`."""
     shown = out
-    path = check_output_dir(out)
+    path = check_output_file(out) if file else check_output_dir(out)
     key = str(path.parent / f".{path.name}.lock")
     me = threading.get_ident()
     with _GUARD:
@@ -156,7 +166,7 @@ def output_lock(out: str | Path, *, build: bool = False) -> Iterator[Path]:
         created: list[Path] = []
         if held is None:
             created = _make_parents(path, shown)
-            lock = _Lock(Path(key), shown)
+            lock = _Lock(Path(key), shown, "file" if file else "folder")
             try:
                 lock.acquire()
             except BaseException:
@@ -175,7 +185,7 @@ def output_lock(out: str | Path, *, build: bool = False) -> Iterator[Path]:
             if held.depth == 0:
                 del _HELD[key]
                 held.lock.release()
-        if not path.exists():  # the run failed: leave no folder behind that it created
+        if not path.exists() and not path.is_symlink():  # the run failed: leave no folder behind that it created
             _remove_created(created)
 
 
@@ -209,34 +219,103 @@ def _old(out: Path) -> Path:
     return out.parent / f".{out.name}.old"
 
 
+def _can_exchange(parent: Path) -> bool:
+    """Whether the file system of ``parent`` exchanges two folders in one rename (tried on two empty ones)."""
+    a = Path(tempfile.mkdtemp(prefix=".stereoprobe-exchange-", dir=parent))
+    b = Path(tempfile.mkdtemp(prefix=".stereoprobe-exchange-", dir=parent))
+    try:
+        _exchange(a, b)
+        return True
+    except (_NoExchange, OSError):
+        return False
+    finally:
+        for p in (a, b):
+            with contextlib.suppress(OSError):
+                p.rmdir()
+
+
+def _relink(new: Path, out: Path) -> None:
+    """Make ``new`` a version folder beside ``out`` and point the link ``out`` at it, in one rename of a link;
+    the version the link pointed to before is removed."""
+    tag = new.name[-8:]
+    version = out.parent / f".{out.name}.v-{tag}"
+    link = out.parent / f".{out.name}.link-{tag}"
+    os.rename(new, version)
+    os.symlink(version.name, link)
+    before = version_link_target(out)
+    os.replace(link, out)  # the one step a reader can see: the whole old folder, then the whole new one
+    if before is not None and before != version:
+        _discard(before)
+
+
 def _swap(new: Path, out: Path) -> None:
     """Put the folder ``new`` in place of ``out`` in one rename; the old ``out`` is removed as a whole."""
+    if version_link_target(out) is not None:  # a folder kept as a link to its version (no exchange here)
+        _relink(new, out)
+        return
     if not out.exists():
-        os.rename(new, out)
+        if _can_exchange(out.parent):
+            os.rename(new, out)
+        else:
+            _relink(new, out)
         return
     try:
         _exchange(new, out)
-        _discard(new)  # ``new`` now names the old folder
-    except _NoExchange:
+    except _NoExchange:  # a real folder on a file system that cannot exchange: once, a link from now on
         old = _old(out)
         os.rename(out, old)
-        os.rename(new, out)  # a crash before this line: the next run puts ``old`` back
+        _relink(new, out)  # a crash before this ends: ``out`` is missing, the next run puts ``old`` back
         _discard(old)
+        return
+    _discard(new)  # ``new`` now names the old folder
 
 
-def _recover(out: Path) -> None:
-    """Repair what a crashed run into ``out`` left beside it (call with the lock held)."""
+def recover(out: str | Path) -> None:
+    """Repair what a crashed run into ``out`` left beside it (:func:`atomic_output_dir` does it first, under
+    the lock): the earlier folder comes back from ``.<name>.old`` when ``out`` is missing; build folders,
+    unused versions and links are removed."""
+    out = Path(os.path.abspath(out))
     old = _old(out)
-    if old.is_dir():
+    if old.is_dir() and not old.is_symlink():
         if out.exists():
             _discard(old)
-        else:  # interrupted between the two renames of a swap: the earlier results come back
+        else:  # interrupted between the two renames of a conversion: the earlier results come back
+            if out.is_symlink():
+                out.unlink()
             os.rename(old, out)
-    pattern = re.compile(rf"\.{re.escape(out.name)}\.(tmp|old)-[a-z0-9_]{{8}}")
+    current = version_link_target(out)
+    pattern = re.compile(rf"\.{re.escape(out.name)}\.(tmp|old|v|link)-[a-z0-9_]{{8}}")
     with contextlib.suppress(OSError):
         for p in out.parent.iterdir():
-            if pattern.fullmatch(p.name) and p.is_dir() and not p.is_symlink():
+            if not pattern.fullmatch(p.name) or p == current:
+                continue
+            if p.is_symlink():
+                p.unlink()
+            elif p.is_dir():
                 _discard(p)
+
+
+_recover = recover
+
+
+def _umask() -> int:
+    """The process's umask (read from ``/proc``; elsewhere set and restored at once)."""
+    with contextlib.suppress(OSError, ValueError):
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _mode(existing: Path, default: int) -> int:
+    """The permission bits of ``existing`` (followed through links), else ``default`` less the umask."""
+    try:
+        return os.stat(existing).st_mode & 0o7777
+    except OSError:
+        return default & ~_umask()
 
 
 # ----------------------------------------------------------------------------------- carry and manifest
@@ -316,8 +395,12 @@ def atomic_output_dir(out: str | Path, *, inputs: Iterable[str | Path] = (), own
     check_not_an_input(out, inputs)
     who = owner or _WRITER.get()
     with output_lock(out, build=True) as path:
-        _recover(path)
-        new = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+        try:
+            _recover(path)
+            new = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+            os.chmod(new, _mode(path, 0o777))  # mkdtemp's 0o700 would hide the results from the user's group
+        except OSError as exc:
+            raise _fs_error(exc, shown, "write the results") from exc
         try:
             try:
                 yield new
@@ -343,8 +426,14 @@ def atomic_output_file(out: str | Path, *, inputs: Iterable[str | Path] = ()) ->
     path = check_output_file(out)
     check_not_an_input(out, inputs, inside_inputs_ok=True)
     created = _make_parents(path, out)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+        os.chmod(tmp_name, _mode(path, 0o666))  # mkstemp's 0o600: the earlier file's mode, else the umask's
+    except OSError as exc:
+        _remove_created(created)
+        raise InputError(f"{exc.filename or out}: cannot write ({(exc.strerror or str(exc)).lower()}); "
+                         "an earlier file there is unchanged") from exc
     tmp = Path(tmp_name)
     try:
         try:

@@ -211,3 +211,183 @@ def test_full_disk_in_a_command_is_one_line(tmp_path: Path, monkeypatch, capsys)
     assert str(out) in lines[0] and "no space left on device" in lines[0]
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lb", "runs"]
+
+
+# ------------------------------------------------------------------ a crash at every step of the swap
+
+
+def _view(folder: Path) -> dict[str, str] | None:
+    """What a reader sees in ``folder``: every file below it (through the link, if it is one); None if absent."""
+    if not folder.exists():
+        return None
+    return {str(p.relative_to(folder)): p.read_text() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != MANIFEST}
+
+
+def _write(new: Path, tag: str) -> None:
+    for i in range(3):
+        (new / f"{tag}{i}.csv").write_text(tag)
+    (new / "figures").mkdir()
+    (new / "figures" / f"{tag}.png").write_text(tag)
+    (new / "report.html").write_text(tag)
+
+
+def _no_exchange(a: Path, b: Path) -> None:
+    raise outputs._NoExchange
+
+
+def _crash_at(out: str, step: int, exchange: bool, report: str) -> None:  # pragma: no cover (a child process)
+    """Build ``out`` anew, the process killed (``os._exit``: nothing more runs) at the ``step``-th file-system
+    step of the swap: a rename, a link, an exchange or the removal of the old folder."""
+    import os
+    import shutil
+
+    count = [0]
+
+    def killing(fn):
+        def step_fn(*args, **kwargs):
+            count[0] += 1
+            if count[0] == step:
+                os._exit(9)
+            return fn(*args, **kwargs)
+        return step_fn
+
+    if not exchange:
+        outputs._exchange = _no_exchange
+    outputs._exchange = killing(outputs._exchange)
+    os.rename = killing(os.rename)
+    os.replace = killing(os.replace)
+    os.symlink = killing(os.symlink)
+    shutil.rmtree = killing(shutil.rmtree)
+    with atomic_output_dir(out, owner="w") as new:
+        _write(new, "new")
+        count[0] = 0  # the steps of the swap only
+    Path(report).write_text(str(count[0]))
+
+
+@pytest.mark.parametrize("exchange, earlier", [(True, "folder"), (False, "link"), (False, "folder")],
+                         ids=["exchange", "link", "folder-to-link"])
+def test_a_crash_at_every_step_of_the_swap_leaves_the_old_or_the_new(tmp_path: Path, monkeypatch, exchange: bool,
+                                                                      earlier: str) -> None:
+    """For k = 1, 2, ...: the earlier run's folder, then a run killed at its k-th step; a reader then sees the
+    whole earlier or the whole new folder, never a mix (``exchange``: the file system exchanges folders;
+    ``link``: it cannot, and ``out`` is kept as a link to its version). ``folder-to-link``: a real folder on
+    a file system that cannot exchange; its one conversion may leave ``out`` missing for a moment, the earlier
+    folder whole beside it, and :func:`recover` puts it back. The next run repairs whatever a crash left."""
+    ctx = multiprocessing.get_context("fork")
+    old_view = new_view = None
+    step = 0
+    while True:
+        step += 1
+        case = tmp_path / f"step{step}"
+        case.mkdir()
+        out = case / "out"
+        with monkeypatch.context() as m:
+            if earlier == "link":
+                m.setattr(outputs, "_exchange", _no_exchange)
+            with atomic_output_dir(out, owner="w") as new:
+                _write(new, "old")
+        assert out.is_symlink() == (earlier == "link")
+        old_view = _view(out)
+        report = case / "report"
+        p = ctx.Process(target=_crash_at, args=(str(out), step, exchange, str(report)))
+        p.start()
+        p.join(120)
+        seen = _view(out)
+        if report.exists():  # no k-th step: the run completed
+            new_view = seen
+            assert p.exitcode == 0 and step == int(report.read_text()) + 1 and new_view != old_view
+            break
+        assert p.exitcode == 9
+        if seen is None:  # only the conversion of a real folder into a link has a window
+            assert earlier == "folder" and not exchange and _view(case / ".out.old") == old_view
+            outputs.recover(out)
+            seen = _view(out)
+        assert seen == old_view or (seen is not None and set(seen) == {"new0.csv", "new1.csv", "new2.csv",
+                                                                       "figures/new.png", "report.html"}), step
+        with atomic_output_dir(out, owner="w") as new:  # the next run repairs and succeeds
+            _write(new, "next")
+        assert _view(out) == {k.replace("old", "next"): "next" for k in old_view}
+        kept = {p.name for p in case.iterdir()} - {"out", "report", ".out.lock"}
+        assert all(name.startswith(".out.v-") for name in kept) and len(kept) == (1 if out.is_symlink() else 0)
+    assert step >= 3  # the swap has steps to crash in
+
+
+def test_a_link_kept_folder_is_the_folder_for_the_lock_and_the_checks(tmp_path: Path, monkeypatch) -> None:
+    """On a file system that cannot exchange, ``out`` is a link to ``.out.v-XXXXXXXX``: the next run locks
+    ``out`` itself (not the version it points to), carries the user's files and removes the old version."""
+    monkeypatch.setattr(outputs, "_exchange", _no_exchange)
+    out = tmp_path / "out"
+    with atomic_output_dir(out, owner="w") as new:
+        (new / "a.csv").write_text("1")
+    first = outputs.version_link_target(out)
+    assert out.is_symlink() and first is not None and first.parent == tmp_path
+    (out / "notes.txt").write_text("user")
+    with output_lock(out):
+        with pytest.raises(InputError, match="another stereoprobe run"):
+            with _other_thread_lock(out):
+                pass
+    with atomic_output_dir(out, owner="w") as new:
+        (new / "a.csv").write_text("2")
+    assert _entries(out) == {"a.csv": "2", "notes.txt": "user"} and not first.exists()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "out") == [outputs.version_link_target(out).name]
+
+
+class _other_thread_lock:
+    def __init__(self, out: Path) -> None:
+        self.out = out
+
+    def __enter__(self) -> None:
+        seen: list[BaseException] = []
+
+        def take() -> None:
+            try:
+                with output_lock(self.out):
+                    pass
+            except InputError as exc:
+                seen.append(exc)
+
+        t = threading.Thread(target=take)
+        t.start()
+        t.join(60)
+        if seen:
+            raise seen[0]
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+# ------------------------------------------------------------------------------- the user's umask
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o027, 0o077])
+def test_new_outputs_respect_the_umask(tmp_path: Path, mask: int) -> None:
+    import os
+
+    old = os.umask(mask)
+    try:
+        with atomic_output_dir(tmp_path / "out") as new:
+            (new / "a.csv").write_text("1")
+        with atomic_output_file(tmp_path / "f.json") as tmp:
+            tmp.write_text("{}")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "out").stat().st_mode & 0o777 == 0o777 & ~mask
+    assert (tmp_path / "f.json").stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_a_replaced_output_keeps_its_permissions(tmp_path: Path) -> None:
+    import os
+
+    out, f = tmp_path / "out", tmp_path / "f.json"
+    with atomic_output_dir(out) as new:
+        (new / "a.csv").write_text("1")
+    with atomic_output_file(f) as tmp:
+        tmp.write_text("{}")
+    os.chmod(out, 0o750)
+    os.chmod(f, 0o640)
+    with atomic_output_dir(out) as new:
+        (new / "a.csv").write_text("2")
+    with atomic_output_file(f) as tmp:
+        tmp.write_text("[]")
+    assert out.stat().st_mode & 0o777 == 0o750 and f.stat().st_mode & 0o777 == 0o640

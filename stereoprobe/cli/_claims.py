@@ -1,12 +1,14 @@
 """A command's outputs, claimed before it reads anything: checked against its inputs and locked.
 
-:func:`claim_outputs` is entered by :func:`stereoprobe.cli.main` around every command. From the command's
-parser it finds the outputs (options typed :func:`~stereoprobe.cli.common.out_dir` or
-:func:`~stereoprobe.cli.common.out_file`) and the inputs (every other option or argument naming an existing
-path), refuses an output that is an input or lies inside an input folder (one line, exit code 2, nothing
-written), and holds the lock of every output folder for the whole run, so a second run into the same folder
-stops at once instead of computing and then writing too. Outputs are written under the command's name (the
-writer of :func:`stereoprobe.outputs.atomic_output_dir`).
+:func:`claim_outputs` is entered by :func:`stereoprobe.cli.main` around every command, right after the
+arguments are parsed. From the command's parser it finds the outputs (options typed :func:`out_dir` or
+:func:`out_file`, re-exported by :mod:`stereoprobe.cli.common`, and the files a command names in its
+``claimed_files`` default, e.g. ``index``'s ``DIR/index.html``) and the inputs (every other option or
+argument naming an existing path), refuses an output that is an input or lies inside an input folder (one
+line, exit code 2, nothing written), and holds the lock of every output folder and file for the whole run,
+so a second run into the same output stops at once, before it reads anything, instead of computing and then
+writing too. Outputs are written under the command's name (the writer of
+:func:`stereoprobe.outputs.atomic_output_dir`).
 
 A command that reads only its own kind of folders below an input (the leaderboard: folders above the
 probes' output folders, ``results/ --out results/leaderboard``) sets ``out_inside_inputs_ok=True`` in its
@@ -23,10 +25,35 @@ from pathlib import Path
 from typing import Any
 
 from stereoprobe.errors import InputError
-from stereoprobe.output_paths import check_not_an_input
+from stereoprobe.output_paths import check_not_an_input, check_output_dir, check_output_file
 from stereoprobe.outputs import output_lock, writer
 
-__all__ = ["claim_outputs", "command_parser"]
+__all__ = ["claim_outputs", "command_parser", "out_dir", "out_file"]
+
+
+def out_dir(text: str) -> Path:
+    """An output folder: may exist (then it must be a folder) or not yet (created at the end of the run).
+
+    Refused (:mod:`stereoprobe.output_paths`): ``""``, the file-system root, the current folder or one above
+    it, a file, device or other non-folder, a path below a file, a dangling symbolic link.
+    """
+    try:
+        check_output_dir(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return Path(text)
+
+
+def out_file(text: str) -> Path:
+    """An output file: may exist (then it must be a regular file, not a symbolic link) or not yet.
+
+    Refused: ``""``, a folder, a device, pipe or socket, a symbolic link, a path below a file.
+    """
+    try:
+        check_output_file(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return Path(text)
 
 
 def command_parser(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser | None:
@@ -61,8 +88,6 @@ def _exists(p: Path) -> bool:
 
 def _outputs_and_inputs(sub: argparse.ArgumentParser, args: argparse.Namespace
                         ) -> tuple[list[Path], list[Path], list[Path]]:
-    from stereoprobe.cli.common import out_dir, out_file
-
     folders: list[Path] = []
     files: list[Path] = []
     inputs: list[Path] = []
@@ -76,6 +101,8 @@ def _outputs_and_inputs(sub: argparse.ArgumentParser, args: argparse.Namespace
             files.append(Path(value))
         elif not action.choices and not isinstance(value, (bool, int, float)):
             inputs += _paths(value)
+    claimed = getattr(args, "claimed_files", None)
+    files += [Path(f) for f in (claimed(args) if callable(claimed) else [])]
     return folders, files, inputs
 
 
@@ -102,5 +129,7 @@ def claim_outputs(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     with contextlib.ExitStack() as stack:
         for out in folders:
             stack.enter_context(output_lock(out))
+        for out in dict.fromkeys(Path(os.path.abspath(f)) for f in files):
+            stack.enter_context(output_lock(out, file=True))
         stack.enter_context(writer(str(command)))
         yield

@@ -32,10 +32,9 @@ from stereoprobe.cli._bounds import (
     resample_count,
     seed,
 )
-from stereoprobe.cli._claims import claim_outputs
+from stereoprobe.cli._claims import claim_outputs, out_dir, out_file
 from stereoprobe.console import info, is_quiet, progress, set_quiet, spinner
 from stereoprobe.errors import InputError
-from stereoprobe.output_paths import check_output_dir, check_output_file
 from stereoprobe.outputs import atomic_output_dir, atomic_output_file
 
 __all__ = [
@@ -154,31 +153,6 @@ def existing_dir(text: str) -> Path:
     if not p.is_dir():
         raise argparse.ArgumentTypeError(f"{text}: no such folder" if not p.exists() else f"{text}: not a folder")
     return p
-
-
-def out_dir(text: str) -> Path:
-    """An output folder: may exist (then it must be a folder) or not yet (created at the end of the run).
-
-    Refused (:mod:`stereoprobe.output_paths`): ``""``, the file-system root, the current folder or one above
-    it, a file, device or other non-folder, a path below a file, a dangling symbolic link.
-    """
-    try:
-        check_output_dir(text)
-    except InputError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return Path(text)
-
-
-def out_file(text: str) -> Path:
-    """An output file: may exist (then it must be a regular file, not a symbolic link) or not yet.
-
-    Refused: ``""``, a folder, a device, pipe or socket, a symbolic link, a path below a file.
-    """
-    try:
-        check_output_file(text)
-    except InputError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return Path(text)
 
 
 def http_url(text: str) -> str:

@@ -23,7 +23,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=HelpFormatter,
     )
     p.add_argument("dir", type=existing_dir, help="folder holding the probes' report folders (e.g. results/demo)")
-    p.set_defaults(func=_run)
+    p.set_defaults(func=_run, claimed_files=_page)  # the page is locked before the folder is read
+
+
+def _page(args: argparse.Namespace) -> list[Path]:
+    return [Path(args.dir) / "index.html"]
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -135,21 +135,22 @@ def test_crash_after_the_swap_leaves_the_new_run_whole(cmd, inputs, tmp_path, mo
 
 @pytest.mark.parametrize("cmd", sorted(RUNS))
 def test_crash_between_the_two_renames_of_the_fallback_is_repaired(cmd, inputs, tmp_path, monkeypatch) -> None:
-    """Where the file system cannot exchange two folders, ``out`` is moved aside, then the new one in."""
+    """Where the file system cannot exchange two folders, a real ``out`` is moved aside, then a link to the new
+    version takes its name (from then on ``out`` is a link, swapped in one rename)."""
     out = tmp_path / "out"
     before, second = _two_runs(cmd, inputs, out)
-    real_rename = outputs.os.rename
+    real_replace = outputs.os.replace
 
     def no_exchange(a: Path, b: Path) -> None:
         raise outputs._NoExchange
 
-    def rename(src, dst) -> None:
-        if Path(dst) == out and Path(src).name.startswith(".out.tmp-"):
-            raise Crash  # killed after ``out`` was moved aside, before the new folder took its name
-        real_rename(src, dst)
+    def replace(src, dst) -> None:
+        if Path(dst) == out and Path(src).name.startswith(".out.link-"):
+            raise Crash  # killed after ``out`` was moved aside, before the new version's link took its name
+        real_replace(src, dst)
 
     monkeypatch.setattr(outputs, "_exchange", no_exchange)
-    monkeypatch.setattr(outputs.os, "rename", rename)
+    monkeypatch.setattr(outputs.os, "replace", replace)
     monkeypatch.setattr(outputs, "_discard", lambda folder: None)
     with pytest.raises(Crash):
         main(second)
@@ -160,7 +161,8 @@ def test_crash_between_the_two_renames_of_the_fallback_is_repaired(cmd, inputs, 
     monkeypatch.setattr(outputs, "_exchange", no_exchange)
     assert main(second) == 0  # the fallback swap, uninterrupted
     assert _same_files(_snapshot(out), _fresh(cmd, inputs, tmp_path))
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
+    assert out.is_symlink() and [p for p in tmp_path.iterdir() if p.name.startswith(".out")] == [
+        outputs.version_link_target(out)]
 
 
 @pytest.mark.parametrize("cmd", sorted(RUNS))

@@ -114,3 +114,53 @@ def test_refused_output(argv: list[str], fragment: str, place: Path, capsys) -> 
     assert len(errors) == 1, captured.err
     assert fragment in errors[0], errors[0]
     assert _tree(place) == before  # nothing written, no lock or temporary folder, inputs unchanged
+
+
+# ----------------------------------------------------------------------- a second run into a held output
+
+HELD = [  # (argv with {OUT}, the output another process holds, whether it is a file)
+    *[pytest.param([*argv, "--out", "{OUT}"], False, id=f"{cmd} folder held") for cmd, argv in FOLDER_COMMANDS.items()],
+    *[pytest.param(argv, True, id=f"{cmd} file held") for cmd, argv in FILE_COMMANDS.items()],
+    pytest.param(["leaderboard", "label={IN}", "--out", "{T}/lb", "--hub-eval-results", "{OUT}"], False,
+                 id="leaderboard hub folder held"),
+    pytest.param(["index", "{IN}"], True, id="index page held"),
+]
+
+
+def _hold(out: str, file: bool, ready, release) -> None:  # pragma: no cover (runs in another process)
+    from stereoprobe.outputs import output_lock
+
+    with output_lock(out, file=file):
+        ready.set()
+        release.wait(120)
+
+
+@pytest.mark.parametrize("argv, file", HELD)
+def test_a_second_run_is_refused_before_it_reads_anything(argv: list[str], file: bool, place: Path,
+                                                           capsys) -> None:
+    """Another process holds the output (its lock): this run stops with one line, exit code 2, before it reads
+    an input. The inputs here would fail to be read (``data.csv`` is no table of any command), so the line
+    being the lock's shows the claim came first. No timing is involved: the holder has taken the lock before
+    the run starts, and keeps it until the run has ended."""
+    import multiprocessing
+
+    out = place / "out.json" if file else place / "out"
+    if argv[0] == "index":
+        out = place / "in" / "index.html"
+    filled = [a.replace("{OUT}", str(out)).replace("{IN}", str(place / "in")).replace("{T}", str(place))
+              .replace("{F}", str(place / "in" / "data.csv")) for a in argv]
+    ctx = multiprocessing.get_context("spawn")
+    ready, release = ctx.Event(), ctx.Event()
+    holder = ctx.Process(target=_hold, args=(str(out), file, ready, release))
+    holder.start()
+    try:
+        assert ready.wait(120)
+        rc = main(filled)
+    finally:
+        release.set()
+        holder.join(120)
+    captured = capsys.readouterr()
+    errors = [line for line in captured.err.splitlines() if "error:" in line]
+    assert rc == 2 and len(errors) == 1 and "Traceback" not in captured.err, captured.err
+    assert "another stereoprobe run is writing into this" in errors[0], errors[0]
+    assert not out.exists()
