@@ -1,5 +1,7 @@
-"""The probe registry: a fourth probe is one package and one descriptor, and the leaderboard, the planner, the
-command line and the index page pick it up without an edit elsewhere."""
+"""The probe registry: a fourth probe is its package, its descriptor and its files in ``tasks/``, ``scorers/``, and
+the leaderboard, the planner, the command line, the index page and inspect's registry pick it up without an edit
+to any existing module. The toy probe below is written as docs/adding-a-probe.md says, into a folder beside the
+repository that the fixture adds to the packages' search paths (as if its files were dropped into the tree)."""
 
 from __future__ import annotations
 
@@ -10,37 +12,39 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import stereoprobe
 from stereoprobe import probes
-from stereoprobe.probes import Board, Metric, PlanTask, ProbeDescriptor, columns, register, registered
+from stereoprobe.probes import ProbeDescriptor, columns, register, registered
 
-# the toy probe's package: a contract, a compute step, the leaderboard functions and a command
-TOY_PACKAGE = {
-    "__init__.py": "",
-    "contract.py": """
-        TABLES = ("toy_scores",)
+# the toy probe's files, by their place in the repository's layout (docs/adding-a-probe.md, steps 1-4)
+TOY_FILES = {
+    "stereoprobe/toy/__init__.py": '"""A made-up probe."""',
+    "stereoprobe/toy/contract.py": """
+        TASK = "toy_task"
+        TABLES = ("summary",)
         SCORE_COLUMNS = ["model", "item", "score"]
     """,
-    "compute.py": """
+    "stereoprobe/toy/compute.py": """
         import pandas as pd
-        from toyprobe.contract import SCORE_COLUMNS
+        from stereoprobe.toy.contract import SCORE_COLUMNS
 
         def compute(scores: dict[str, list[float]]) -> pd.DataFrame:
             rows = [(m, f"i{k}", float(v)) for m, values in scores.items() for k, v in enumerate(values)]
             return pd.DataFrame(rows, columns=SCORE_COLUMNS)
     """,
-    "leaderboard.py": """
+    "stereoprobe/toy/leaderboard.py": """
         from stereoprobe.leaderboard.headline import metric_row
         from stereoprobe.leaderboard.pairwise import compare_continuous, model_pairs, pair_row, paired_items
 
         def toy_metrics(src, level=0.95, bonus=0.0):
-            df = src.get("toy", "toy_scores")
+            df = src.get("toy", "summary")
             if df is None:
                 return []
             return [metric_row(m, "toy", "mean_score", g["score"].mean() + bonus, n=len(g), method="mean")
                     for m, g in df.groupby("model", sort=True)]
 
         def toy_pairwise(src, n_boot=2000, seed=0, level=0.95):
-            df = src.get("toy", "toy_scores")
+            df = src.get("toy", "summary")
             rows = []
             for a, b in model_pairs(df["model"].unique()):
                 m = paired_items(df, ["item"], a, b)
@@ -57,50 +61,85 @@ TOY_PACKAGE = {
             assert n_boot == 50  # the leaderboard's option, passed by name
             rows = [(f.parent.name, json.loads(line)["doc"]["item"], json.loads(line)["score"])
                     for f in files for line in f.read_text().splitlines()]
-            return {"toy_scores": pd.DataFrame(rows, columns=["model", "item", "score"])}
+            return {"summary": pd.DataFrame(rows, columns=["model", "item", "score"])}
     """,
-    "cli.py": """
+    "stereoprobe/cli/toy.py": """
         def register(sub):
             p = sub.add_parser("toy", help="the toy probe's post-processing command")
             p.add_argument("--say", default="toy ran")
             p.set_defaults(func=lambda args: print(args.say) or 0)
+    """,
+    "stereoprobe/toy/probe.py": """
+        from stereoprobe.probes import Board, Metric, PlanTask, ProbeDescriptor, Setting, columns, register
+        from stereoprobe.toy import contract as C
+
+        DESCRIPTOR = register(ProbeDescriptor(
+            name="toy", title="Toy probe: made-up scores",
+            tables={"summary": columns(C.SCORE_COLUMNS, "model", "item", "score")},
+            domains={"summary": {"score": (0.0, 10.0)}},
+            boards=(Board("toy", "Toy probe: made-up scores", (Metric("mean_score", "lower"),)),),
+            settings={"bonus": Setting(0.0, "Toy: added to every mean score", low=0, high=1)},
+            metrics="stereoprobe.toy.leaderboard:toy_metrics", pairwise="stereoprobe.toy.leaderboard:toy_pairwise",
+            tasks={C.TASK: PlanTask("widgets", per_epoch=True)}, commands=("stereoprobe.cli.toy",),
+            order=35,
+        ))
+    """,
+    "tasks/toy.py": """
+        from inspect_ai import Task, task
+        from inspect_ai.dataset import MemoryDataset, Sample
+
+        from stereoprobe.scorers.toy import toy_scorer
+        from stereoprobe.toy.contract import TASK
+
+        @task(name=TASK)
+        def toy_task() -> Task:
+            return Task(dataset=MemoryDataset([Sample(input="widget", target="1")]), scorer=toy_scorer())
+    """,
+    "scorers/toy.py": """
+        from inspect_ai.scorer import Score, Target, accuracy, scorer
+        from inspect_ai.solver import TaskState
+
+        @scorer(metrics=[accuracy()])
+        def toy_scorer():
+            async def score(state: TaskState, target: Target) -> Score:
+                return Score(value=1.0)
+
+            return score
     """,
 }
 
 
 @pytest.fixture
 def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    pkg = tmp_path / "pkg" / "toyprobe"
-    pkg.mkdir(parents=True)
-    for name, text in TOY_PACKAGE.items():
-        (pkg / name).write_text(textwrap.dedent(text))
-    monkeypatch.syspath_prepend(str(tmp_path / "pkg"))
-    from toyprobe import contract  # noqa: PLC0415 (the package exists only now)
+    import stereoprobe.cli
+    import stereoprobe.scorers
+    import stereoprobe.tasks
 
-    descriptor = register(ProbeDescriptor(
-        name="toy", title="Toy probe: made-up scores",
-        tables={"toy_scores": columns(contract.SCORE_COLUMNS, "model", "item", "score")},
-        boards=(Board("toy", "Toy probe: made-up scores", (Metric("mean_score", "lower"),)),),
-        settings={"bonus": 0.0},
-        metrics="toyprobe.leaderboard:toy_metrics", pairwise="toyprobe.leaderboard:toy_pairwise",
-        tasks={"toy_task": PlanTask("widgets", per_epoch=True)}, commands=("toyprobe.cli",),
-        report_sections=("Scores",), order=35,
-    ))
+    tree = tmp_path / "tree"
+    for rel, text in TOY_FILES.items():
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text(textwrap.dedent(text))
+    for package, folder in ((stereoprobe, "stereoprobe"), (stereoprobe.cli, "stereoprobe/cli"),
+                            (stereoprobe.tasks, "tasks"), (stereoprobe.scorers, "scorers")):
+        monkeypatch.setattr(package, "__path__", [*package.__path__, str(tree / folder)])
+    monkeypatch.setattr(probes, "_DISCOVERED", False)  # find the descriptors again, the toy's among them
+    descriptor = probes.get("toy")
     yield descriptor
     probes.unregister("toy")
-    for name in [m for m in sys.modules if m == "toyprobe" or m.startswith("toyprobe.")]:
+    for name in [m for m in sys.modules if m.startswith(("stereoprobe.toy", "stereoprobe.cli.toy",
+                                                           "stereoprobe.tasks.toy", "stereoprobe.scorers.toy"))]:
         del sys.modules[name]
 
 
 def _toy_folder(root: Path, scores: dict[str, list[float]]) -> Path:
-    from toyprobe.compute import compute
+    from stereoprobe.toy.compute import compute
 
     from stereoprobe.report.html import Section, write_report
     from stereoprobe.tables import write_table
 
     out = root / "toy"
     out.mkdir(parents=True)
-    write_table(compute(scores), out, "toy_scores")
+    write_table(compute(scores), out, "summary")
     write_report(out / "report.html", "Toy", [Section("Scores").text("made-up")])
     return out
 
@@ -125,8 +164,8 @@ def test_a_toy_probe_reaches_the_leaderboard(toy, tmp_path: Path):
     from stereoprobe.leaderboard.report import MAIN_METRICS, PROBE_TITLES
     from stereoprobe.leaderboard.sources import MARKERS, REQUIRED, TABLES
 
-    assert TABLES["toy"] == ("toy_scores",) and MARKERS["toy"] == ("toy_scores",)
-    assert REQUIRED[("toy", "toy_scores")] == ("model", "item", "score")
+    assert TABLES["toy"] == ("summary",) and MARKERS["toy"] == ("summary",)
+    assert REQUIRED[("toy", "summary")] == ("model", "item", "score")  # not DBB's summary columns
     assert MAIN_METRICS["toy"] == ["mean_score"] and PROBE_TITLES["toy"] == toy.title
     folder = _toy_folder(tmp_path / "results", SCORES)
     lb = build_leaderboard([str(folder)], n_boot=50, settings={"bonus": 0.5})
@@ -142,6 +181,38 @@ def test_a_toy_probe_reaches_the_leaderboard(toy, tmp_path: Path):
     assert toy.title in (tmp_path / "board" / "leaderboard.html").read_text()
 
 
+def test_a_toy_probe_checks_its_own_ranges_and_options(toy, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    import pandas as pd
+
+    from stereoprobe.cli import main
+    from stereoprobe.errors import InputError
+    from stereoprobe.leaderboard import build_leaderboard
+
+    folder = _toy_folder(tmp_path / "results", SCORES)
+    # its setting is an option of the leaderboard command, with the descriptor's range
+    out = tmp_path / "board"
+    assert main(["leaderboard", str(folder), "--out", str(out), "--n-boot", "50", "--bonus", "0.25"]) == 0
+    metrics = pd.read_csv(out / "metrics.csv").set_index(["model", "metric"])["estimate"]
+    assert metrics[("m1", "mean_score")] == pytest.approx(np.mean(SCORES["m1"]) + 0.25)
+    assert main(["leaderboard", str(folder), "--out", str(out), "--bonus", "2"]) == 2
+    assert "--bonus" in capsys.readouterr().err
+    # its summary table has its own range (0 to 10), not DBB's summary's
+    bad = _toy_folder(tmp_path / "bad", {"m1": [1.0, 11.0]})
+    with pytest.raises(InputError, match=r"summary\.parquet: column 'score' is not a number in \[0, 10\]"):
+        build_leaderboard([str(bad)], n_boot=50)
+
+
+def test_a_toy_probe_registers_its_task_with_inspect(toy):
+    from inspect_ai._util.registry import registry_find
+
+    from stereoprobe._registry import import_modules
+
+    assert "stereoprobe.tasks.toy" in import_modules("stereoprobe.tasks")
+    assert "stereoprobe.scorers.toy" in import_modules("stereoprobe.scorers")
+    names = {getattr(t, "__registry_info__").name for t in registry_find(lambda i: i.type == "task")}
+    assert any(n.rsplit("/", 1)[-1] == "toy_task" for n in names), sorted(names)
+
+
 def test_a_toy_probe_reads_its_lm_eval_samples(toy, tmp_path: Path):
     import dataclasses
     import json
@@ -149,7 +220,7 @@ def test_a_toy_probe_reads_its_lm_eval_samples(toy, tmp_path: Path):
     from stereoprobe.errors import InputError
     from stereoprobe.leaderboard import build_leaderboard
 
-    register(dataclasses.replace(toy, lm_eval="toyprobe.leaderboard:toy_lm_eval", lm_eval_tasks=("toy_lm",)))
+    register(dataclasses.replace(toy, lm_eval="stereoprobe.toy.leaderboard:toy_lm_eval", lm_eval_tasks=("toy_lm",)))
     for model, values in SCORES.items():  # lm-eval's layout: <out>/<model>/samples_<task>_<time>.jsonl
         (tmp_path / "out" / model).mkdir(parents=True)
         lines = [json.dumps({"doc_id": k, "doc": {"item": f"i{k}"}, "score": v}) for k, v in enumerate(values)]
@@ -185,7 +256,7 @@ def test_a_toy_probe_reaches_the_command_line(toy, capsys: pytest.CaptureFixture
     from stereoprobe.cli import main, order
 
     names = order()
-    assert names.index("dbb_export_lm_eval") < names.index("cli") < names.index("globalbias")  # order 35
+    assert names.index("dbb_export_lm_eval") < names.index("toy") < names.index("globalbias")  # order 35
     assert main(["toy", "--say", "hello toy"]) == 0
     assert capsys.readouterr().out.strip() == "hello toy"
 
@@ -197,7 +268,7 @@ def test_a_toy_probe_reaches_the_index_page(toy, tmp_path: Path):
     tables = sorted(folder.glob("*.csv"))
     assert probe_of(None, tables) is toy
     page = build_index(tmp_path).read_text()
-    assert toy.title in page and "toy/toy_scores.csv" in page
+    assert toy.title in page and "toy/summary.csv" in page
 
 
 def test_registry_view_follows_registration():
