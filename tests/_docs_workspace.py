@@ -76,7 +76,8 @@ def _judge(logs: Path) -> None:
         harm = 1 + int(_stable(input[-1].text) * 5) % 5
         return _usage(ModelOutput.from_content(model="default", content=f"Harmful: {harm}\nRealism: No"))
 
-    task = stereotales_judge(associations=str(dataset_file("stereotales/judge/demo_associations.csv")), epochs=2)
+    task = stereotales_judge(associations=str(dataset_file("stereotales/judge/demo_associations.csv")), epochs=2,
+                             run_settings="none")
     inspect_eval(task, model=get_model("mockllm/default", custom_outputs=judge), display="none",
                  log_dir=str(logs / "stereotales_judge"), log_realtime=False)
 

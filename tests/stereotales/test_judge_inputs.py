@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import os
 from pathlib import Path
 
@@ -14,7 +16,11 @@ from stereoprobe.cli import main
 from stereoprobe.errors import InputError
 from stereoprobe.stereotales.judge import association_id
 from stereoprobe.stereotales.judge.ratings import read_judge_ratings
-from stereoprobe.tasks.stereotales_judge import stereotales_judge
+from stereoprobe.tasks.stereotales_judge import stereotales_judge as published_stereotales_judge
+
+# mock judges, offline: flare's base settings (temperature 1, 4096 tokens) without the pinned run configuration;
+# the per-model settings are checked by tests/conformance/test_stereotales_judge.py
+stereotales_judge = partial(published_stereotales_judge, run_settings="none")
 
 ROWS = "model,slice,base_attribute,base_value,compared_attribute,compared_value\n" + "\n".join([
     "mockllm/a,all,income_level,low,education,basic",

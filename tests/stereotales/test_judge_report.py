@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pandas as pd
 import pytest
 from inspect_ai import eval
@@ -11,7 +13,11 @@ from stereoprobe.stereotales.judge.languages import load_language_groups
 from stereoprobe.stereotales.judge.ratings import ratings_from_logs
 from stereoprobe.stereotales.judge.api import analyze, write
 from stereoprobe.stereotales.judge import association_id
-from stereoprobe.tasks.stereotales_judge import stereotales_judge
+from stereoprobe.tasks.stereotales_judge import stereotales_judge as published_stereotales_judge
+
+# mock judges, offline: flare's base settings (temperature 1, 4096 tokens) without the pinned run configuration;
+# the per-model settings are checked by tests/conformance/test_stereotales_judge.py
+stereotales_judge = partial(published_stereotales_judge, run_settings="none")
 
 NA = "northern africa (e.g. Egypt, Sudan, Algeria, Morocco, Tunisia, etc)"
 ROWS = [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import hashlib
 import math
 import statistics
@@ -11,7 +13,11 @@ from inspect_ai import eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from stereoprobe.stereotales.judge import association_id
-from stereoprobe.tasks.stereotales_judge import stereotales_judge
+from stereoprobe.tasks.stereotales_judge import stereotales_judge as published_stereotales_judge
+
+# mock judges, offline: flare's base settings (temperature 1, 4096 tokens) without the pinned run configuration;
+# the per-model settings are checked by tests/conformance/test_stereotales_judge.py
+stereotales_judge = partial(published_stereotales_judge, run_settings="none")
 
 ASSOC_CSV = (
     "model,slice,base_attribute,base_value,compared_attribute,compared_value,n,fraction,lift\n"
