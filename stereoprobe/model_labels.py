@@ -77,4 +77,6 @@ def model_label(model: Any) -> str:
     provider, sep, rest = text.partition("/")
     if sep and re.fullmatch(r"[A-Za-z][\w.-]*", provider) and _looks_like_path(rest):
         return f"{provider}/{_from_path(rest)}"  # inspect: provider/<folder>
-    return _from_path(text) if _looks_like_path(text) else text
+    from stereoprobe.redact import redact_text  # a model_args string naming no model may carry an api_key
+
+    return redact_text(_from_path(text) if _looks_like_path(text) else text)

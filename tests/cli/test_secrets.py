@@ -272,3 +272,11 @@ def test_hub_source_url_must_be_http(results, tmp_path, capsys) -> None:
         assert len(err.strip().splitlines()) == 1 and "--hub-source-url" in err
         assert not [s for s in SECRETS if s in err]
     assert not (tmp_path / "lb").exists() and not (tmp_path / "hub").exists()
+
+
+def test_an_lm_eval_model_args_string_naming_no_model_is_labelled_without_its_key() -> None:
+    from stereoprobe.model_labels import model_label
+
+    label = model_label(f"api_key={ROLE_KEY},base_url={BASE_URL}")
+    assert not [s for s in SECRETS if s in label] and "api_key=***" in label
+    assert model_label(f"model=gpt-4o,api_key={ROLE_KEY}") == "gpt-4o"
