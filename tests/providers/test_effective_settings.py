@@ -146,3 +146,33 @@ def test_record_reaches_the_log(folders, tmp_path):
     record = events[0].output.metadata[EFFECTIVE_SETTINGS_KEY]
     assert (record["temperature"], record["top_k"], record["top_p"], record["seed"]) == (0.7, None, 1.0, 5)
     assert log.samples[0].output.metadata[EFFECTIVE_SETTINGS_KEY] == record
+
+
+@torch.inference_mode()
+def test_encoder_decoder_generation_is_plain_greedy(tiny_models):
+    """Encoder-decoder rows are padded on the right and decoded after the decoder start token: the provider's
+    greedy text equals a hand loop of argmax steps."""
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    folder = tiny_models["t5"]
+    tok = AutoTokenizer.from_pretrained(folder)
+    ref = AutoModelForSeq2SeqLM.from_pretrained(folder, dtype=torch.float32).eval()
+    model = get_model(f"transformers/{folder}", device="cpu", memoize=False)
+    prompts = ["alice is kind", "bob was very lazy and rude"]
+    outs = asyncio.run(_both(model, prompts))
+    for prompt, out in zip(prompts, outs):
+        enc = torch.tensor([tok(prompt).input_ids])
+        dec = [ref.config.decoder_start_token_id]
+        for _ in range(5):
+            dec.append(int(ref(input_ids=enc, decoder_input_ids=torch.tensor([dec])).logits[0, -1].argmax()))
+        gen = dec[1:]
+        cut = next((j for j, t in enumerate(gen) if t == ref.config.eos_token_id), len(gen))
+        assert out.completion == tok.decode(gen[:cut], skip_special_tokens=True)
+        assert out.metadata[EFFECTIVE_SETTINGS_KEY]["do_sample"] is False
+
+
+async def _both(model, prompts: list[str]):
+    import asyncio as aio
+
+    config = GenerateConfig(temperature=0, max_tokens=5)
+    return await aio.gather(*(model.generate([ChatMessageUser(content=p)], config=config) for p in prompts))
