@@ -2,8 +2,7 @@
 
 A probe package (``stereoprobe/<probe>/``, e.g. :mod:`stereoprobe.dbb`) describes itself in its module
 ``probe.py``: the tables its post-processing command writes and the leaderboard reads, its headline figures
-and their direction, the plan's unit per inspect task, its command-line commands, its report's sections and
-its listing. The leaderboard (:mod:`stereoprobe.leaderboard.sources`, :mod:`~stereoprobe.leaderboard.headline`,
+and their direction, the plan's unit per inspect task, its command-line commands and its listing. The leaderboard (:mod:`stereoprobe.leaderboard.sources`, :mod:`~stereoprobe.leaderboard.headline`,
 :mod:`~stereoprobe.leaderboard.pairwise`), the planner (:data:`stereoprobe.plan.core.UNITS`), the command
 line (:func:`stereoprobe.cli.command_modules`) and the landing page (:mod:`stereoprobe.report.index`) loop over
 :func:`registered` instead of naming the probes, so a new probe is one package and one descriptor::
@@ -161,7 +160,7 @@ class ProbeDescriptor:
     leaderboard's reader of lm-eval ``--log_samples`` files (``samples_<task>_<time>.jsonl``) of the probe's
     shipped lm-eval tasks ``lm_eval_tasks``, returning tables of ``tables`` (:meth:`call_lm_eval`). ``tasks``: inspect task -> what the planner needs
     (:class:`PlanTask`: its unit, what an item is, the roles). ``commands``: modules with ``register(subparsers)`` (the command line, in display
-    order). ``report``: the report file name; ``report_sections``: its sections, in order. ``listing``: the
+    order). ``listing``: the
     ``tasks/<listing>.eval.yaml`` of the probe's tasks. ``order``: display order among the probes."""
 
     name: str
@@ -177,8 +176,6 @@ class ProbeDescriptor:
     lm_eval_tasks: tuple[str, ...] = ()
     tasks: Mapping[str, PlanTask] = field(default_factory=dict)
     commands: tuple[str, ...] = ()
-    report: str = "report.html"
-    report_sections: tuple[str, ...] = ()
     listing: str | None = None
     run_info_name: str | None = None
     order: int = 100

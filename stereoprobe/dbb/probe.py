@@ -40,11 +40,6 @@ DESCRIPTOR = register(ProbeDescriptor(
            C.TASK_SG: PlanTask("questions", counts="questions", texts=_PLAN_TEXTS, items=_PLAN_ITEMS,
                                plan_args={"names": "draw"})},
     commands=("stereoprobe.cli.dbb", "stereoprobe.cli.dbb_build", "stereoprobe.cli.dbb_export_lm_eval"),
-    report_sections=("Runs", "Incomplete questions", "Overall (paper Tables 1 and 8)",
-                     "Per category (paper Figures 3 and 8)", "Per category and descriptor type (paper Tables 2 and 9)",
-                     "Distribution of S (paper Figures 4 and 9)", "Refusal and invalid answers (paper Table 6)",
-                     "Top biased associations (paper Tables 3 and 7)", "Term-based benchmarks (paper Tables 1 and 6)",
-                     "Files"),
     listing="dbb",
     order=30,
 ))

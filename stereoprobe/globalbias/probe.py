@@ -37,11 +37,6 @@ GLOBALBIAS = register(ProbeDescriptor(
     lm_eval_tasks=(C.TASK,),
     tasks={C.TASK: PlanTask("sentences", counts="texts")},
     commands=("stereoprobe.cli.globalbias",),
-    report_sections=("Inputs and settings", "Validation on stereotype descriptors (paper Tables 3 and 4)",
-                     "Associated descriptors per group: reference rule (paper Table 9)",
-                     "Associated descriptors per group: stricter test", "Distribution of bias scores",
-                     "Per-descriptor bias scores with the 1% line (paper Figure 1)", "Bias scores (lowest first)",
-                     "Files"),
     listing="globalbias",
     order=40,
 ))
@@ -67,10 +62,6 @@ PROFILES = register(ProbeDescriptor(
     # request of the paper's 20 names, capped by the task's max_tokens
     tasks={C.PROFILES_TASK: PlanTask("profile batches", per_epoch=True, output_tokens_per_name=175)},
     commands=("stereoprobe.cli.profiles",),
-    report_sections=("Profiles", "Distinguishability of groups from their profiles (paper Table 6)",
-                     "Leave-one-feature-out (paper Tables 7, 10, 11)",
-                     "Top words by Jensen-Shannon divergence (paper Tables 12, 13)",
-                     "Religion: generation vs APX (paper Table 8)", "Files"),
     listing="globalbias",
     run_info_name="globalbias-profiles",
     order=50,

@@ -312,11 +312,6 @@ def _figure_tag(png: bytes, caption: str | None) -> str:
     return f'<figure><img alt="{html.escape(caption or "plot")}" src="data:image/png;base64,{data}">{cap}</figure>'
 
 
-def figure_html(fig: Any, caption: str | None = None) -> str:
-    """Render a matplotlib figure to an embedded PNG (and close it); no files (see :meth:`Section.figure`)."""
-    return _figure_tag(render_figure(fig)[0], caption)
-
-
 def _slug(text: str, limit: int = 60) -> str:
     words = "".join(c.lower() if c.isalnum() else "-" for c in text).split("-")
     return "-".join(w for w in words if w)[:limit].strip("-") or "figure"

@@ -15,12 +15,6 @@ DESCRIPTOR = register(ProbeDescriptor(
     tasks={C.JUDGE_TASK: PlanTask("associations", main_role="judge", output_tokens={"judge": 300},
                                   role_prompt_tokens={"judge": 400})},
     commands=("stereoprobe.cli.judge_report", "stereoprobe.cli.rater_sheet"),
-    report="judge_report.html",  # or its sections inside the associations report of the same folder
-    report_sections=("Harm judge: ratings per judged model", "Harm judge: agreement with human raters",
-                     "Harm judge: agreement among human raters and among LLM judges",
-                     "Harm judge: pairwise agreement between evaluators and use of the top score",
-                     "Harm judge: models rating their own associations", "Harm judge: language analyses",
-                     "Harm judge: files"),
     listing="stereotales",
     run_info_name=C.JUDGE_TASK,
     order=20,

@@ -36,9 +36,6 @@ DESCRIPTOR = register(ProbeDescriptor(
                                  output_tokens={"generator": 350, C.REFUSAL_ROLE: 20, C.EXTRACTOR_ROLE: 250},
                                  role_prompt_tokens={C.REFUSAL_ROLE: 300, C.EXTRACTOR_ROLE: 900})},
     commands=("stereoprobe.cli.associations", "stereoprobe.cli.taxonomy"),
-    report_sections=("Run", "Associations per model", "Associations across models", "Association explorer",
-                     "All associations", "Languages", "Attribute distributions", "Refusals and unknown answers",
-                     "Attribute-pair tests (step 1)", "Example stories", "Files"),
     listing="stereotales",
     order=10,
 ))
