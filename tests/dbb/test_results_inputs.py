@@ -31,7 +31,9 @@ def _model():
 def logs(tmp_path_factory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("dbb")
     [lp] = inspect_eval(dbb(**SEL, mode="logprob"), model=_model(), log_dir=str(d / "logprob"), display="none")
-    [sm] = inspect_eval(dbb(**SEL, mode="sampled"), model=_model(), log_dir=str(d / "sampled"), display="none",
+    sampled = dbb(**SEL, mode="sampled")
+    sampled._epochs_bounds = (1, None, "")  # a log as older versions let --epochs 2 write (now refused at run time)
+    [sm] = inspect_eval(sampled, model=_model(), log_dir=str(d / "sampled"), display="none",
                         epochs=2)  # inspect's --epochs overrides the task's 10
     assert lp.status == sm.status == "success"
     return {"logprob": Path(lp.location), "sampled": Path(sm.location)}
