@@ -92,8 +92,6 @@ def stereotales_judge(
     strict_parse = boolean(strict_parse, "strict_parse")
     normalize_apostrophes = boolean(normalize_apostrophes, "normalize_apostrophes")
     run_settings = choice(run_settings, "run_settings", ("upstream", "none"))
-    if run_settings == "upstream":  # the pinned file is needed: fail here, in one line, not per sample
-        check_run_config("or send temperature 1 and 4096 tokens only with -T run_settings=none")
     settings = dict(JUDGE_DEFAULTS)
     if temperature is not None:
         settings["temperature"] = number(temperature, "temperature", 0.0)
@@ -107,6 +105,8 @@ def stereotales_judge(
         upstream_dir,
     )
     judge_prompt = load_judge_prompt(prompt)
+    if run_settings == "upstream":  # the pinned file is needed: fail here, in one line, not per sample
+        check_run_config("or send temperature 1 and 4096 tokens only with -T run_settings=none")
     return Task(
         dataset=judge_dataset(table, judge_prompt.version),
         solver=judge_association(judge_prompt, attribute_value_lists(table, value_lists), repetition_base, order_model,
