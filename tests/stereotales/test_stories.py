@@ -198,7 +198,8 @@ def test_log_excerpts_come_from_the_used_copy(tmp_path: Path) -> None:
 def test_fast_eval_reader_matches_inspect_reader(tmp_path: Path) -> None:
     from inspect_ai.log import read_eval_log_samples
 
-    from stereoprobe.stereotales.mining.stories_logs import _view, iter_log_samples
+    from stereoprobe.logs import iter_raw_samples
+    from stereoprobe.stereotales.mining.stories_logs import _view
 
     samples = [
         story_sample("s1", attribute="gender", value="man", profile=prof(), story="a story " * 400),
@@ -207,7 +208,7 @@ def test_fast_eval_reader_matches_inspect_reader(tmp_path: Path) -> None:
         story_sample("s1", attribute="gender", value="man", profile=prof(), epoch=2),
     ]
     path = write_log(tmp_path / "a.eval", samples)
-    fast = sorted(iter_log_samples(path), key=lambda v: (v.id, v.epoch))
+    fast = sorted((_view(d) for d in iter_raw_samples(path)), key=lambda v: (v.id, v.epoch))
     ref = sorted((_view(s.model_dump(mode="json")) for s in read_eval_log_samples(str(path), all_samples_required=False)),
                  key=lambda v: (v.id, v.epoch))
     assert fast == ref and len(fast) == 4
@@ -293,12 +294,12 @@ def test_release_folder_with_other_tables_and_json(tmp_path: Path) -> None:
 
 def test_truncated_eval_archive_is_a_clear_error(tmp_path: Path) -> None:
     path = write_log(tmp_path / "a.eval", [story_sample("s1", attribute="gender", value="man", profile=prof())])
-    from stereoprobe.stereotales.mining.stories_logs import iter_log_samples
+    from stereoprobe.errors import InputError
 
     data = path.read_bytes()
     (tmp_path / "cut.eval").write_bytes(data[: len(data) // 2])
-    with pytest.raises(StoriesError, match=r"cut\.eval: not a complete \.eval archive"):
-        list(iter_log_samples(tmp_path / "cut.eval"))
+    with pytest.raises(InputError, match=r"cut\.eval: not a complete \.eval archive"):
+        read_stories([tmp_path / "cut.eval"])
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])

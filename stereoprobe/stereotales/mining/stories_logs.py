@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,7 +11,7 @@ import pandas as pd
 
 from stereoprobe.errors import InputError
 from stereoprobe.inputs import Progress, ReadStats, iter_samples, no_progress
-from stereoprobe.logs import LogReadError, error_message, iter_raw_samples, output_text
+from stereoprobe.logs import error_message, output_text
 from stereoprobe.stereotales import contract as C
 from stereoprobe.stereotales.contract import (EXTRA_COLUMNS, ID_COLUMNS, ISSUE_COLUMNS, SCORER_NAME, TASK_NAME, UNKNOWN,
                                               normalize_language)
@@ -45,16 +45,6 @@ def _view(d: Mapping[str, Any]) -> _SampleView:
         score_metadata={k: (v or {}).get("metadata") or {} for k, v in (d.get("scores") or {}).items()},
         completion=output_text(d),
     )
-
-
-def iter_log_samples(path: str | Path) -> Iterator[_SampleView]:
-    """Yield the samples of one eval log, one at a time (the fast reader :func:`stereoprobe.logs.iter_raw_samples`;
-    an unreadable log raises :class:`StoriesError` naming the file)."""
-    try:
-        for d in iter_raw_samples(path):
-            yield _view(d)
-    except LogReadError as exc:
-        raise StoriesError(str(exc)) from exc
 
 
 def _extraction_meta(sample: _SampleView) -> dict[str, Any] | None:
