@@ -15,7 +15,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from stereoprobe.cli import main
 from stereoprobe.reference.figures import paper_figures
 
 pytestmark = pytest.mark.refdata
@@ -44,12 +43,9 @@ def _file(refdata: Path, rel: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def apx_out(refdata: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``stereoprobe globalbias 3_llama_3_results.csv --out DIR`` (the reference roundings are the default)."""
-    src = _file(refdata, APX_FILE)
-    out = tmp_path_factory.mktemp("gb_apx") / "out"
-    assert main(["globalbias", str(src), "--out", str(out), "--quiet"]) == 0
-    return out
+def apx_out(gb_apx_out: Path) -> Path:
+    """``stereoprobe globalbias 3_llama_3_results.csv --out DIR``, computed once per run (conftest.py)."""
+    return gb_apx_out
 
 
 def _table(out: Path, name: str) -> pd.DataFrame:

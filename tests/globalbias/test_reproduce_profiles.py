@@ -15,7 +15,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from stereoprobe.cli import main
 from stereoprobe.globalbias.consistency import group_key
 from stereoprobe.reference.figures import paper_figures
 
@@ -47,25 +46,15 @@ TABLE_12, TABLE_13 = FIGURES["table_12"].values, FIGURES["table_13"].values
 # Table 13 rows the PDF text cuts off: only the legible (word, group) entries are checked, as a subset.
 TABLE_13_PARTIAL = FIGURES["table_13"].extra["partial"]
 TABLE_12_DIFF, TABLE_13_DIFF = _diff("table_12"), _diff("table_13")
-# Table 8: religion word -> (generation groups, Llama 3 70B; APX groups, Llama 3 8B).
-TABLE_8 = {w: (set(v["generation"]), set(v["apx"])) for w, v in FIGURES["table_8"].values.items()}
+# Table 8 as printed: one row per (religion word, generation group of Llama 3 70B, APX group of Llama 3 8B).
+TABLE_8_ROWS = [tuple(r) for r in FIGURES["table_8"].extra["rows"]]
 
 
 @pytest.fixture(scope="module")
-def out(refdata: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``stereoprobe globalbias 3_llama_3_results.csv`` then ``stereoprobe profiles 10a_*.csv --apx``."""
-    files = [refdata / "GlobalBias" / "data" / f"10a_{m}_full.csv" for m in ORDER]
-    missing = [str(f) for f in files if not f.is_file()]
-    if missing:
-        pytest.skip(f"no upstream copy of {', '.join(missing)}")
-    base = tmp_path_factory.mktemp("gb_profiles")
-    apx = refdata / "GlobalBias" / "results" / "3_llama_3_results.csv"
-    cmd = ["profiles", *map(str, files), "--out", str(base / "p"), "--permutations", "1", "--folds", "2", "--quiet"]
-    if apx.is_file():
-        assert main(["globalbias", str(apx), "--out", str(base / "apx"), "--quiet"]) == 0
-        cmd += ["--apx", str(base / "apx")]
-    assert main(cmd) == 0
-    return base / "p"
+def out(gb_profiles_out: Path) -> Path:
+    """``stereoprobe globalbias 3_llama_3_results.csv`` then ``stereoprobe profiles 10a_*.csv --apx``, computed
+    once per run (conftest.py)."""
+    return gb_profiles_out
 
 
 def _model(stem: str) -> str:
@@ -121,19 +110,29 @@ def test_table_13_top_words_gpt4o(out: Path, feature: str) -> None:
         assert _expected(TABLE_13_PARTIAL[feature]) <= got
 
 
+def _printed_rows(rc: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """The output laid out as the paper prints Table 8: each generation group next to itself when APX flags it
+    for the word's religion, else next to a flagged group no other row of the word shows (the paper's tenth
+    row: Turkish M generated "muslim", APX flags Arab F)."""
+    rows = []
+    for word, g in rc.groupby("word", sort=False):
+        flagged = {x for cell in g["apx_flagged_groups"].dropna() for x in str(cell).split("; ") if x}
+        gens = list(g["generation_group"])
+        spare = sorted(flagged - set(gens))
+        for gen in gens:
+            rows.append((word, gen, gen if gen in flagged else (spare.pop(0) if spare else "")))
+    return rows
+
+
 def test_table_8_religion_generation_vs_apx(out: Path) -> None:
-    """All ten rows of Table 8: the groups each religion word was generated for (Llama 3 70B) and the groups
-    APX associates with the same religion (Llama 3 8B); every row agrees except Turkish Male for "muslim"
-    (APX flags Arab Female there, the paper's tenth row)."""
+    """Table 8 row by row: (word, generation group, APX group) as printed, ten rows, no other row; every row
+    agrees except Turkish Male for "muslim" (APX flags Arab Female there, the paper's tenth row)."""
     path = out / "religion_consistency.csv"
     if not path.is_file():
         pytest.skip("no upstream copy of results/3_llama_3_results.csv")
     rc = pd.read_csv(path)
     rc = rc[rc["model"] == "10a_llama3_full"]
-    assert len(rc) == 10
-    for word, (gen, apx) in TABLE_8.items():
-        rows = rc[rc["word"] == word]
-        assert set(rows["generation_group"]) == gen, word
-        assert set(rows["apx_flagged_groups"].iloc[0].split("; ")) == apx, word
+    assert len(TABLE_8_ROWS) == 10 and len(rc) == 10
+    assert sorted(_printed_rows(rc)) == sorted(TABLE_8_ROWS)
     disagree = rc.loc[~rc["agrees"].astype(bool), ["word", "generation_group"]]
     assert [tuple(r) for r in disagree.to_numpy()] == [("muslim", "TURKISH_M")]
