@@ -99,9 +99,13 @@ class Request:
     config: dict[str, Any] = field(default_factory=dict)  # GenerateConfig fields that are set
 
 
+#: ``GenerateConfig`` fields that schedule requests and change nothing in them
+SCHEDULING = ("max_connections", "max_retries", "timeout", "attempt_timeout")
+
+
 def settings(config: GenerateConfig) -> dict[str, Any]:
-    """The set fields of a ``GenerateConfig`` (what a provider can apply)."""
-    return config.model_dump(exclude_none=True)
+    """The set fields of a ``GenerateConfig`` (what a provider can apply), scheduling fields left out."""
+    return {k: v for k, v in config.model_dump(exclude_none=True).items() if k not in SCHEDULING}
 
 
 def _split(messages: Sequence[ChatMessage]) -> tuple[tuple[tuple[str, str], ...], str | None]:
@@ -131,6 +135,7 @@ def render(task: Task, model: Model | None = None, model_roles: dict[str, Model]
     for m in (model_roles or {}).values():
         m.api.received = received  # type: ignore[attr-defined]
     eval_args.setdefault("display", "none")
+    eval_args.setdefault("max_connections", 100)  # the capture model answers at once
     eval_args.setdefault("log_dir", tempfile.mkdtemp(prefix="stereoprobe-render-"))
     log = inspect_eval(task, model=model, model_roles=model_roles, **eval_args)[0]
     assert log.status == "success", log.error
