@@ -83,12 +83,15 @@ class TransformersAPI(ModelAPI):
     ``batch_invariant`` (fixed micro-batch shapes, :mod:`.microbatch`; default auto = on for CUDA),
     ``microbatch_tokens`` (their padded tokens, default 8192), ``continuous_batching`` (transformers'
     ``generate_batch`` for plain requests, :mod:`.generation_batching`; default auto = on for CUDA),
-    ``repetition_penalty`` (transformers' own, default 1.0 = none), ``top_k`` (when a request sets none),
+    ``repetition_penalty`` (transformers' own, default 1.0 = none), ``top_k`` (when a request sets none;
+    default ``none`` = no top-k),
     ``revision``, ``trust_remote_code``, ``attn_implementation``, ``max_connections`` (default 128).
 
     Every ``GenerateConfig`` field is honoured, acted on by inspect, or an error naming it
     (:mod:`.settings`); ``frequency_penalty``, ``presence_penalty`` and ``logit_bias`` follow OpenAI
-    (:mod:`.penalties`).
+    (:mod:`.penalties`). Sampling uses the request's settings and neutral values for the rest, never the model
+    folder's ``generation_config.json``, and each output records them (:mod:`.sampling`); a model argument or
+    setting outside its range is refused in one line (:mod:`.validation`).
     """
 
     def __init__(
