@@ -26,7 +26,7 @@ from stereoprobe.globalbias.data import build_sentences
 from stereoprobe.globalbias.samples import group_samples, sentence_samples
 from stereoprobe.listings import task_version
 from stereoprobe.params import one_line_errors
-from stereoprobe.scorers.globalbias import sentence_logprob, text_logprobs
+from stereoprobe.scorers.globalbias import globalbias_metrics, sentence_logprob, text_logprobs
 from stereoprobe.solvers.likelihood import require_prompt_logprobs, score_texts
 from stereoprobe.strict_params import refuse_unknown
 
@@ -93,6 +93,7 @@ def globalbias(
         dataset=MemoryDataset(samples, name=f"globalbias-{source if source in ('bundled', 'upstream') else 'local'}"),
         solver=solver,
         scorer=scorer,
+        metrics=globalbias_metrics(unit),  # the headline (flagged pairs) in the log, as post-processing counts it
         setup=require_prompt_logprobs(),  # one probe request before the first paid call
         config=GenerateConfig(max_tokens=1, prompt_logprobs=1, temperature=0.0),
         version=TASK_VERSION,

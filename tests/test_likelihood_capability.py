@@ -11,7 +11,7 @@ from inspect_ai import eval as inspect_eval
 
 from stereoprobe.likelihood import LogprobsUnavailable, logprob_requirement, require_logprobs
 from stereoprobe.solvers.likelihood import PROBE_TEXT, score_items
-from tests.fake_model import expected_sum, fake_model
+from fake_model import expected_sum, fake_model
 
 SELECTION = {"source": "bundled", "groups": ["ARAB"], "templates": [1]}
 
