@@ -80,6 +80,8 @@ def _member_json(z: zipfile.ZipFile, path: Path, name: str) -> Any:
             return json.load(f)
     except ValueError as exc:  # json.JSONDecodeError, UnicodeDecodeError
         raise LogReadError(f"{path}: member {name} is not valid JSON ({exc})") from exc
+    except RecursionError:
+        raise LogReadError(f"{path}: member {name} is JSON nested too deeply to read (not an inspect sample)") from None
     except (zipfile.BadZipFile, EOFError, OSError) as exc:  # bad CRC, cut member
         raise LogReadError(f"{path}: member {name} cannot be read ({exc}); is the archive complete?") from exc
     except Exception as exc:  # zstandard.ZstdError (corrupt zstd frame) and other decompressor errors
@@ -197,12 +199,63 @@ def read_eval_spec(path: str | Path) -> dict[str, Any]:
     return _read_json_log(p, header_only=True).eval.model_dump(mode="json")
 
 
+#: deepest JSON nesting a log may have: inspect's logs nest a few dozen levels; a 400 kB file of 80,000 nested
+#: objects makes inspect's streaming header reader (ijson) exhaust memory, so deeper files are refused first
+MAX_JSON_DEPTH = 512
+_CHUNK = 1 << 24
+
+
+def json_depth_exceeds(path: Path, limit: int = MAX_JSON_DEPTH) -> int | None:
+    """The byte offset where the nesting of the JSON text in ``path`` first exceeds ``limit`` levels, or None.
+    One pass in 16 MB chunks (numpy): escaped characters are masked, quotes toggle the in-string state, and
+    brackets outside strings give the depth."""
+    import numpy as np
+
+    depth, in_string, escaped, offset = 0, False, False, 0
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            b = np.frombuffer(chunk, dtype=np.uint8)
+            live = np.ones(len(b), dtype=bool)  # characters not escaped by a backslash
+            if escaped and len(b):
+                live[0] = False
+            bs = np.flatnonzero(b == 0x5C)
+            escaped = False
+            if bs.size:  # in a run of backslashes every other one escapes the next character
+                starts = np.ones(bs.size, dtype=bool)
+                starts[1:] = bs[1:] != bs[:-1] + 1
+                run = np.cumsum(starts) - 1
+                pos = np.arange(bs.size) - np.flatnonzero(starts)[run]
+                if not live[0] and bs[0] == 0:
+                    pos[run == 0] += 1  # the run began in the previous chunk's escape
+                escaping = bs[pos % 2 == 0]
+                escaped = bool(escaping.size and escaping[-1] == len(b) - 1)
+                live[escaping[escaping + 1 < len(b)] + 1] = False
+            opening, closing = (b == 0x5B) | (b == 0x7B), (b == 0x5D) | (b == 0x7D)
+            sel = np.flatnonzero(((b == 0x22) | opening | closing) & live)  # structural characters only
+            quote = b[sel] == 0x22
+            inside = (np.cumsum(quote) - quote + int(in_string)) % 2 == 1  # within a string before this one
+            step = np.where(inside | quote, 0, np.where(opening[sel], 1, -1))
+            levels = depth + np.cumsum(step, dtype=np.int64)
+            over = np.flatnonzero(levels > limit)
+            if over.size:
+                return offset + int(sel[over[0]])
+            if sel.size:
+                depth = int(levels[-1])
+                in_string = bool(inside[-1]) != bool(quote[-1])
+            offset += len(b)
+    return None
+
+
 def _read_json_log(p: Path, header_only: bool) -> Any:
     """inspect's reader for a ``.json`` log; anything but a valid log is a :class:`LogReadError` naming it."""
     from inspect_ai.log import read_eval_log
 
     if not p.is_file():
         raise LogReadError(f"{p}: no such log file")
+    deep = json_depth_exceeds(p)
+    if deep is not None:
+        raise LogReadError(f"{p}: JSON nested deeper than {MAX_JSON_DEPTH} levels at byte {deep:,} (an inspect log "
+                           "nests a few dozen); not a log this reader accepts")
     try:
         return read_eval_log(str(p), header_only=header_only)
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:  # pydantic's ValidationError, bad JSON

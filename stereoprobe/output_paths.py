@@ -44,6 +44,12 @@ def _common_checks(text: str | Path, what: str) -> Path:
         raise InputError(f"{str(text)!r}: empty path (name the {what} to write)")
     if "\0" in str(text):
         raise InputError(f"{str(text)!r}: the path holds a NUL character")
+    try:
+        str(text).encode("utf-8")
+    except UnicodeEncodeError as e:  # a byte that is not UTF-8 (os.fsdecode's surrogate escape)
+        shown = str(text).encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
+        raise InputError(f"{shown}: the path holds a byte that is not UTF-8 (at character {e.start}); tables, "
+                         f"reports and run_info.json name it, so give the {what} a UTF-8 name") from None
     p = _absolute(text)
     if p == Path(p.anchor):
         raise InputError(f"{text}: is the file-system root (name a {what} below it)")

@@ -167,11 +167,19 @@ def _group_rows(meta: dict[str, Any], model: str, variant: str, md: dict[str, An
         if not isinstance(meta.get(key), list):
             raise InputError(f"{where}: score metadata field {key!r} is not a list")
     valids = meta.get(C.GROUP_VALID) or [None] * len(meta[C.GROUP_IDS])
+    lengths = {C.GROUP_IDS: len(meta[C.GROUP_IDS]), C.GROUP_A: len(meta[C.GROUP_A]),
+               C.GROUP_VALID: len(valids) if isinstance(valids, list) else -1, C.GROUP_ERRORS: len(meta[C.GROUP_ERRORS])}
+    if len(set(lengths.values())) > 1:  # a truncated list would drop questions without a word (zip stops early)
+        raise InputError(f"{where}: score metadata lists differ in length "
+                         f"({', '.join(f'{k} {n}' for k, n in lengths.items())}); the log was cut or edited")
     for qid, a, valid, err in zip(meta[C.GROUP_IDS], meta[C.GROUP_A], valids, meta[C.GROUP_ERRORS]):
         run["ids"].add(str(qid))
         if err is not None or a is None:
             continue
         # DBB-SG: one share per question; MCQ logprob: one value per option order (epoch 1, 2, ...)
+        if isinstance(a, list) and isinstance(valid, list) and len(a) != len(valid):
+            raise InputError(f"{where} question {qid!r}: score metadata lists {C.GROUP_A!r} ({len(a)}) and "
+                             f"{C.GROUP_VALID!r} ({len(valid)}) differ in length; the log was cut or edited")
         answers = list(zip(a, valid)) if isinstance(a, list) and isinstance(valid, list) else [(a, 1.0)]
         for e, (a_e, v_e) in enumerate(answers, start=1):
             _check_share(f"{where} question {qid!r}", C.GROUP_A, a_e)

@@ -290,6 +290,11 @@ def _from_table(path: Path) -> pd.DataFrame:
         if len(kinds) > 1:
             raise InputError(f"{path}: mixes {sorted(kinds)} columns; give perplexities or APX, not both")
         kind = "apx" if kinds == {"apx"} else "ppl"
+        long_cols = [c for c in ("template", "ppl", "apx") if c in df.columns]
+        if long_cols:  # one row per template AND per-template columns: which value is the row's is unclear
+            raise InputError(f"{path}: mixes the wide layout (columns {', '.join(map(str, wide))}) with the long "
+                             f"one (column(s) {', '.join(long_cols)}); give one row per template with 'template' "
+                             f"and 'ppl' (or 'apx'), or one row per sentence with {kind}_1..{kind}_3, not both")
         keep = [c for c in df.columns if c not in wide and not str(c).endswith("_norm")
                 and c not in ("average_norm", "template_number")]
         df = df[keep + wide].melt(id_vars=keep, value_vars=wide, var_name="template", value_name=kind)

@@ -51,16 +51,27 @@ def profiles_from_logs(paths: Iterable[Path], stats: I.ReadStats | None = None, 
             outcomes.append({"model": info.model, "id": s["id"], "parsed": False, "n_profiles": 0,
                              "n_missing": len(by_name), "n_unknown": 0, "error": "unscored"})
             continue
-        v, smd = sc["value"], sc.get("metadata") or {}
-        outcomes.append({"model": info.model, "id": s["id"], "parsed": bool(v["parsed"]), "n_profiles": int(v["n_profiles"]),
-                         "n_missing": int(v["n_missing"]), "n_unknown": int(v["n_unknown"]), "error": sc.get("explanation")
-                         if not v["parsed"] else ""})
-        for p in smd.get("profiles", []):
-            n = by_name[p["name"]]
-            rows.append({**p, "personality_traits": tuple(p["personality_traits"]),
-                         "negative_traits": tuple(p["negative_traits"]), "hobbies": tuple(p["hobbies"]),
-                         "run_id": md.get("run_id"), "Ethnicity": n["ethnicity"], "Gender": n["gender"],
-                         "Group": n["group"], "model": info.model})
+        where = f"{info.path}: sample {s['id']!r}"
+        try:
+            v, smd = sc["value"], sc.get("metadata") or {}
+            outcomes.append({"model": info.model, "id": s["id"], "parsed": bool(v["parsed"]),
+                             "n_profiles": int(v["n_profiles"]), "n_missing": int(v["n_missing"]),
+                             "n_unknown": int(v["n_unknown"]), "error": sc.get("explanation") if not v["parsed"] else ""})
+            for p in smd.get("profiles", []):
+                n = by_name.get(p["name"])
+                if n is None:  # the scorer keeps only requested names: an edited or foreign log
+                    raise InputError(f"{where}: score metadata holds a profile for {str(p['name'])[:80]!r}, a name "
+                                     f"the sample never requested (requested: {', '.join(sorted(by_name))[:200]})")
+                rows.append({**p, "personality_traits": tuple(p["personality_traits"]),
+                             "negative_traits": tuple(p["negative_traits"]), "hobbies": tuple(p["hobbies"]),
+                             "run_id": md.get("run_id"), "Ethnicity": n["ethnicity"], "Gender": n["gender"],
+                             "Group": n["group"], "model": info.model})
+        except InputError:
+            raise
+        except KeyError as e:
+            raise InputError(f"{where}: the score, a profile or a requested name lacks the field {e}") from None
+        except (TypeError, ValueError, AttributeError) as e:
+            raise InputError(f"{where}: a profile field has the wrong type ({' '.join(str(e).split())[:120]})") from None
     for ident in stats.error_ids:  # "<task>/<model>/<id>#<epoch>"
         _, rest = ident.split("/", 1)
         model, sid = rest.rsplit("/", 1)

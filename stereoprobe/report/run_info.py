@@ -106,19 +106,27 @@ def write_run_info(
 def read_run_info(folder: str | Path) -> dict[str, Any]:
     """The normalised ``run_info.json`` of ``folder``: ``probe``, ``created``, ``models``, ``settings``,
     ``inputs``, ``runs`` (``{}``/``None``/``[]`` where unknown); an unreadable file reads as empty. Credentials
-    that a file of an older version recorded are redacted (:func:`stereoprobe.redact.redact`)."""
+    that a file of an older version recorded are redacted (:func:`stereoprobe.redact.redact`). A field of the
+    wrong kind (``models`` a number, ``runs`` not a list) is an :class:`~stereoprobe.errors.InputError` naming
+    the file and the field; JSON nested too deeply reads as unreadable."""
+    from stereoprobe.errors import InputError
+
     path = Path(folder) / RUN_INFO
     raw: dict[str, Any] = {}
     if path.is_file():
         try:
             loaded = json.loads(path.read_text(encoding="utf-8"))
             raw = redact(loaded) if isinstance(loaded, dict) else {}
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             raw = {}
     settings = raw.get("settings", raw.get("config")) or {}
     models = raw.get("models") or []
     if isinstance(models, str):
         models = [models]
+    for key, value, kinds in (("models", models, "a list of model names"), ("inputs", raw.get("inputs") or [],
+                              "a list of paths"), ("runs", raw.get("runs") or [], "a list of runs")):
+        if not isinstance(value, list) or any(isinstance(v, (dict, list)) for v in value if key != "runs"):
+            raise InputError(f"{path}: field {key!r} is {json.dumps(value)[:60]}, expected {kinds}")
     return {
         "probe": raw.get("probe"),
         "created": raw.get("created"),

@@ -97,6 +97,8 @@ ISSUE_COLUMNS: tuple[str, ...] = ("source", "model", "language", "sample_id", "e
 # ------------------------------------------------------------------------------------ association tables
 KEY_COLUMNS: list[str] = ["base_attribute", "base_value", "compared_attribute", "compared_value"]
 ALL_SLICE: Final = "all"  # the slice pooling every language of a model
+#: attribute keys a stories table may use: association mining tests every ordered pair (19 in the paper's release)
+MAX_ATTRIBUTES: Final = 100
 
 #: ``pair_tests``: one row per tested (model, slice, A, B) (step 1 of the mining)
 PAIR_COLUMNS: list[str] = [

@@ -128,3 +128,25 @@ def test_profiles_with_apx_scores_writes_religion_table(tmp_path):
     rc = pd.read_csv(tmp_path / "o" / "religion_consistency.csv")
     assert list(rc.columns)[:3] == ["model", "apx_model", "word"]
     assert "Table 8" in (tmp_path / "o" / "report.html").read_text()
+
+
+def test_a_profile_for_a_name_never_requested_is_one_line(tmp_path, capsys):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parents[1]))
+    from eval_edit import edit_eval
+
+    [log] = inspect_eval(globalbias_profiles(**{**ARGS, "runs": 1}), model="gb-profiles/m",
+                         log_dir=str(tmp_path / "logs"), display="none")
+
+    def rename(name, s):  # the first profile of every sample now names someone the sample never asked about
+        profiles = s["scores"]["profile_parser"]["metadata"]["profiles"]
+        if profiles:
+            profiles[0]["name"] = "Nobody Requested"
+        return s
+
+    edit_eval(Path(log.location), tmp_path / "edited" / "x.eval", sample=rename)
+    assert main(["profiles", str(tmp_path / "edited"), "--out", str(tmp_path / "out"), *OPTS]) != 0
+    err = capsys.readouterr().err
+    assert "a profile for 'Nobody Requested', a name the sample never requested" in err and "Traceback" not in err

@@ -38,7 +38,7 @@ from stereoprobe.stats.effect import cramers_v_corrected, effect_category, fract
 from stereoprobe.stats.fisher import fisher_cells_greater
 from stereoprobe.stats.intervals import lift_interval
 from stereoprobe.stats.multiple_testing import adjust_bh, adjust_by
-from stereoprobe.stereotales.contract import ALL_SLICE, KEY_COLUMNS, PAIR_COLUMNS, VALUE_COLUMNS
+from stereoprobe.stereotales.contract import ALL_SLICE, KEY_COLUMNS, MAX_ATTRIBUTES, PAIR_COLUMNS, VALUE_COLUMNS
 from stereoprobe.stereotales.mining.aggregate import (
     aggregate_across_languages,
     aggregate_across_models,
@@ -311,6 +311,12 @@ def mine_associations(
         raise ValueError(f"stories frame: missing column(s) {missing}")
     if len(set(attributes)) != len(attributes) or len(attributes) < 2:
         raise ValueError("attributes: need at least two distinct attribute keys")
+    if len(attributes) > MAX_ATTRIBUTES:  # every ordered pair is tested: bound the work instead of hanging
+        from stereoprobe.errors import InputError
+
+        raise InputError(f"stories: {len(attributes):,} attribute keys (e.g. {', '.join(attributes[:3])}); "
+                         f"association mining tests every pair, so at most {MAX_ATTRIBUTES} are accepted "
+                         "(the paper's release has 19)")
     codes, base_codes, target, labels = _encode(stories, attributes, config)
     models = sorted(stories["model"].astype(str).unique())
     group_cols = ["model", "language"] if by_language else ["model"]

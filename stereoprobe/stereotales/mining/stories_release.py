@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 
 from stereoprobe.inputs import Progress, no_progress, walk_files
-from stereoprobe.stereotales.contract import EXTRA_COLUMNS, ID_COLUMNS, ISSUE_COLUMNS, UNKNOWN, normalize_language
+from stereoprobe.stereotales.contract import (EXTRA_COLUMNS, ID_COLUMNS, ISSUE_COLUMNS, MAX_ATTRIBUTES, UNKNOWN,
+                                              normalize_language)
 from stereoprobe.stereotales.mining.stories_frame import (
     RELEASE_SUFFIXES,
     Stories,
@@ -165,6 +166,11 @@ def _release_file_stories(path: Path, df: pd.DataFrame) -> tuple[pd.DataFrame, l
     parsed = _parse_profiles(
         df["extracted_attributes_json"].tolist(), lambda i: f"{path}: row {rows[i]} (sample_id {sids[i]!r})"
     )
+    keys = {k for d in parsed for k in d}
+    if len(keys) > MAX_ATTRIBUTES:  # every ordered pair is tested: 10,000 keys would be 10^8 tests (hours)
+        raise StoriesError(f"{path}: the stories' extracted_attributes_json use {len(keys):,} attribute keys "
+                           f"(e.g. {', '.join(sorted(map(str, keys))[:3])}); association mining tests every pair, "
+                           f"so at most {MAX_ATTRIBUTES} are accepted (the paper's release has 19)")
     prof = pd.DataFrame.from_records(parsed, index=df.index)
     prof.columns = [str(c) for c in prof.columns]
     attributes = [str(c) for c in prof.columns]
