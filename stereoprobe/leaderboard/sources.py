@@ -111,8 +111,13 @@ def find_folders(path: Path) -> list[tuple[str, Path]]:
     def unreadable(exc: OSError) -> None:  # a subfolder that cannot be listed is reported, never skipped
         raise InputError(f"{exc.filename}: folder cannot be read ({exc.strerror})")
 
-    for root, dirs, _files in os.walk(path, onerror=unreadable):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith((".", "_")))
+    from stereoprobe.output_paths import version_link_target
+
+    for root, dirs, _files in os.walk(path, onerror=unreadable, followlinks=True):
+        # an output folder kept as a link to its version (stereoprobe.outputs) is followed; other links are not
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith((".", "_"))
+                         and (not os.path.islink(os.path.join(root, d))
+                              or version_link_target(os.path.join(root, d)) is not None))
         found += [(p, Path(root)) for p in probes_in(Path(root))]
     return found
 

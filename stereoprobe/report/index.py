@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -43,12 +44,25 @@ def _inside(path: Path, real_root: Path) -> bool:
         return False
 
 
+def _html_files(root: Path) -> list[Path]:
+    """The ``*.html`` files below ``root``, dot folders left out; an output folder kept as a link to its
+    version (:func:`stereoprobe.output_paths.version_link_target`) is listed under its own name."""
+    from stereoprobe.output_paths import version_link_target
+
+    found: list[Path] = []
+    for folder, dirs, files in os.walk(root, followlinks=True):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and (not os.path.islink(os.path.join(folder, d))
+                                                              or version_link_target(os.path.join(folder, d)))]
+        found += [Path(folder) / f for f in files if f.endswith(".html")]
+    return found
+
+
 def collect_reports(root: Path) -> list[tuple[Path, list[Path]]]:
     """Every ``*.html`` report under ``root`` (except the index itself) with the table files beside it; a
     report or table whose real path lies outside ``root`` (a symbolic link out of it) is left out."""
     real_root = root.resolve()
     out: list[tuple[Path, list[Path]]] = []
-    for report in sorted(root.rglob("*.html")):
+    for report in sorted(_html_files(root)):
         if report == root / INDEX or not report.is_file() or not _inside(report, real_root):
             continue
         tables = sorted(p for p in report.parent.iterdir()

@@ -93,3 +93,43 @@ def test_an_unwritable_folder_is_one_line(tmp_path: Path, capsys, monkeypatch, c
     line = _one_error_line(capsys)
     assert str(tmp_path) in line and os.strerror(code).lower() in line
     assert not (tmp_path / "index.html").exists()
+
+
+def _as_link_kept(folder: Path, monkeypatch) -> None:
+    """Rewrite ``folder`` as a file system that cannot exchange folders keeps it: a link to its version."""
+    import shutil
+
+    from stereoprobe import outputs
+
+    def no_exchange(a, b):
+        raise outputs._NoExchange
+
+    files = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    shutil.rmtree(folder)
+    with monkeypatch.context() as m:
+        m.setattr(outputs, "_exchange", no_exchange)
+        with outputs.atomic_output_dir(folder, owner="test") as new:
+            for name, data in files.items():
+                (new / name).write_bytes(data)
+    assert folder.is_symlink()
+
+
+def test_a_folder_kept_as_a_link_is_indexed_under_its_name(tmp_path: Path, monkeypatch) -> None:
+    d = _report_folder(tmp_path)
+    _as_link_kept(d, monkeypatch)
+    assert main(["index", str(tmp_path)]) == 0
+    page = (tmp_path / "index.html").read_text()
+    assert 'href="dbb/report.html"' in page and 'href="dbb/summary.csv"' in page and ".dbb.v-" not in page
+
+
+def test_the_leaderboard_reads_a_folder_kept_as_a_link(tmp_path: Path, monkeypatch) -> None:
+    import numpy as np
+    from leaderboard.conftest import dbb_folder
+
+    folder = dbb_folder(tmp_path / "results", {"m1": np.linspace(0, 40, 20), "m2": np.linspace(5, 30, 20)})
+    plain = tmp_path / "plain"
+    assert main(["leaderboard", str(tmp_path / "results"), "--out", str(plain), "--n-boot", "50", "-q"]) == 0
+    _as_link_kept(folder, monkeypatch)
+    linked = tmp_path / "linked"
+    assert main(["leaderboard", str(tmp_path / "results"), "--out", str(linked), "--n-boot", "50", "-q"]) == 0
+    assert (linked / "leaderboard.csv").read_text() == (plain / "leaderboard.csv").read_text()
