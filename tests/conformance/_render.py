@@ -13,6 +13,7 @@ project's code); :func:`refdata_file` finds those files and skips the test when 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import tempfile
 from collections import Counter
@@ -27,9 +28,12 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import resolve_sample_attachments
 from inspect_ai.model import (
+    ChatCompletionChoice,
     ChatMessage,
     ChatMessageAssistant,
     GenerateConfig,
+    Logprob,
+    Logprobs,
     Model,
     ModelAPI,
     ModelOutput,
@@ -62,6 +66,10 @@ class CaptureModel(ModelAPI):
         self.reply = reply or text_reply("a)")
         self.received = received if received is not None else []
 
+    async def tokenize(self, text: str) -> list[int]:
+        """Whitespace words as tokens (likelihood solvers count a continuation's tokens this way)."""
+        return [int(hashlib.md5(w.encode()).hexdigest()[:8], 16) for w in text.split()]
+
     async def generate(self, input, tools, tool_choice, config):  # type: ignore[override]  # noqa: A002
         self.received.append(_key(input, config))
         return self.reply(list(input), config)
@@ -70,6 +78,17 @@ class CaptureModel(ModelAPI):
 @modelapi(name="stereoprobe-capture")
 def _capture() -> type[CaptureModel]:
     return CaptureModel
+
+
+def prompt_logprobs_reply(messages: list[ChatMessage], config: GenerateConfig) -> ModelOutput:
+    """A reply for likelihood requests: a prompt log-probability of -1 for every whitespace word after the
+    first (what :meth:`CaptureModel.tokenize` counts)."""
+    words = messages[-1].text.split()[1:]
+    plp = Logprobs(content=[Logprob(token=w, logprob=-1.0) for w in words])
+    choice = ChatCompletionChoice(message=ChatMessageAssistant(content="", source="generate"),
+                                  stop_reason="max_tokens", prompt_logprobs=plp)
+    return ModelOutput(model="capture", choices=[choice],
+                       usage=ModelUsage(input_tokens=len(words), output_tokens=1, total_tokens=len(words) + 1))
 
 
 def capture_model(name: str = "model", reply: Reply | None = None, received: list | None = None,
