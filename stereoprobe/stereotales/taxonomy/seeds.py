@@ -12,8 +12,9 @@ Sources: ``load_upstream_seeds()`` fetches the pinned files (cache, else downloa
 :func:`stereoprobe.upstream.fetch`; ``local=`` takes the upstream repository, a mirror holding
 ``stereotales-pipeline/`` (both verified), or a bare seed folder (``attributes/ scenarios/
 prompts_template/``, verified too; ``verify=False`` reads it as is: a user's edited seeds, or upstream's test
-fixture). The extraction and
-refusal prompts are stereoprobe's (upstream keeps those in flare's code).
+fixture). The taxonomy's own extraction and
+refusal prompts are stereoprobe's (the option ``role_prompts="bundled"``); the task sends flare's by default,
+read by :mod:`stereoprobe.stereotales.extraction.upstream_prompts`.
 """
 
 from __future__ import annotations
