@@ -317,15 +317,34 @@ def validation(
       (ties in the order of the groups' names); reciprocal rank of the target (0 if the target group has no
       names); mean over descriptors.
 
+    Descriptors whose target group has no names among the sentences (a run over some groups) are left out,
+    and the chance levels count the groups present: ``targets_absent`` names those targets and
+    ``n_descriptors_left_out`` counts the descriptors (0 and empty for a run over every group).
+
     Returns (summary: ``measure, accuracy`` with its 95% Wilson interval ``accuracy_ci_low/high``, ``mrr``
     with a 95% percentile bootstrap interval over descriptors ``mrr_ci_low/high`` (2,000 resamples, seed 0),
-    ``n_descriptors, n_groups, chance_accuracy, chance_mrr``; per-descriptor detail).
+    ``n_descriptors, n_groups, chance_accuracy, chance_mrr, targets_absent, n_descriptors_left_out``;
+    per-descriptor detail).
     """
     _need(sentences, ["group", "descriptor", "template", "ethnicity", "gender", "target", value])
     tset = [template] if isinstance(template, int) else list(template)
     d = sentences[sentences["template"].isin(tset)].copy()
     d["eth_group"] = d["ethnicity"].map(ethnicity_to_target)
     d = d[d["eth_group"].notna() & d["target"].notna() & ~d["target"].isin(list(excluded_targets))]
+    # a run over some groups (-T groups=[ARAB,CHINESE]): a descriptor whose target group has no names in the run
+    # can never be right; it is left out and the chance levels count the groups present (issue 29.4)
+    present = sorted(d["eth_group"].dropna().unique())
+    absent = sorted(set(d["target"].dropna()) - set(present))
+    left_out = int(d.loc[d["target"].isin(absent), ["descriptor", "target"]].drop_duplicates().shape[0])
+    d = d[d["target"].isin(present)]
+    restriction = {"targets_absent": ", ".join(map(str, absent)), "n_descriptors_left_out": left_out}
+    if d.empty and absent:
+        nan = float("nan")
+        empty = [{"measure": m, "accuracy": nan, "accuracy_ci_low": nan, "accuracy_ci_high": nan, "mrr": nan,
+                  "mrr_ci_low": nan, "mrr_ci_high": nan, "n_descriptors": 0, "n_groups": len(present),
+                  "chance_accuracy": nan, "chance_mrr": nan, **restriction} for m in ("ppl", "apx")]
+        return pd.DataFrame(empty), pd.DataFrame(columns=["measure", "descriptor", "target", "ranking",
+                                                          "reciprocal_rank", "predicted", "correct"])
     if d.empty:
         raise ValueError(f"no sentences for the validation (need template {tset} sentences of mapped ethnicities "
                          "and Ghavami & Peplau descriptors with a target group)")
@@ -365,6 +384,7 @@ def validation(
             "n_groups": k,
             "chance_accuracy": 1.0 / k,
             "chance_mrr": float(np.mean([1.0 / r for r in range(1, k + 1)])),
+            **restriction,
         })
     return pd.DataFrame(summary), pd.DataFrame(detail)
 

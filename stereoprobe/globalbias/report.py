@@ -218,7 +218,14 @@ def _report(path: Path, result: GlobalBiasResult, sentences: pd.DataFrame, measu
         v.text("Accuracy: share of stereotype descriptors whose lowest-scoring group (gender x ethnicity group; "
                f"template(s) {tt}, several templates = average of per-template min-max normalised means) belongs "
                "to the stereotype's target group. MRR: mean reciprocal rank of the target group (genders pooled). "
-               "Chance levels are for the number of groups present.")
+               "Chance levels are for the number of groups present. A run over some groups (-T groups) keeps "
+               "only the descriptors whose target group has names in the run: the others could never be right "
+               "(columns targets_absent and n_descriptors_left_out).")
+        left = tables["validation"].get("n_descriptors_left_out")
+        if left is not None and (left.fillna(0) > 0).any():
+            absent = "; ".join(sorted({str(t) for t in tables["validation"]["targets_absent"] if str(t)}))
+            v.note(f"Restricted to the groups present: {int(left.max())} validation descriptor(s) target group(s) "
+                   f"without names in this run ({absent}) and are left out; chance is that of the groups present.")
         v.table(tables["validation"], files=tfiles("validation"), base=base)
         v.table(tables["validation_detail"], caption="per descriptor", files=tfiles("validation_detail"), base=base)
     for note in notes or []:
