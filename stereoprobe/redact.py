@@ -60,8 +60,9 @@ def _words(name: str) -> list[str]:
     return [w.lower() for w in re.split(r"[^A-Za-z0-9]+", spaced) if w]
 
 
-def is_secret_name(name: str) -> bool:
-    """Whether a setting called ``name`` holds a credential.
+def is_secret_name(name: str, *, bare_key: bool = True) -> bool:
+    """Whether a setting called ``name`` holds a credential. ``bare_key``: ``key`` alone is one (a URL's
+    ``?key=``); in a mapping it is not (a taxonomy's or an upstream source's ``key`` is a name).
 
     >>> [is_secret_name(n) for n in ("api_key", "apiKey", "X-Api-Key", "HF_TOKEN", "token", "password")]
     [True, True, True, True, True, True]
@@ -75,7 +76,7 @@ def is_secret_name(name: str) -> bool:
         return True
     last, before = words[-1], words[-2] if len(words) > 1 else ""
     if last in ("key", "keys"):
-        return not before or before in _KEY_QUALIFIERS
+        return (bare_key and not before) or before in _KEY_QUALIFIERS
     if last == "token":
         return before not in _SETTING_TOKENS
     return False
@@ -93,7 +94,8 @@ def redact(value: Any) -> Any:
     values of credential-like names (:func:`is_secret_name`), and credentials inside texts
     (:func:`redact_text`). Mappings and lists are copied, other values returned as they are."""
     if isinstance(value, Mapping):
-        return {k: REDACTED if is_secret_name(str(k)) and _secret_value(v) else redact(v) for k, v in value.items()}
+        return {k: REDACTED if is_secret_name(str(k), bare_key=False) and _secret_value(v) else redact(v)
+                for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return type(value)(redact(v) for v in value) if isinstance(value, tuple) else [redact(v) for v in value]
     if isinstance(value, str):

@@ -42,10 +42,16 @@ BASE_URL = f"https://alice:{PASSWORD}@llm.example.org/v1?key={QUERY_KEY}&region=
 
 @pytest.mark.parametrize("name", ["api_key", "apiKey", "X-Api-Key", "OPENAI_API_KEY", "hf_token", "token",
                                   "access_token", "password", "client_secret", "Authorization", "auth",
-                                  "credentials", "cookie", "sig", "key"])
+                                  "credentials", "cookie", "sig"])
 def test_credential_names(name: str) -> None:
     assert is_secret_name(name)
     assert redact({name: "abcdef"}) == {name: REDACTED}
+
+
+def test_a_bare_key_is_a_credential_in_a_url_not_in_a_mapping() -> None:
+    assert redact_text("https://h/v1?key=abcdef") == "https://h/v1?key=***"
+    assert redact({"key": "gender", "repository": "org/repo"}) == {"key": "gender", "repository": "org/repo"}
+    assert redact({"key": KEY}) == {"key": REDACTED}  # a key's shape is still recognised
 
 
 @pytest.mark.parametrize("name", ["max_tokens", "score_first_token", "eos_token", "scenario_key", "group_key",

@@ -210,6 +210,7 @@ def write(run: AssociationTables, out_dir: str | Path, *, report: bool = True, s
     """Write every table (CSV + Parquet), ``run_info.json`` and, with ``report``, ``report.html`` into
     ``out_dir`` (created); returns ``out_dir``. ``step`` reports the report's writing (:data:`stereoprobe.inputs.Step`,
     e.g. the CLI's spinner; default: silent)."""
+    from stereoprobe.redact import redact  # no credential of a run's settings or error messages reaches the file
     from stereoprobe.tables import write_table
 
     out = Path(out_dir)
@@ -217,13 +218,13 @@ def write(run: AssociationTables, out_dir: str | Path, *, report: bool = True, s
     for name, df in run.tables.items():
         write_table(_jsonable_columns(df), out, name)
     info = run.info
-    (out / RUN_INFO).write_text(json.dumps(info, indent=2, default=str), encoding="utf-8")
+    (out / RUN_INFO).write_text(json.dumps(redact(info), indent=2, default=str), encoding="utf-8")
     if report:
         t = time.perf_counter()
         with step("writing the association report"):
             write_associations_report(out)
         info.setdefault("timings", {})["report_s"] = round(time.perf_counter() - t, 3)
-        (out / RUN_INFO).write_text(json.dumps(info, indent=2, default=str), encoding="utf-8")
+        (out / RUN_INFO).write_text(json.dumps(redact(info), indent=2, default=str), encoding="utf-8")
     return out
 
 
