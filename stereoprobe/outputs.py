@@ -219,10 +219,11 @@ def _old(out: Path) -> Path:
     return out.parent / f".{out.name}.old"
 
 
-def _can_exchange(parent: Path) -> bool:
-    """Whether the file system of ``parent`` exchanges two folders in one rename (tried on two empty ones)."""
-    a = Path(tempfile.mkdtemp(prefix=".stereoprobe-exchange-", dir=parent))
-    b = Path(tempfile.mkdtemp(prefix=".stereoprobe-exchange-", dir=parent))
+def _can_exchange(out: Path) -> bool:
+    """Whether the file system beside ``out`` exchanges two folders in one rename (tried on two empty ones,
+    ``.<name>.x-XXXXXXXX``, which :func:`recover` removes if a crash leaves them)."""
+    a = Path(tempfile.mkdtemp(prefix=f".{out.name}.x-", dir=out.parent))
+    b = Path(tempfile.mkdtemp(prefix=f".{out.name}.x-", dir=out.parent))
     try:
         _exchange(a, b)
         return True
@@ -254,7 +255,7 @@ def _swap(new: Path, out: Path) -> None:
         _relink(new, out)
         return
     if not out.exists():
-        if _can_exchange(out.parent):
+        if _can_exchange(out):
             os.rename(new, out)
         else:
             _relink(new, out)
@@ -273,7 +274,7 @@ def _swap(new: Path, out: Path) -> None:
 def recover(out: str | Path) -> None:
     """Repair what a crashed run into ``out`` left beside it (:func:`atomic_output_dir` does it first, under
     the lock): the earlier folder comes back from ``.<name>.old`` when ``out`` is missing; build folders,
-    unused versions and links are removed."""
+    unused versions and links, and the folders of an exchange test are removed."""
     out = Path(os.path.abspath(out))
     old = _old(out)
     if old.is_dir() and not old.is_symlink():
@@ -284,7 +285,7 @@ def recover(out: str | Path) -> None:
                 out.unlink()
             os.rename(old, out)
     current = version_link_target(out)
-    pattern = re.compile(rf"\.{re.escape(out.name)}\.(tmp|old|v|link)-[a-z0-9_]{{8}}")
+    pattern = re.compile(rf"\.{re.escape(out.name)}\.(tmp|old|v|link|x)-[a-z0-9_]{{8}}")
     with contextlib.suppress(OSError):
         for p in out.parent.iterdir():
             if not pattern.fullmatch(p.name) or p == current:

@@ -184,6 +184,9 @@ def test_leftovers_of_a_crashed_run_are_removed_under_the_lock(tmp_path: Path) -
         (new / "a.csv").write_text("a")
     (tmp_path / ".out.tmp-abcd1234").mkdir()  # a crashed build
     (tmp_path / ".out.old").mkdir()  # a completed fallback swap whose old folder was not removed
+    (tmp_path / ".out.v-abcd1234").mkdir()  # a version no link points to
+    (tmp_path / ".out.link-abcd1234").symlink_to(".out.v-abcd1234")  # a link never renamed into place
+    (tmp_path / ".out.x-abcd1234").mkdir()  # an exchange test cut short
     (tmp_path / ".outer.tmp-abcd1234").mkdir()  # another folder's: kept
     with atomic_output_dir(out) as new:
         (new / "a.csv").write_text("b")

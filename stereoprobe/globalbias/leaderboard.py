@@ -167,14 +167,15 @@ def globalbias_lm_eval_tables(files: Sequence[Path], alpha: float = 0.05,
     globalbias`` from lm-eval samples ``files`` of ``globalbias`` (the descriptor's ``lm_eval`` reader): the summed
     log-likelihoods become sentence perplexities through :func:`stereoprobe.globalbias.inputs.load` (byte-normalised
     unless a ``tokenizer`` is given, since the samples carry no token counts), then
-    :func:`stereoprobe.globalbias.report.analyse` per model. Units a ``--limit`` run left without some of their
+    :func:`stereoprobe.globalbias.compute.compute_model` per model. Units a ``--limit`` run left without some of their
     names x templates are left out of the statistics and counted in ``incomplete_units``
     (:func:`stereoprobe.globalbias.completeness.split_complete`); no complete unit is an
     :class:`~stereoprobe.errors.InputError`."""
     from stereoprobe.errors import InputError
     from stereoprobe.globalbias.completeness import split_complete
     from stereoprobe.globalbias.inputs import load
-    from stereoprobe.globalbias.report import analyse
+    from stereoprobe.globalbias.compute import compute_model
+    from stereoprobe.globalbias.options import GlobalBiasOptions
 
     files = list(files)
     sentences, _ = load(files, measure="token" if tokenizer is not None else "byte", tokenizer=tokenizer)
@@ -184,7 +185,7 @@ def globalbias_lm_eval_tables(files: Sequence[Path], alpha: float = 0.05,
                          f"({len(incomplete)} incomplete; every name of a group under every template is needed)")
     out: dict[str, list[pd.DataFrame]] = {"incomplete_units": [incomplete]}
     for model, sub in sentences.groupby("model", sort=True):
-        for name, df in analyse(sub, alpha=alpha).items():
+        for name, df in compute_model(sub, GlobalBiasOptions(alpha=alpha)).items():
             if name in ("bias_scores", "validation", "validation_detail"):
                 out.setdefault(name, []).append(df.assign(model=model))
     return {k: pd.concat(v, ignore_index=True) for k, v in out.items()}

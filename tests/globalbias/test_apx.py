@@ -21,6 +21,7 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from stereoprobe.globalbias import apx as A
+from stereoprobe.globalbias.options import GlobalBiasOptions
 from stereoprobe.stats.bootstrap import cluster_bootstrap
 from stereoprobe.stats.proportion import wilson_interval
 
@@ -55,7 +56,8 @@ def test_group_means_and_bias_scores_faithful():
 
 
 def test_bias_scores_unrounded():
-    s = A.score_table(hand_table(), faithful_rounding=False).set_index(["group", "descriptor"])
+    s = A.score_table(hand_table(), options=GlobalBiasOptions(faithful_rounding=False))
+    s = s.set_index(["group", "descriptor"])
     expected = {("A", "d1"): 0.0, ("A", "d2"): 0.5, ("B", "d1"): 0.4, ("B", "d2"): 0.1}
     for k, v in expected.items():
         assert s.loc[k, "score"] == pytest.approx(v)
