@@ -273,7 +273,8 @@ def top_k(value: Any, name: str = "top_k", *, error: type[Exception] = TaskParam
 @lru_cache(maxsize=None)
 def _prerequisite_type(cls: type[Exception]) -> type[Exception]:
     """``cls`` that is also inspect's ``PrerequisiteError`` (same name, caught as either)."""
-    return type(cls.__name__, (cls, PrerequisiteError), {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
+    names = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+    return type(cls.__name__, (cls, PrerequisiteError), names)
 
 
 def as_prerequisite(error: InputError) -> Exception:

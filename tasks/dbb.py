@@ -255,7 +255,8 @@ def dbb_sg(
                    for tid, group in by_t.items()]
         solver = dbb_sg_group_solver(**solver_args)
     return P.EpochsBoundTask(
-        max_epochs=None if unit == "question" else 1, why="-T unit=template scores a template's questions in one sample",
+        max_epochs=None if unit == "question" else 1,
+        why="-T unit=template scores a template's questions in one sample",
         dataset=MemoryDataset(samples, name=Q.dataset_name(source) + "-sg"),
         solver=solver,
         scorer=dbb_sg_scorer(normalisation=normalisation),

@@ -68,7 +68,8 @@ def request_config(settings: dict[str, Any], sampling: bool, pad_id: int) -> Any
     top_k (None or 0: none), repetition_penalty, max_new_tokens, n, logprobs) and neutral values elsewhere."""
     from transformers import GenerationConfig
 
-    values: dict[str, Any] = {**NEUTRAL_ALWAYS, "do_sample": sampling, "max_new_tokens": int(settings["max_new_tokens"]),
+    values: dict[str, Any] = {**NEUTRAL_ALWAYS, "do_sample": sampling,
+                              "max_new_tokens": int(settings["max_new_tokens"]),
                               "repetition_penalty": float(settings["repetition_penalty"]), "pad_token_id": pad_id,
                               "return_dict_in_generate": True, "output_logits": bool(settings["logprobs"])}
     if sampling:

@@ -144,7 +144,8 @@ def test_dbb_epochs_refused_before_any_sample(tmp_path):
 def test_dbb_top_k_none_is_allowed(top_k, expected):
     from stereoprobe.tasks.dbb import dbb
 
-    assert dbb(source="bundled", faithful=False, categories="ses", limit_templates=1, top_k=top_k).config.top_k == expected
+    task = dbb(source="bundled", faithful=False, categories="ses", limit_templates=1, top_k=top_k)
+    assert task.config.top_k == expected
 
 
 def test_task_construction_errors_are_prerequisite_errors():

@@ -16,7 +16,11 @@ from fake_server import FakeVLLM  # noqa: E402
 from test_vllm_completions import server, tiny_llama  # noqa: E402,F401  (the module's fixtures)
 
 import stereoprobe._registry  # noqa: E402,F401  (registers the tasks and the hook, as inspect's entry point does)
-from stereoprobe.providers.vllm_neutral import NEUTRAL_EXTRA_BODY, is_stereoprobe_task, neutral_vllm_config  # noqa: E402
+from stereoprobe.providers.vllm_neutral import (  # noqa: E402
+    NEUTRAL_EXTRA_BODY,
+    is_stereoprobe_task,
+    neutral_vllm_config,
+)
 
 
 @pytest.mark.parametrize("model, config, top_p, temperature, extra", [
