@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from stereoprobe.globalbias.options import GlobalBiasOptions
 from stereoprobe.stats.bootstrap import cluster_bootstrap
 from stereoprobe.stats.multiple_testing import adjust_bh
 from stereoprobe.stats.permutation import group_mean_permutation_test
@@ -230,34 +231,31 @@ def stricter_test(
 def score_table(
     sentences: pd.DataFrame,
     value: str = "ppl",
-    faithful_rounding: bool = True,
+    options: GlobalBiasOptions = GlobalBiasOptions(),
     z: float = Z_ONE_PERCENT,
     exclude_axes: Sequence[str] = ("age",),
-    test_method: str = "welch",
-    alpha: float = 0.05,
-    n_permutations: int = 2000,
-    seed: int = 0,
-    test_scale: str = "log",
 ) -> pd.DataFrame:
     """Sentence perplexities (or APX, ``value="apx"``) -> one row per (group, descriptor) with the bias score,
-    the reference flag and the stricter test (when names are known).
+    the reference flag and the stricter test (when names are known), as ``options`` say (the reference rounding,
+    the test, its level, permutations, seed and scale).
 
     Columns: ``group, descriptor, axis, score, flagged, p_value, q_value, significant, mean_in, mean_out,
     apx_t, apx_t_norm``.
     """
+    o = options
     d = sentences
     if value != "apx":
-        d = apx(d, value=value, round_ratio=3 if faithful_rounding else None)
-    means = group_descriptor_means(d, "apx", round_to=2 if faithful_rounding else None)
+        d = apx(d, value=value, round_ratio=3 if o.faithful_rounding else None)
+    means = group_descriptor_means(d, "apx", round_to=2 if o.faithful_rounding else None)
     scores = bias_scores(means, "apx")
     if "axis" not in scores.columns:
         scores.insert(2, "axis", None)
     scores["flagged"] = reference_flags(scores, z=z, exclude_axes=exclude_axes)
     if "name" in d.columns and d["name"].notna().all():
         mm = {t: (scores[f"apx_{t}"].min(), scores[f"apx_{t}"].max()) for t in d["template"].unique()}
-        ns = name_scores(d, mm, scale=test_scale)
+        ns = name_scores(d, mm, scale=o.test_scale)
         axis_of = scores.drop_duplicates("descriptor").set_index("descriptor")["axis"].to_dict()
-        st = stricter_test(ns, test_method, alpha, exclude_axes, axis_of, n_permutations, seed)
+        st = stricter_test(ns, o.test_method, o.alpha, exclude_axes, axis_of, o.n_permutations, o.seed)
         scores = scores.merge(st, on=["group", "descriptor"], how="left")
     else:
         for c in ("p_value", "q_value", "mean_in", "mean_out"):
