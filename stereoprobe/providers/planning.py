@@ -103,6 +103,7 @@ class Chunk:
     prefix_lens: list[int]
     prefix_width: int = 0
     width: int = 0
+    fanout: int = 0  # fixed shapes: the key's prefix-group size bucket (a power of 2; 0 without shared prefixes)
 
     @property
     def shared(self) -> bool:
@@ -137,6 +138,7 @@ def plan_chunks(
     min_prefix: int = 2,
     groups: Sequence[Hashable] | None = None,
     max_tokens: int | None = None,
+    fanout: bool = False,
 ) -> list[Chunk]:
     """Split sequences into forward batches (see the module docstring).
 
@@ -144,19 +146,34 @@ def plan_chunks(
     by prefix group, then by index, and cut into batches of ``batch_size`` sequences, or, when ``batch_size``
     is ``None``, of as many sequences as fit ``max_tokens`` padded tokens (prefix width + width per sequence;
     at least one). Keys are visited from the widest down.
+
+    ``fanout`` (fixed shapes, :mod:`.microbatch`): the key also holds the size of the sequence's prefix group
+    within its own request, rounded down to a power of 2 (``f``), so a batch of ``rows`` sequences, whose
+    prefix groups are contiguous and at least ``f`` long, meets at most ``rows // f + 2`` distinct prefixes:
+    the fixed row count of its prefix pass (:func:`prefix_rows`), a function of the key alone.
     """
     if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be ≥ 1, got {batch_size}")
     if batch_size is None and (max_tokens is None or max_tokens < 1):
         raise ValueError(f"max_tokens must be ≥ 1 when batch_size is not given, got {max_tokens}")
     prefix = share_prefixes(seqs, groups, min_prefix) if prefix_sharing and len(seqs) > 1 else [0] * len(seqs)
-    buckets: dict[tuple[int, int], list[int]] = {}
-    for i, s in enumerate(seqs):
-        p = prefix[i]
-        buckets.setdefault((bucket_width(p) if p else 0, bucket_width(len(s) - p)), []).append(i)
+    widths = [(bucket_width(p) if p else 0, bucket_width(len(s) - p)) for s, p in zip(seqs, prefix)]
+    sizes: dict[tuple[object, ...], int] = {}  # members of each prefix group within its width key
+
+    def group_key(i: int) -> tuple[object, ...]:
+        return (None if groups is None else groups[i], tuple(seqs[i][: prefix[i]]), widths[i])
+
+    if fanout:
+        for i in range(len(seqs)):
+            if prefix[i]:
+                sizes[group_key(i)] = sizes.get(group_key(i), 0) + 1
+    buckets: dict[tuple[int, int, int], list[int]] = {}
+    for i in range(len(seqs)):
+        f = 1 << (sizes[group_key(i)].bit_length() - 1) if fanout and prefix[i] else 0
+        buckets.setdefault((*widths[i], f), []).append(i)
     first_of_prefix: dict[tuple[object, tuple[int, ...]], int] = {}
     plan: list[Chunk] = []
-    for (pw, w), members in sorted(buckets.items(), key=lambda kv: (-(kv[0][0] + kv[0][1]), -kv[0][1])):
+    for (pw, w, f), members in sorted(buckets.items(), key=lambda kv: (-(kv[0][0] + kv[0][1]), -kv[0][1], kv[0][2])):
         def order(i: int) -> tuple[int, int]:
             key = (None if groups is None else groups[i], tuple(seqs[i][: prefix[i]]))
             return first_of_prefix.setdefault(key, i), i
@@ -165,5 +182,11 @@ def plan_chunks(
         rows = batch_size if batch_size is not None else max(1, int(max_tokens) // (pw + w))  # type: ignore[arg-type]
         for s in range(0, len(members), rows):
             part = members[s : s + rows]
-            plan.append(Chunk(part, [prefix[i] for i in part], pw, w))
+            plan.append(Chunk(part, [prefix[i] for i in part], pw, w, f))
     return plan
+
+
+def prefix_rows(rows: int, fanout: int) -> int:
+    """Rows of the fixed-shape prefix pass of a batch of ``rows`` sequences whose prefix groups are at least
+    ``fanout`` long (see :func:`plan_chunks`)."""
+    return min(rows, rows // max(1, fanout) + 2)

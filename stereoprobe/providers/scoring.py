@@ -40,7 +40,7 @@ import torch
 import torch.nn.functional as F
 
 from stereoprobe.providers.microbatch import MicroBatchShape
-from stereoprobe.providers.planning import Chunk, _chunk_prefix, bucket_width, plan_chunks
+from stereoprobe.providers.planning import Chunk, _chunk_prefix, bucket_width, plan_chunks, prefix_rows
 
 __all__ = ["MIN_ROWS", "CausalScorer", "Chunk", "TokenScores", "_chunk_prefix", "masked_pll", "plan_chunks",
            "seq2seq_logprobs"]
@@ -172,12 +172,14 @@ class CausalScorer:
         todo = [i for i, s in enumerate(seqs) if len(s) >= 2]
         sub = [seqs[i] for i in todo]
         sub_groups = None if groups is None else [groups[i] for i in todo]
-        for chunk in plan_chunks(sub, batch_size, prefix_sharing, groups=sub_groups, max_tokens=max_tokens):
+        for chunk in plan_chunks(sub, batch_size, prefix_sharing, groups=sub_groups, max_tokens=max_tokens,
+                                 fanout=shape is not None):
             members = [todo[i] for i in chunk.indices]
             rows = shape.rows(chunk.prefix_width, chunk.width) if shape is not None else 0
             scored = self._score_chunk([seqs[i] for i in members], chunk.prefix_lens, top_k,
                                        chunk.prefix_width, chunk.width, rows,
-                                       shape.project_rows if shape is not None else 0)
+                                       shape.project_rows if shape is not None else 0,
+                                       prefix_rows(rows, chunk.fanout) if rows else 0)
             for i, res in zip(members, scored):
                 results[i] = res
         return [r for r in results if r is not None]
@@ -189,8 +191,8 @@ class CausalScorer:
         return t.to(self.device)
 
     def _score_chunk(self, seqs: list[Sequence[int]], prefix_lens: list[int], top_k: int,
-                     prefix_width: int = 0, width: int = 0, rows: int = 0, slice_rows: int = 0
-                     ) -> list[TokenScores]:
+                     prefix_width: int = 0, width: int = 0, rows: int = 0, slice_rows: int = 0,
+                     pre_rows: int = 0) -> list[TokenScores]:
         """Score one batch. ``prefix_lens[b]`` leading tokens of sequence ``b`` are shared with the other
         members having the same prefix (0: nothing shared; a batch never mixes shared and unshared members).
         Shared prefixes run once each, right-padded to ``prefix_width``; their key/value cache is gathered per
@@ -198,9 +200,9 @@ class CausalScorer:
         padding and explicit positions. Widths default to the canonical width of the longest member; a batch
         of fewer than ``MIN_ROWS`` tokens gets copies of its first member (dropped), so every product has at
         least ``MIN_ROWS`` rows. Everything is prepared on the host and copied at once; one synchronisation
-        (the final transfer of the results) per batch. ``rows`` (fixed shapes): the batch and its prefix pass
-        are filled to exactly ``rows`` rows with copies of the first member, and the projection runs in slices of
-        ``slice_rows`` rows."""
+        (the final transfer of the results) per batch. ``rows`` (fixed shapes): the batch is filled to exactly
+        ``rows`` rows and its prefix pass to ``pre_rows`` rows with copies of the first member, and the
+        projection runs in slices of ``slice_rows`` rows."""
         dev = self.device
         n_real = len(seqs)
         starts = list(prefix_lens)
@@ -221,7 +223,9 @@ class CausalScorer:
         cache = None
         if prefixes:
             plen = [len(t) for t in prefixes]
-            n_pre = rows or max(len(prefixes), -(-MIN_ROWS // prefix_width))  # padding rows: copies of the first
+            n_pre = pre_rows or max(len(prefixes), -(-MIN_ROWS // prefix_width))  # padding rows: copies of the first
+            if n_pre < len(prefixes):
+                raise AssertionError(f"{len(prefixes)} prefixes in a batch planned for at most {n_pre}")
             rows_ids = [list(t) + [self.pad_id] * (prefix_width - len(t)) for t in prefixes]
             rows_ids += [rows_ids[0]] * (n_pre - len(prefixes))
             pids = self._to_device(rows_ids)

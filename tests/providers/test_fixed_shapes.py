@@ -14,7 +14,7 @@ from inspect_ai.model import ChatMessageUser, GenerateConfig, get_model
 
 from stereoprobe.likelihood import RESULTS_KEY, SUM_LOGPROB, TEXTS_KEY
 from stereoprobe.providers.microbatch import FIXED_TOKENS, MicroBatchShape, resolve_shape
-from stereoprobe.providers.planning import bucket_width
+from stereoprobe.providers.planning import bucket_width, plan_chunks, prefix_rows
 from stereoprobe.providers.scoring import CausalScorer
 
 SHAPE = MicroBatchShape(tokens=48, project_rows=16)
@@ -43,6 +43,27 @@ def test_resolve_shape_settings():
         resolve_shape("true", "many", "cpu")
 
 
+def test_fixed_plan_bounds_the_prefixes_of_every_batch():
+    """With fanout keys, a batch of rows(key) sequences meets at most prefix_rows(rows, fanout) distinct
+    prefixes, and the fanout of a sequence is a function of its own request."""
+    for seed in range(6):
+        seqs, groups = _grouped_seqs(seed, n_groups=12)
+        for tokens in (24, 48, 200):
+            shape = MicroBatchShape(tokens=tokens, project_rows=16)
+            plan = plan_chunks(seqs, None, True, groups=groups, max_tokens=tokens, fanout=True)
+            assert sorted(i for c in plan for i in c.indices) == list(range(len(seqs)))
+            for c in plan:
+                rows = shape.rows(c.prefix_width, c.width)
+                assert len(c.indices) <= rows
+                distinct = {(groups[i], tuple(seqs[i][:p])) for i, p in zip(c.indices, c.prefix_lens) if p}
+                assert len(distinct) <= (prefix_rows(rows, c.fanout) if c.fanout else 0)
+            first = [i for i, g in enumerate(groups) if g == 0]
+            alone = plan_chunks([seqs[i] for i in first], None, True, groups=[0] * len(first), max_tokens=tokens,
+                                fanout=True)
+            fan = {i: c.fanout for c in plan for i in c.indices}
+            assert [fan[first[k]] for c in alone for k in c.indices] == [c.fanout for c in alone for _ in c.indices]
+
+
 class _ShapeLog:
     """Records the input shape of every body forward and every head product of a scorer."""
 
@@ -64,7 +85,8 @@ def test_every_kernel_shape_is_fixed_and_results_are_bit_identical(tiny_models):
     log = _ShapeLog(scorer)
     seqs, groups = _grouped_seqs(3)
     ref = scorer.score(seqs, prefix_sharing=True, groups=groups, shape=SHAPE)
-    allowed_rows = {SHAPE.rows(pw, w) for pw in range(0, 16, 4) for w in range(4, 16, 4)}
+    main_rows = {SHAPE.rows(pw, w) for pw in range(0, 16, 4) for w in range(4, 16, 4)}
+    allowed_rows = main_rows | {prefix_rows(r, 1 << k) for r in main_rows for k in range(6)}
     for share in (True, False):
         for kwargs in ({"batch_size": 1}, {"batch_size": 64}, {"batch_size": None, "max_tokens": 4096}):
             log.forwards.clear()
