@@ -44,6 +44,39 @@ _E = Q.D.DBBDataError  # raised for a bad task parameter (an InputError)
 DEFAULT_OPTION_ORDER = {"sampled": "fixed", "logprob": "balanced"}
 
 
+def _mcq_config(mode: str, temperature: float, top_p: float, frequency_penalty: float, max_tokens: int,
+                top_k: int | None) -> GenerateConfig:
+    """The generation settings of the multiple choice, checked: the answer letter's logprobs (logprob mode), else
+    the sampled-mode settings (``top_k`` already checked)."""
+    temperature = P.number(temperature, "temperature", 0.0, error=_E)
+    top_p = P.number(top_p, "top_p", 0.0, 1.0, low_open=True, error=_E)
+    frequency_penalty = P.number(frequency_penalty, "frequency_penalty", -2.0, 2.0, error=_E)
+    max_tokens = P.integer(max_tokens, "max_tokens", 1, error=_E)
+    if mode == "logprob":
+        return GenerateConfig(logprobs=True, top_logprobs=20, max_tokens=1, temperature=0.0)
+    return GenerateConfig(temperature=temperature, top_p=top_p, frequency_penalty=frequency_penalty,
+                          max_tokens=max_tokens, top_k=top_k)
+
+
+def _question_samples(qs: list[Any], tmpl: Any) -> list[Sample]:
+    """One sample per question: the multiple-choice messages."""
+    return [Sample(id=q.id, input=mcq_messages(q.context, q.option_a, q.option_b, tmpl),
+                   metadata={**q.metadata(), "context": q.context}) for q in qs]
+
+
+def _template_samples(qs: list[Any], n_epochs: int) -> list[Sample]:
+    """One sample per template (``unit=template``): its questions, each answered in ``n_epochs`` option orders."""
+    by_t: dict[str, list[Any]] = {}
+    for q in qs:
+        by_t.setdefault(q.template_id, []).append(q)
+    return [Sample(id=tid, input=f"DBB template {tid}: {len(group)} questions x {n_epochs} option orders",
+                   metadata={"template_id": tid, "concept_a": group[0].concept_a, "concept_b": group[0].concept_b,
+                             N_TEXTS_METADATA: len(group) * n_epochs,
+                             C.META_MCQ_QUESTIONS: [{"id": q.id, "context": q.context, "option_a": q.option_a,
+                                                     "option_b": q.option_b} for q in group]})
+            for tid, group in by_t.items()]
+
+
 @task(
     description='DBB multiple choice: does the choice between a stereotypical and a contrasting option change with the described identity? S = |P1(A) - P2(A)| per test instance; `stereoprobe dbb`',
     tags=['social_bias', 'multiple_choice', 'dbb'],
@@ -120,41 +153,21 @@ def dbb(
     if mode == "sampled" and n_epochs < 10:
         raise Q.D.DBBDataError(f"epochs: sampled mode needs at least 10 epochs per question (paper §5), "
                                f"got {n_epochs}")
-    temperature = P.number(temperature, "temperature", 0.0, error=_E)
-    top_p = P.number(top_p, "top_p", 0.0, 1.0, low_open=True, error=_E)
-    frequency_penalty = P.number(frequency_penalty, "frequency_penalty", -2.0, 2.0, error=_E)
-    max_tokens = P.integer(max_tokens, "max_tokens", 1, error=_E)
     top_k = P.top_k(top_k, error=_E)  # 0 or none: no top-k (None: not sent, so neutral on every provider)
+    config = _mcq_config(mode, temperature, top_p, frequency_penalty, max_tokens, top_k)
     threshold = P.number(threshold, "threshold", 0.0, 100.0, error=_E)
     names = Q.name_source(source, names)
     _, qs = Q.select_questions(source, faithful, seed, categories, limit_templates, templates, names)
     system_message = P.boolean(system_message, "system_message", error=_E)
-    tmpl = mcq_template(system_message)
-    samples = [
-        Sample(id=q.id, input=mcq_messages(q.context, q.option_a, q.option_b, tmpl),
-               metadata={**q.metadata(), "context": q.context})
-        for q in qs
-    ]
-    if mode == "logprob":
-        config = GenerateConfig(logprobs=True, top_logprobs=20, max_tokens=1, temperature=0.0)
-    else:
-        config = GenerateConfig(temperature=temperature, top_p=top_p, frequency_penalty=frequency_penalty,
-                                max_tokens=max_tokens, top_k=top_k)
-    solver = dbb_mcq_solver(mode=mode, option_order=option_order, seed=int(seed), system_message=system_message)
-    task_epochs = n_epochs
     if unit == "template":
-        by_t: dict[str, list[Any]] = {}
-        for q in qs:
-            by_t.setdefault(q.template_id, []).append(q)
-        samples = [Sample(id=tid, input=f"DBB template {tid}: {len(group)} questions x {n_epochs} option orders",
-                          metadata={"template_id": tid, "concept_a": group[0].concept_a,
-                                    "concept_b": group[0].concept_b, N_TEXTS_METADATA: len(group) * n_epochs,
-                                    C.META_MCQ_QUESTIONS: [{"id": q.id, "context": q.context, "option_a": q.option_a,
-                                                       "option_b": q.option_b} for q in group]})
-                   for tid, group in by_t.items()]
+        samples = _template_samples(qs, n_epochs)
         solver = dbb_mcq_group_solver(option_order=option_order, seed=int(seed), epochs=n_epochs,
                                       system_message=system_message)
         task_epochs = 1
+    else:
+        samples = _question_samples(qs, mcq_template(system_message))
+        solver = dbb_mcq_solver(mode=mode, option_order=option_order, seed=int(seed), system_message=system_message)
+        task_epochs = n_epochs
     # inspect eval --epochs replaces the task's epochs: refused where questions could not be complete
     why = (f"each question needs its -T epochs={n_epochs} answers; sampled mode at least 10, paper §5"
            if unit == "question" else "-T unit=template answers every option order inside one sample; use -T epochs")
