@@ -112,20 +112,29 @@ def _from_pretrained(model_name: str, device: str, dtype: torch.dtype, kind: str
         source = str(default_model_dir())
     else:
         source = model_name
+    from stereoprobe.errors import one_line
+    from stereoprobe.providers.validation import ModelArgError
+
     try:
         config = AutoConfig.from_pretrained(source, **load_kwargs)
     except (OSError, ValueError) as ex:
         offline = os.environ.get("HF_HUB_OFFLINE") == "1"
-        raise ValueError(
+        raise ModelArgError(
             f"transformers provider: cannot load model {model_name!r}: it is neither a local model folder nor a "
             f"model id found on the Hugging Face hub{' cache (HF_HUB_OFFLINE=1)' if offline else ''}. "
-            f"Use transformers/default for the bundled model. ({type(ex).__name__}: {str(ex).splitlines()[0]})"
+            f"Use transformers/default for the bundled model. ({type(ex).__name__}: {one_line(ex)[:300]})"
         ) from ex
     kind = kind or model_kind(config)
     if kind not in {"causal", "masked", "seq2seq"}:
         raise ValueError(f"transformers provider: kind must be causal, masked or seq2seq, got {kind!r}")
     loader = {"causal": AutoModelForCausalLM, "masked": AutoModelForMaskedLM, "seq2seq": AutoModelForSeq2SeqLM}[kind]
-    tokenizer = AutoTokenizer.from_pretrained(tokenizer_id or source, **{k: v for k, v in load_kwargs.items() if k != "attn_implementation"})
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(tokenizer_id or source,
+                                                  **{k: v for k, v in load_kwargs.items() if k != "attn_implementation"})
+    except (OSError, ValueError) as ex:
+        raise ModelArgError(f"transformers provider: cannot load the tokenizer {tokenizer_id or model_name!r}"
+                            f"{' (-M tokenizer)' if tokenizer_id else ''}: {type(ex).__name__}: {one_line(ex)[:300]}"
+                            ) from ex
     model = loader.from_pretrained(source, dtype=dtype, **load_kwargs)
     model.to(device)
     model.eval()

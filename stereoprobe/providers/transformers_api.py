@@ -34,7 +34,6 @@ import threading
 import time
 import uuid
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from inspect_ai.model import (
@@ -64,7 +63,8 @@ from stereoprobe.providers.scoring import CausalScorer, TokenScores, masked_pll,
 from stereoprobe.providers.settings import check_config, check_scoring_input
 from stereoprobe.providers.structured import SchemaLogitsProcessor, compiled_grammar, require_xgrammar
 from stereoprobe.providers.text_batches import prepare_items, results_output
-from stereoprobe.providers.validation import ModelArgError, check_generate_config, model_int, strict_bool, top_k_arg
+from stereoprobe.providers.validation import (ModelArgError, chat_template_text, check_generate_config, model_int,
+                                              strict_bool, top_k_arg)
 
 __all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_NAME", "TransformersAPI", "compiled_grammar", "context_window", "load",
            "model_kind", "pick_device", "pick_dtype"]
@@ -81,7 +81,7 @@ class TransformersAPI(ModelAPI):
     false), ``kind`` (causal/masked/seq2seq, detected), ``tokenizer`` (path or id), ``chat_template`` (a
     Jinja string or a file), ``mlm_max_length`` (truncate masked-LM inputs, e.g. 22 as lmppl),
     ``batch_invariant`` (fixed micro-batch shapes, :mod:`.microbatch`; default auto = on for CUDA),
-    ``microbatch_tokens`` (their padded tokens, default 8192), ``continuous_batching`` (transformers'
+    ``microbatch_tokens`` (their padded tokens, default 4096), ``continuous_batching`` (transformers'
     ``generate_batch`` for plain requests, :mod:`.generation_batching`; default auto = on for CUDA),
     ``repetition_penalty`` (transformers' own, default 1.0 = none), ``top_k`` (when a request sets none;
     default ``none`` = no top-k),
@@ -127,6 +127,7 @@ class TransformersAPI(ModelAPI):
         check_generate_config(config)  # --top-p, --seed, ... of the command line
         tokenizer_id = args.pop("tokenizer", None)
         chat_template = args.pop("chat_template", None)
+        chat_template = chat_template_text(chat_template) if chat_template else None  # checked before loading
         load_kwargs = {k: args.pop(k) for k in ("revision", "trust_remote_code", "attn_implementation") if k in args}
         if "trust_remote_code" in load_kwargs:
             load_kwargs["trust_remote_code"] = strict_bool(load_kwargs["trust_remote_code"], "trust_remote_code",
@@ -143,9 +144,8 @@ class TransformersAPI(ModelAPI):
         if chat_template:
             import copy
 
-            path = Path(chat_template)
             self.tokenizer = copy.deepcopy(self.tokenizer)  # the loaded tokenizer is shared with other instances
-            self.tokenizer.chat_template = path.read_text() if path.is_file() else chat_template
+            self.tokenizer.chat_template = chat_template
         tok = self.tokenizer
         prefix_ids = [tok.bos_token_id, tok.eos_token_id, getattr(tok, "cls_token_id", None)]
         self.prefix_token_id = next((int(t) for t in prefix_ids if t is not None), None)

@@ -12,14 +12,15 @@ shows the line without a traceback.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from inspect_ai.model import GenerateConfig
 
 from stereoprobe import params as P
 
-__all__ = ["GenerationSettingError", "ModelArgError", "check_device", "check_generate_config", "model_int",
-           "strict_bool", "top_k_arg"]
+__all__ = ["GenerationSettingError", "ModelArgError", "chat_template_text", "check_device", "check_generate_config",
+           "model_int", "strict_bool", "top_k_arg"]
 
 SEED_MAX = 2**64 - 1  # torch.manual_seed's range (non-negative part)
 DEVICE = re.compile(r"(cpu|cuda|mps)(?::([0-9]+))?")
@@ -63,6 +64,25 @@ def model_int(value: Any, name: str, minimum: int, *, auto: bool = False) -> int
 def top_k_arg(value: Any) -> int | None:
     """``-M top_k``: an integer >= 1, or ``none``/``0`` for no top-k (None)."""
     return P.top_k(value, error=ModelArgError)
+
+
+def chat_template_text(value: Any) -> str:
+    """``-M chat_template``: a Jinja template (it holds ``{{`` or ``{%``) or the path of a file holding one; a
+    path that does not exist is an error (it would otherwise become the template's literal text)."""
+    text = str(value)
+    if "{{" in text or "{%" in text:
+        return text
+    path = Path(text).expanduser()
+    if not path.is_file():
+        P.fail("chat_template", value, "a Jinja template (with {{ or {%) or an existing file", ModelArgError)
+    try:
+        content = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as ex:
+        raise ModelArgError(f"transformers provider: model argument chat_template: cannot read {path}: "
+                            f"{type(ex).__name__}: {ex}") from None
+    if "{{" not in content and "{%" not in content:
+        P.fail("chat_template", value, "a file holding a Jinja template (with {{ or {%)", ModelArgError)
+    return content
 
 
 def check_device(requested: Any) -> str | None:

@@ -196,3 +196,30 @@ def test_every_task_converts_construction_errors():
             fn = getattr(fn, "__wrapped__", None)
         assert any(getattr(f, "__one_line_errors__", False) for f in chain), registry_info(t).name
         assert pyinspect.signature(t).parameters  # the task's own parameters are still visible
+
+
+def test_chat_template_path_that_does_not_exist_is_refused(tiny_models, tmp_path):
+    """A mistyped template file would otherwise become the template's literal text (every prompt rendered as
+    the file name), silently."""
+    folder = tiny_models["llama"]
+    with pytest.raises(ModelArgError, match="chat_template must be a Jinja template .* or an existing file"):
+        get_model(f"transformers/{folder}", device="cpu", memoize=False, chat_template=str(tmp_path / "chat.jinja"))
+    plain = tmp_path / "plain.txt"
+    plain.write_text("no template here")
+    with pytest.raises(ModelArgError, match="a file holding a Jinja template"):
+        get_model(f"transformers/{folder}", device="cpu", memoize=False, chat_template=str(plain))
+    good = tmp_path / "good.jinja"
+    good.write_text(TEMPLATE)
+    from_file = get_model(f"transformers/{folder}", device="cpu", memoize=False, chat_template=str(good))
+    inline = get_model(f"transformers/{folder}", device="cpu", memoize=False, chat_template=TEMPLATE)
+    assert from_file.api.tokenizer.chat_template == inline.api.tokenizer.chat_template == TEMPLATE
+
+
+def test_unknown_model_and_tokenizer_are_one_line(tiny_models, tmp_path):
+    with pytest.raises(ModelArgError) as model:
+        get_model(f"transformers/{tmp_path / 'no-such-model'}", device="cpu", memoize=False)
+    assert "cannot load model" in _one_line(model.value)
+    with pytest.raises(ModelArgError) as tokenizer:
+        get_model(f"transformers/{tiny_models['llama']}", device="cpu", memoize=False,
+                  tokenizer=str(tmp_path / "no-such-tokenizer"))
+    assert "cannot load the tokenizer" in _one_line(tokenizer.value) and "(-M tokenizer)" in str(tokenizer.value)
