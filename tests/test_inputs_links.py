@@ -36,13 +36,21 @@ def test_a_linked_subfolder_of_logs_is_followed(real_log, tmp_path):
     assert sum(1 for _ in iter_samples([root], "tiny", stats=stats)) == 3 and stats.samples == 3
 
 
-def test_a_link_loop_ends_and_counts_each_log_once(real_log, tmp_path):
+def test_a_second_link_to_a_folder_counts_each_log_once(real_log, tmp_path):
     root = tmp_path / "logs"
     _copy(real_log, root / "a" / "run.eval")
-    os.symlink(root, root / "a" / "back_to_top")  # a loop
     os.symlink(root / "a", root / "again")  # a second way into a folder already walked
     found = find_logs([root])
     assert len(found) == 1 and found[0].name == "run.eval"
+
+
+@pytest.mark.parametrize("target", ["top", "root"])
+def test_a_link_loop_is_one_line_naming_the_link(real_log, tmp_path, target):
+    root = tmp_path / "logs"
+    _copy(real_log, root / "a" / "run.eval")
+    os.symlink(root if target == "top" else "/", root / "a" / "back")  # a loop; "/" holds every folder
+    with pytest.raises(InputError, match=r"a/back: a symbolic link to .*, a folder holding it \(a loop\)"):
+        find_logs([root])
 
 
 def test_a_link_to_nothing_is_one_line_naming_it(real_log, tmp_path):

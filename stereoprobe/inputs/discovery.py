@@ -46,22 +46,32 @@ def _is_log_candidate(path: Path) -> bool:
 
 def walk_files(folder: Path) -> list[Path]:
     """Every file below ``folder`` (sorted), dot files and dot folders left out. Symbolic links to folders are
-    followed, each real folder walked once (a link back to a folder above, a loop, is not walked again; a
-    second link to a folder already walked adds nothing). A subfolder that cannot be listed, and a symbolic
-    link whose target does not exist, are an :class:`InputError` naming it (never skipped without a word)."""
+    followed, each real folder walked once (a second link to a folder already walked adds nothing). A link to
+    a folder that holds the one being walked (a loop, or a link to ``/``) is an :class:`InputError` naming the
+    link, as are a subfolder that cannot be listed and a link whose target does not exist (never skipped
+    without a word)."""
     found: list[Path] = []
     walked: set[str] = set()
 
     def fail(exc: OSError) -> None:
         raise InputError(f"{exc.filename}: folder cannot be read ({exc.strerror})")
 
+    def above(link: str, real: str) -> bool:  # the link's target holds the folder it sits in
+        target = os.path.realpath(link)
+        return real == target or real.startswith(target.rstrip(os.sep) + os.sep)
+
     for root, dirs, files in os.walk(folder, onerror=fail, followlinks=True):
         real = os.path.realpath(root)
-        if real in walked:  # a loop, or a folder reached twice through links: its files are already found
+        if real in walked:  # a folder reached twice through links: its files are already found
             dirs[:] = []
             continue
         walked.add(real)
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for d in dirs:
+            link = os.path.join(root, d)
+            if os.path.islink(link) and above(link, real):
+                raise InputError(f"{link}: a symbolic link to {os.readlink(link)!r}, a folder holding it (a loop); "
+                                 "remove the link or give its target as an input")
         for name in files:
             if name.startswith("."):
                 continue

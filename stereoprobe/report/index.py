@@ -4,7 +4,10 @@
 ``run_info.json`` its post-processing command wrote (:mod:`stereoprobe.report.run_info`); where there is
 none, the probe is the registered probe whose marker tables the folder holds (:mod:`stereoprobe.probes`), the
 models come from a ``model`` column of the folder's tables and the date from the report file. Reports are
-listed probe by probe, in the registered probes' display order (unknown folders last).
+listed probe by probe, in the registered probes' display order (the reference's paper-vs-stereoprobe
+comparison first, unknown folders last), each with its headline figures read from the tables it wrote
+(:mod:`stereoprobe.report.headlines`); a report built from demo settings is marked DEMO and puts the DEMO
+banner on the page (:mod:`stereoprobe.report.demo`).
 
 Only what lies inside DIR is listed: a report or table that is a symbolic link to a file outside DIR (``/``,
 ``/etc/passwd``), or that sits in a linked folder outside it, is left out. ``DIR/index.html`` is replaced only
@@ -117,7 +120,7 @@ def probe_of(name: object, tables: list[Path]) -> ProbeDescriptor | None:
     return None
 
 
-def report_info(report: Path, tables: list[Path]) -> dict[str, object]:
+def report_info(report: Path, tables: list[Path], root: Path | None = None) -> dict[str, object]:
     """Probe, models, date and settings of one report (``run_info.json`` first, then the tables); ``order``
     sorts the reports probe by probe."""
     info = read_run_info(report.parent)
@@ -126,8 +129,14 @@ def report_info(report: Path, tables: list[Path]) -> dict[str, object]:
     if not created:
         created = _dt.datetime.fromtimestamp(report.stat().st_mtime, _dt.timezone.utc).replace(microsecond=0).isoformat()
     probe = probe_of(info["probe"], tables)
+    from stereoprobe.report.demo import demo_reason
+    from stereoprobe.report.headlines import headline_text
+
+    # the paper-vs-stereoprobe comparison leads the reference output's index
+    order = -1 if info["probe"] == "reference" else probe.order if probe else 10**6
     return {"probe": probe.title if probe else (info["probe"] or report.parent.name), "models": models,
-            "created": created, "settings": info["settings"], "order": probe.order if probe else 10**6}
+            "created": created, "settings": info["settings"], "order": order,
+            "headline": headline_text(report.parent, root), "demo": demo_reason(info["raw"])}
 
 
 def _settings_html(settings: dict[str, object]) -> str:
@@ -169,7 +178,7 @@ def build_index(root: Path) -> Path:
         raise InputError(f"index: no HTML report found under {root}; run the probes' post-processing first")
     section = Section("Reports", anchor="reports")
     rows = []
-    infos = [(report, tables, report_info(report, tables)) for report, tables in reports]
+    infos = [(report, tables, report_info(report, tables, root)) for report, tables in reports]
     infos.sort(key=lambda x: (x[2]["order"], x[0].relative_to(root).as_posix()))  # type: ignore[operator]
     for report, tables, info in infos:
         rel = report.relative_to(root).as_posix()
@@ -180,14 +189,16 @@ def build_index(root: Path) -> Path:
         rows.append(
             "<tr>"
             f'<td><a href="{html.escape(rel, quote=True)}">{_breakable(rel)}</a></td>'
-            f"<td>{html.escape(str(info['probe']))}</td>"
+            f"<td>{html.escape(str(info['probe']))}{' <b>DEMO</b>' if info['demo'] else ''}</td>"
+            f"<td>{html.escape(str(info['headline']))}</td>"
             f"<td>{html.escape(', '.join(models)) if models else MISSING}</td>"
             f"<td>{html.escape(str(info['created']))}</td>"
             f"<td>{_settings_html(settings)}</td>"
             f"<td>{_tables_html(tables, root)}</td>"
             "</tr>"
         )
-    head = "".join(f'<th class="sortkey">{h}</th>' for h in ("report", "probe", "models", "date (UTC)", "settings", "tables"))
+    head = "".join(f'<th class="sortkey">{h}</th>' for h in ("report", "probe", "headline figures", "models",
+                                                             "date (UTC)", "settings", "tables"))
     section.raw(
         '<div class="table-wrap" style="max-height:none">'  # the landing table is not capped to a scroll box
         f'<table id="index-reports" class="sortable"><thead><tr>{head}</tr></thead>'
@@ -196,7 +207,8 @@ def build_index(root: Path) -> Path:
     if not any(t for _, t in reports):
         section.raw(empty_note("No table files (CSV or Parquet) sit beside these reports."))
     page = root / INDEX
-    text = render_report(f"stereoprobe results — {root.name}", [section], None, True)
+    demo = next((str(i["demo"]) for _, _, i in infos if i["demo"]), None)  # any demo report: the page says so
+    text = render_report(f"stereoprobe results — {root.name}", [section], None, True, demo)
     text = text.replace("<meta charset='utf-8'>", f"<meta charset='utf-8'>{MARKER}", 1)
     with atomic_output_file(page, inputs=[]) as tmp:
         tmp.write_text(text, encoding="utf-8")

@@ -1,0 +1,69 @@
+"""The index page shows each report's headline figures, read from the tables it wrote, leads with the
+reference's paper-vs-stereoprobe comparison, and says DEMO when a report was built from demo settings (issue
+29.9, 29.5). Figures are checked against the tables written here by hand."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from stereoprobe.report.headlines import headline_text
+from stereoprobe.report.index import build_index
+from stereoprobe.tables import write_table
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
+from leaderboard.conftest import dbb_folder  # noqa: E402
+
+
+def _report(folder: Path, probe: str, model: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "report.html").write_text("<html><body>report</body></html>", encoding="utf-8")
+    (folder / "run_info.json").write_text(json.dumps({"probe": probe, "models": [model],
+                                                      "runs": [{"model": model, "model_roles": {}}]}),
+                                          encoding="utf-8")
+
+
+def _results(tmp_path: Path, model: str) -> Path:
+    root = tmp_path / "results"
+    s = np.array([30.0, 5.0, 25.0, 0.0, 40.0, 10.0, 22.0, 1.0, 2.0, 3.0])  # 4 instances with S >= 20
+    _report(dbb_folder(root, {model: s}), "dbb", model)
+    ref = root / "reference"
+    write_table(pd.DataFrame({"figure": ["T3"] * 4, "item": list("abcd"), "paper": ["1"] * 4,
+                              "stereoprobe": ["1"] * 4, "verdict": ["reproduced exactly", "reproduced exactly",
+                                                                     "within 0.01", "differs"],
+                              "reason": [""] * 4}), ref, "comparison")
+    _report(ref, "reference", "Llama-3-8B")
+    return root
+
+
+def test_index_shows_headline_figures_and_the_reference_first(tmp_path):
+    root = _results(tmp_path, "openai/gpt-4o")
+    page = build_index(root).read_text(encoding="utf-8")
+    rows = page[page.index("<tbody>"):page.index("</tbody>")].split("<tr>")[1:]
+    assert "reference/report.html" in rows[0] and "dbb/report.html" in rows[1]  # the comparison leads
+    assert ("paper vs stereoprobe: 4 printed items, 2 reproduced exactly, 1 within the stated tolerance, 1 differ, "
+            "0 not run") in rows[0]
+    # the DBB ALL row as written: 4 biased instances [3, 5], mean S of them (30+25+40+22)/4 = 29.25 [20, 40]
+    assert "openai/gpt-4o: " in rows[1] and "4 [3, 5]" in rows[1] and "29.2 [20, 40]" in rows[1]
+    assert 'class="demo-banner"' not in page and "<b>DEMO</b>" not in page
+
+
+def test_index_of_a_demo_says_demo(tmp_path):
+    root = _results(tmp_path, "transformers/default")
+    page = build_index(root).read_text(encoding="utf-8")
+    assert 'class="demo-banner"' in page and "<b>DEMO</b>" in page
+
+
+def test_headline_of_a_leaderboard_folder_and_of_an_unreadable_one(tmp_path):
+    lb = tmp_path / "lb"
+    write_table(pd.DataFrame({"model": ["a", "b", "c"]}), lb, "leaderboard")
+    write_table(pd.DataFrame({"p_value": [0.001, 0.5, float("nan")], "q_value": [0.002, 0.5, float("nan")]}), lb,
+                "pairwise")
+    assert headline_text(lb) == "3 models compared; 1 of 2 paired differences with q < 0.05"
+    other = tmp_path / "other"
+    other.mkdir()
+    assert headline_text(other).startswith("no headline figures (")
