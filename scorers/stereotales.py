@@ -60,6 +60,7 @@ from stereoprobe.stereotales.extraction.parsing import (
     parse_refusal,
 )
 from stereoprobe.stereotales.extraction.role_calls import ask, cache_policy, role_call_settings
+from stereoprobe.stereotales.run_settings import check_run_config
 from stereoprobe.stereotales.taxonomy.files import TaxonomyError
 
 __all__ = [
@@ -424,6 +425,8 @@ def stereotales_extraction(
     _check_options(consensus, extraction_prompt, refusal_failure, refusal_character, min_extractors, refusal_votes,
                    role_prompts, role_settings)
     tax = load_taxonomy(taxonomy, verify=bool(verify_seeds))
+    if role_settings == "upstream":  # the roles' published settings: read the pinned file now, not per sample
+        check_run_config("or send only the role specs' settings with role_settings=none")
     fingerprint = tax.fingerprint()
     attributes = [a.key for a in tax.attributes]
     opts = _scorer_options(tax, consensus, extraction_prompt, structured_output, cache, min_extractors,

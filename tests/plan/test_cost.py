@@ -42,7 +42,8 @@ def test_readme_stereotales_ensemble_is_priced_in_full() -> None:
 
     roles = {"extractor": ["openai/gpt-5-nano", "google/gemini-2.5-flash-lite", "google/gemini-3.1-flash-lite-preview"],
              "refusal": ["openai/gpt-5-nano"]}
-    task = stereotales(languages="en", seeds="bundled", role_prompts="bundled", run_settings="none")
+    task = stereotales(languages="en", seeds="bundled", role_prompts="bundled", run_settings="none",
+                       role_settings="none")
     p = plan_task(task, model="openai/gpt-4o-mini", roles=roles, count=lambda t: 1)
     assert p.usd is not None and p.unpriced == [] and p.usd == p.usd_priced
 
@@ -66,7 +67,8 @@ def test_dollars_by_hand_with_an_unpriced_extractor() -> None:
     from stereoprobe.tasks.stereotales import stereotales
 
     # 1 token per prompt text; generator api/a; extractors api/a + acme/x (unpriced); refusal other/b
-    task = stereotales(languages="en", attributes="gender", seeds="bundled", role_prompts="bundled", run_settings="none")
+    task = stereotales(languages="en", attributes="gender", seeds="bundled", role_prompts="bundled", run_settings="none",
+                       role_settings="none")
     p = plan_task(task, model="api/a", prices=TABLE,
                   roles={"extractor": ["api/a", "acme/x"], "refusal": ["other/b"]}, count=lambda t: 1, today=TODAY)
     t = p.tokens_by_role

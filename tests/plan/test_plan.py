@@ -48,7 +48,8 @@ def test_stereotales_default_run_three_extractors_and_refusal(tmp_path, monkeypa
 def test_stereotales_default_roles_assumed_from_the_paper():
     from stereoprobe.tasks.stereotales import stereotales
 
-    p = plan_task(stereotales(languages="en", seeds="bundled", role_prompts="bundled", run_settings="none"),
+    p = plan_task(stereotales(languages="en", seeds="bundled", role_prompts="bundled", run_settings="none",
+                              role_settings="none"),
                   model="openai/gpt-4o-mini")
     assert p.items == 2_844 and p.model_calls == {"generator": 2_844, "refusal": 2_844, "extractor": 3 * 2_844}
     assert any("assumed 3" in n for n in p.notes)

@@ -35,8 +35,9 @@ DESCRIPTOR = register(ProbeDescriptor(
                                  default_roles={C.EXTRACTOR_ROLE: 3, C.REFUSAL_ROLE: 1},
                                  output_tokens={"generator": 350, C.REFUSAL_ROLE: 20, C.EXTRACTOR_ROLE: 250},
                                  role_prompt_tokens={C.REFUSAL_ROLE: 300, C.EXTRACTOR_ROLE: 900},
-                                 # our wording of the prompts and the base settings give the same counts without the upstream files
-                                 plan_args={"seeds": "bundled", "role_prompts": "bundled", "run_settings": "none"})},
+                                 # our wording and flare's base settings: the same counts without the upstream files
+                                 plan_args={"seeds": "bundled", "role_prompts": "bundled", "run_settings": "none",
+                                            "role_settings": "none"})},
     commands=("stereoprobe.cli.associations", "stereoprobe.cli.taxonomy"),
     listing="stereotales",
     order=10,
