@@ -58,9 +58,10 @@ demo: $(STAMP)
 	# Re-extract these logs with other models: see docs/stereotales.md ("Re-extracting an existing log").
 	rm -rf $(DEMO_LOGS)/stereotales
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/stereotales --model transformers/default \
-	  -T languages=en,fr -T limit=2 -T seeds=bundled -T role_prompts=bundled --max-tokens 64 \
-	  --model-role 'extractor={model: transformers/default, max_tokens: 400}' \
-	  --model-role 'refusal={model: transformers/default, max_tokens: 96}' \
+	  -T languages=en,fr -T limit=2 -T seeds=bundled -T role_prompts=bundled -T run_settings=none \
+	  -T role_settings=none --max-tokens 64 \
+	  --model-role 'extractor={model: transformers/default, max_tokens: 400, temperature: 0}' \
+	  --model-role 'refusal={model: transformers/default, max_tokens: 96, temperature: 0}' \
 	  --log-dir $(DEMO_LOGS)/stereotales --display $(DEMO_DISPLAY)
 	# StereoTales association mining of the demo logs -> $(DEMO_OUT)/stereotales/ (tables + report.html).
 	# DEMO SETTINGS for a handful of stories: --min-row-sum 1 and 20,000 Monte Carlo resamples instead of the
