@@ -94,8 +94,10 @@ class BusyMeter:
 
 
 def globalbias_end_to_end(model: Any, tokenizer: Any, args: Any, dtype: torch.dtype, plain_scores: Any,
-                          scorer_cls: Any) -> list[dict[str, Any]]:
-    """Rows for the end-to-end route and the provider-direct and plain-loop routes on the same tokens."""
+                          scorer_cls: Any, model_args: dict[str, Any] | None = None, suffix: str = "",
+                          baselines: bool = True) -> list[dict[str, Any]]:
+    """Rows for the end-to-end route and (``baselines``) the provider-direct and plain-loop routes on the same
+    tokens; ``model_args``: extra ``-M`` settings of the provider, ``suffix`` appended to the route names."""
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
 
@@ -108,7 +110,8 @@ def globalbias_end_to_end(model: Any, tokenizer: Any, args: Any, dtype: torch.dt
     seqs = [list(tokenizer(t, add_special_tokens=True).input_ids) for t in texts]
     n_tok = sum(map(len, seqs))
     name = register(model, tokenizer, args.device, dtype, "gpu-throughput-e2e-llama")
-    m = get_model(name, device=args.device, dtype=str(dtype).removeprefix("torch."), memoize=False)
+    m = get_model(name, device=args.device, dtype=str(dtype).removeprefix("torch."), memoize=False,
+                  **(model_args or {}))
     work = Path(tempfile.mkdtemp(prefix="gpu-e2e-"))
     rows: list[dict[str, Any]] = []
 
@@ -129,17 +132,22 @@ def globalbias_end_to_end(model: Any, tokenizer: Any, args: Any, dtype: torch.dt
         stereoprobe_main(["--quiet", "globalbias", str(work / "logs"), "--out", str(work / "out")])
         post = time.perf_counter() - t0
         busy, how = meter.share
-        rows.append(row("inspect_eval", meter.wall, gpu_busy_share=busy, gpu_busy_measure=how,
-                        post_processing_seconds=post, batch_tokens=m.api.batch_tokens))
+        shape = m.api.shape
+        rows.append(row("inspect_eval" + suffix, meter.wall, gpu_busy_share=busy, gpu_busy_measure=how,
+                        post_processing_seconds=post, batch_tokens=m.api.batch_tokens,
+                        fixed_shapes=None if shape is None else shape.tokens))
         scorer = scorer_cls(model, pad_id=int(m.api.pad_id))
         sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
         sync()
         t0 = time.perf_counter()
         for k, g in enumerate(groups):  # the provider's scorer, one request per sample as inspect sends them
             start = sum(map(len, groups[:k]))
-            scorer.score(seqs[start : start + len(g)], None, True, groups=[0] * len(g), max_tokens=m.api.batch_tokens)
+            scorer.score(seqs[start : start + len(g)], None, True, groups=[0] * len(g), max_tokens=m.api.batch_tokens,
+                         shape=shape)
         sync()
-        rows.append(row("provider_direct", time.perf_counter() - t0))
+        rows.append(row("provider_direct" + suffix, time.perf_counter() - t0))
+        if not baselines:
+            return rows
         t0 = time.perf_counter()
         plain_scores(model, seqs, args.gb_batch, int(m.api.pad_id))
         sync()
@@ -149,9 +157,10 @@ def globalbias_end_to_end(model: Any, tokenizer: Any, args: Any, dtype: torch.dt
     return rows
 
 
-def batch_stability(model: Any, tokenizer: Any, groups: list[list[str]], args: Any, dtype: torch.dtype
-                    ) -> dict[str, Any]:
-    """Per-text sums of the same grouped requests at batch sizes 64, 512 and auto (concurrent requests)."""
+def batch_stability(model: Any, tokenizer: Any, groups: list[list[str]], args: Any, dtype: torch.dtype,
+                    model_args: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Per-text sums of the same grouped requests at batch sizes 64, 512 and auto (concurrent requests);
+    ``model_args``: extra ``-M`` settings (e.g. ``batch_invariant=false``)."""
     from inspect_ai.model import ChatMessageUser, GenerateConfig, get_model
 
     from stereoprobe.likelihood import RESULTS_KEY, SUM_LOGPROB, TEXTS_KEY
@@ -161,7 +170,7 @@ def batch_stability(model: Any, tokenizer: Any, groups: list[list[str]], args: A
     sums: dict[str, list[float]] = {}
     for label, size in (("64", 64), ("512", 512), ("auto", None)):
         m = get_model(name, device=args.device, dtype=str(dtype).removeprefix("torch."), batch_size=size,
-                      memoize=False)
+                      memoize=False, **(model_args or {}))
 
         async def run() -> list[Any]:
             msgs = [ChatMessageUser(content="texts", metadata={TEXTS_KEY: [
@@ -170,7 +179,8 @@ def batch_stability(model: Any, tokenizer: Any, groups: list[list[str]], args: A
 
         sums[label] = [x for o in asyncio.run(run()) for x in o.metadata[RESULTS_KEY][SUM_LOGPROB]]
     ref = sums["64"]
-    return {"dtype": str(dtype).removeprefix("torch."), "texts": len(ref),
+    return {"dtype": str(dtype).removeprefix("torch."), "texts": len(ref), "model_args": dict(model_args or {}),
+            "fixed_shapes": None if m.api.shape is None else m.api.shape.tokens,
             "identical": {k: v == ref for k, v in sums.items()},
             "max_abs_diff_per_text_sum": {k: max(abs(a - b) for a, b in zip(v, ref)) for k, v in sums.items()}}
 
@@ -190,10 +200,15 @@ def generation(model: Any, tokenizer: Any, args: Any, dtype: torch.dtype) -> lis
     m = get_model(name, device=args.device, dtype=str(dtype).removeprefix("torch."), memoize=False)
     config = GenerateConfig(max_tokens=new, temperature=1.0)
     sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
+    batches: list[int] = []  # the worker's generation batches (requests each)
+    run_generate = m.api._run_generate
+    m.api._run_generate = lambda reqs: (batches.append(len(reqs)), run_generate(reqs))[1]
 
-    async def run() -> list[Any]:
-        return list(await asyncio.gather(*(m.generate([ChatMessageUser(content=p)], config=config) for p in prompts)))
+    async def run(texts: list[str] = prompts, cfg: GenerateConfig = config) -> list[Any]:
+        return list(await asyncio.gather(*(m.generate([ChatMessageUser(content=p)], config=cfg) for p in texts)))
 
+    asyncio.run(run(prompts[:2], GenerateConfig(max_tokens=4, temperature=1.0)))  # warm-up (kernels, allocator)
+    batches.clear()
     sync()
     t0 = time.perf_counter()
     outs = asyncio.run(run())
@@ -224,6 +239,7 @@ def generation(model: Any, tokenizer: Any, args: Any, dtype: torch.dtype) -> lis
     t_plain = time.perf_counter() - t0
     base = {"workload": "generation", "texts": len(prompts), "max_new_tokens": new}
     return [{**base, "route": "provider", "seconds": t_prov, "generated_tokens": prov_tokens,
-             "tokens_per_s": prov_tokens / t_prov, "gen_batch_size": "auto"},
+             "tokens_per_s": prov_tokens / t_prov, "gen_batch_size": "auto", "worker_batches": batches,
+             "continuous_batching": bool(m.api.continuous_batching)},
             {**base, "route": "plain_generate", "seconds": t_plain, "generated_tokens": plain_tokens,
              "tokens_per_s": plain_tokens / t_plain, "gen_batch_size": args.gen_batch}]

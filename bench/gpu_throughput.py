@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import itertools
 import json
 import math
@@ -44,9 +45,11 @@ from typing import Any
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's stereoprobe, installed or not
+if importlib.util.find_spec("stereoprobe") is None:  # the repository's stereoprobe when none is installed
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/gpu_routes.py
+import gpu_e2e  # noqa: E402  (bench/gpu_e2e.py: no inspect at import)
 from stereoprobe.providers.scoring import CausalScorer  # noqa: E402  (pure torch; no inspect)
 
 FULL_GLOBALBIAS = 876_000
@@ -295,22 +298,105 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--gen-batch", type=int, default=None, help="batch of the plain generate loop")
     ap.add_argument("--stability-texts", type=int, default=None,
                     help="GlobalBias-shaped texts scored at batch 64, 512 and auto to compare the sums")
-    ap.add_argument("--skip", default="", help="comma-separated routes to skip: e2e, stability, generation")
+    ap.add_argument("--dbb-epochs", type=int, default=None,
+                    help="option-order epochs of the DBB logprob end-to-end route (bundled: 400 questions each)")
+    ap.add_argument("--dbb-sg-epochs", type=int, default=None,
+                    help="inspect epochs of the DBB-SG end-to-end route (bundled: 2,400 texts each)")
+    ap.add_argument("--dbb-templates", type=int, default=None,
+                    help="bundled DBB templates of the DBB end-to-end routes (default all 8; --tiny 1)")
+    ap.add_argument("--budget-s", type=float, default=None,
+                    help="wall-clock budget of the bench: routes that would start after it are skipped")
+    ap.add_argument("--skip", default="",
+                    help="comma-separated routes to skip: e2e, fixed_cost, dbb_e2e, stability, generation")
     ap.add_argument("--json", type=Path, default=None, help="write the results here")
     args = ap.parse_args(argv)
     small = args.tiny or args.quick
-    args.gb_sentences = args.gb_sentences or (600 if args.tiny else 24_000 if small else 120_000)
-    args.dbb_requests = args.dbb_requests or (40 if args.tiny else 2_000 if small else 10_000)
+    args.gb_sentences = args.gb_sentences or (600 if args.tiny else 12_000 if small else 120_000)
+    args.dbb_requests = args.dbb_requests or (40 if args.tiny else 1_000 if small else 10_000)
+    args.dbb_epochs = args.dbb_epochs or (2 if args.tiny else 8)
+    args.dbb_sg_epochs = args.dbb_sg_epochs or (1 if args.tiny else 4)
+    args.dbb_templates = args.dbb_templates or (1 if args.tiny else None)
+    args.budget_s = args.budget_s or (3600.0 if args.tiny else 230.0 if small else 1800.0)
     args.gb_batch = args.gb_batch or (64 if args.tiny else 512)
     args.dbb_batch = args.dbb_batch or (16 if args.tiny else 64)
     args.dtype = args.dtype or ("float32" if args.device == "cpu" else "bfloat16")
-    args.gb_descriptors = args.gb_descriptors or (16 if args.gb_source == "bundled" else 4 if args.tiny else 100)
+    args.gb_descriptors = args.gb_descriptors or (16 if args.gb_source == "bundled" else 4 if args.tiny
+                                                  else 40 if small else 100)
     args.gen_prompts = args.gen_prompts or (3 if args.tiny else 64 if small else 256)
     args.gen_tokens = args.gen_tokens or (6 if args.tiny else 300)
     args.gen_batch = args.gen_batch or (2 if args.tiny else 64)
-    args.stability_texts = args.stability_texts or (60 if args.tiny else 4_000)
+    args.stability_texts = args.stability_texts or (60 if args.tiny else 2_000)
     args.skip = {x.strip() for x in args.skip.split(",") if x.strip()}
     return args
+
+
+def run_routes(model: Any, tokenizer: Any, args: argparse.Namespace, dtype: torch.dtype, budget: Any,
+               save: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Every route, each under the budget (a failed or skipped route is recorded, the others still run);
+    ``save`` is called with the figures so far after each route."""
+    import gpu_routes
+
+    out: dict[str, Any] = {"rows": []}
+    gb = globalbias_texts(args.gb_sentences)
+    dbb = dbb_texts(args.dbb_requests, tokenizer)
+
+    def add_rows(name: str, fn: Callable[[], Any], need: float = 0.0) -> None:
+        rows = budget.run(name, fn, need)
+        out["rows"] += rows or []
+        save(out)
+
+    def add(key: str, fn: Callable[[], Any], need: float = 0.0) -> None:
+        res = budget.run(key, fn, need)
+        if res is not None:
+            out[key] = res
+        save(out)
+
+    add_rows("globalbias", lambda: measure("globalbias", model, tokenizer, gb, FULL_GLOBALBIAS, args, args.gb_batch,
+                                           dtype))
+    add_rows("dbb_logprob", lambda: measure("dbb_logprob", model, tokenizer, dbb, FULL_DBB_REQUESTS, args,
+                                            args.dbb_batch, dtype))
+    if args.no_inspect:
+        return out
+    reg, meter = gpu_routes.register, gpu_routes.BusyMeter
+    if "e2e" not in args.skip:
+        add_rows("globalbias_e2e", lambda: gpu_routes.globalbias_end_to_end(
+            model, tokenizer, args, dtype, plain_scores, CausalScorer), 30)
+    if "fixed_cost" not in args.skip and args.device.startswith("cuda"):  # the default has fixed shapes on CUDA
+        add_rows("globalbias_e2e_unfixed", lambda: gpu_routes.globalbias_end_to_end(
+            model, tokenizer, args, dtype, plain_scores, CausalScorer, {"batch_invariant": "false"}, "_unfixed",
+            baselines=False), 30)
+    if "dbb_e2e" not in args.skip:
+        add_rows("dbb_logprob_e2e", lambda: gpu_e2e.dbb_end_to_end(model, tokenizer, args, dtype, "logprob", meter,
+                                                                   reg), 15)
+        add_rows("dbb_sg_e2e", lambda: gpu_e2e.dbb_end_to_end(model, tokenizer, args, dtype, "sg", meter, reg), 15)
+    if "stability" not in args.skip:
+        groups = globalbias_texts(args.stability_texts)
+        add("batch_stability", lambda: gpu_routes.batch_stability(model, tokenizer, groups, args, dtype), 10)
+        add("batch_stability_unfixed", lambda: gpu_routes.batch_stability(
+            model, tokenizer, groups, args, dtype, {"batch_invariant": "false"}), 10)
+    if "generation" not in args.skip:
+        add("generation", lambda: gpu_routes.generation(model, tokenizer, args, dtype), 45)
+    if dtype == torch.float32:
+        out["float32_check"] = [{"workload": r["workload"], "texts": r["texts"],
+                                 "max_abs_diff_per_token": r["max_abs_diff_per_token"]}
+                                for r in out["rows"] if r["route"] == "provider"]
+        return out
+    add("float32_check", lambda: fp32_check(model, tokenizer, [("globalbias", gb), ("dbb_logprob", dbb)],
+                                            args.check_texts, min(args.dbb_batch, 16)), 10)
+    if "stability" not in args.skip and "float32_check" in out:  # the model is float32 now
+        groups = globalbias_texts(min(args.stability_texts, 1_000))
+        add("batch_stability_float32", lambda: gpu_routes.batch_stability(model, tokenizer, groups, args,
+                                                                           torch.float32), 10)
+    return out
+
+
+def fixed_shape_cost(rows: list[dict[str, Any]]) -> float | None:
+    """Throughput lost to fixed micro-batch shapes: 1 - (end-to-end rate, fixed) / (rate, not fixed)."""
+    fixed = next((r for r in rows if r["workload"] == "globalbias_e2e" and r["route"] == "inspect_eval"), None)
+    free = next((r for r in rows if r["workload"] == "globalbias_e2e" and r["route"] == "inspect_eval_unfixed"), None)
+    if fixed is None or free is None or fixed.get("fixed_shapes") is None:
+        return None
+    return 1.0 - fixed["texts_per_s"] / free["texts_per_s"]
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -319,71 +405,68 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     import transformers
 
+    budget = gpu_e2e.Budget(args.budget_s)
     dtype = getattr(torch, args.dtype)
-    tol = args.tolerance
     tokenizer = AutoTokenizer.from_pretrained(str(args.tokenizer))
     shape = TINY if args.tiny else LLAMA_8B
     if len(tokenizer) > shape["vocab_size"]:
         raise SystemExit(f"tokenizer has {len(tokenizer)} tokens, more than the model's {shape['vocab_size']}")
     model, t_build = timed(args.device, lambda: build_model(shape, args.device, dtype, args.seed))
-    gb = globalbias_texts(args.gb_sentences)
-    dbb = dbb_texts(args.dbb_requests, tokenizer)
-    rows = measure("globalbias", model, tokenizer, gb, FULL_GLOBALBIAS, args, args.gb_batch, dtype)
-    rows += measure("dbb_logprob", model, tokenizer, dbb, FULL_DBB_REQUESTS, args, args.dbb_batch, dtype)
-    extra: dict[str, Any] = {}
-    if not args.no_inspect:
-        import gpu_routes
-
-        if "e2e" not in args.skip:
-            rows += gpu_routes.globalbias_end_to_end(model, tokenizer, args, dtype, plain_scores, CausalScorer)
-        if "stability" not in args.skip:
-            extra["batch_stability"] = gpu_routes.batch_stability(
-                model, tokenizer, globalbias_texts(args.stability_texts), args, dtype)
-        if "generation" not in args.skip:
-            extra["generation"] = gpu_routes.generation(model, tokenizer, args, dtype)
-    if dtype == torch.float32:
-        check = [{"workload": r["workload"], "texts": r["texts"], "max_abs_diff_per_token": r["max_abs_diff_per_token"]}
-                 for r in rows if r["route"] == "provider"]
-    else:
-        check = fp32_check(model, tokenizer, [("globalbias", gb), ("dbb_logprob", dbb)], args.check_texts,
-                           min(args.dbb_batch, 16))
-    ok = all(c["max_abs_diff_per_token"] <= tol for c in check)
     device_name = torch.cuda.get_device_name(0) if args.device.startswith("cuda") else platform.processor() or "cpu"
-    result = {"device": device_name, "dtype": args.dtype, "model": "tiny Llama" if args.tiny else "Llama-3.1-8B shape",
-              "parameters": sum(p.numel() for p in model.parameters()), "build_seconds": t_build,
-              "torch": torch.__version__, "transformers": transformers.__version__, "tolerance": tol,
-              "agree": ok, "float32_check": check, "rows": rows, **extra,
-              "goals_minutes": {"globalbias_e2e": 4, "dbb_logprob": 4, "dbb_sg": 4}}
-    print(f"{result['model']} ({result['parameters'] / 1e9:.2f} B parameters, {args.dtype}) on {device_name}; "
-          f"torch {torch.__version__}, transformers {transformers.__version__}")
-    print(f"{'workload':<15} {'route':<15} {'texts':>7} {'tokens':>9} {'s':>7} {'texts/s':>9} {'tok/s':>10} "
+    result: dict[str, Any] = {
+        "device": device_name, "dtype": args.dtype, "model": "tiny Llama" if args.tiny else "Llama-3.1-8B shape",
+        "parameters": sum(p.numel() for p in model.parameters()), "build_seconds": t_build,
+        "torch": torch.__version__, "transformers": transformers.__version__, "tolerance": args.tolerance,
+        "goals_minutes": {"globalbias_e2e": 4, "dbb_logprob": 4, "dbb_sg": 4}}
+
+    def save(part: dict[str, Any]) -> None:
+        result.update(part)
+        result.update(bench_seconds=time.perf_counter() - budget.t0, skipped=budget.skipped, errors=budget.errors,
+                      route_seconds=budget.route_seconds)
+        if args.json:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(result, indent=2, default=str) + "\n")
+
+    save(run_routes(model, tokenizer, args, dtype, budget, save))
+    check = result.get("float32_check") or []
+    result["agree"] = bool(check) and all(c["max_abs_diff_per_token"] <= args.tolerance for c in check)
+    result["fixed_shape_cost"] = fixed_shape_cost(result["rows"])
+    save({})
+    report(result, args)
+    return result
+
+
+def report(result: dict[str, Any], args: argparse.Namespace) -> None:
+    """The table, the extra figures and one line per goal."""
+    print(f"{result['model']} ({result['parameters'] / 1e9:.2f} B parameters, {args.dtype}) on {result['device']}; "
+          f"torch {result['torch']}, transformers {result['transformers']}")
+    print(f"{'workload':<22} {'route':<22} {'texts':>7} {'tokens':>9} {'s':>7} {'texts/s':>9} {'tok/s':>10} "
           f"{'full run min':>12} {'max|Δ|/token':>13} {'max|Δ|/sum':>11}")
-    for r in rows:
+    for r in result["rows"]:
         dt = "" if r["max_abs_diff_per_token"] is None else f"{r['max_abs_diff_per_token']:.2e}"
         ds = "" if r["max_abs_diff_per_text_sum"] is None else f"{r['max_abs_diff_per_text_sum']:.2e}"
-        print(f"{r['workload']:<15} {r['route']:<15} {r['texts']:>7} {r['tokens']:>9} {r['seconds']:>7.2f} "
+        print(f"{r['workload']:<22} {r['route']:<22} {r['texts']:>7} {r['tokens']:>9} {r['seconds']:>7.2f} "
               f"{r['texts_per_s']:>9.1f} {r['tokens_per_s']:>10.0f} {r['projected_full_minutes']:>12.1f} "
               f"{dt:>13} {ds:>11}")
-    for c in check:
+        if "gpu_busy_share" in r:
+            print(f"    GPU busy {100 * r['gpu_busy_share']:.0f} % ({r['gpu_busy_measure']})"
+                  + (f"; stereoprobe globalbias {r['post_processing_seconds']:.1f} s" if "post_processing_seconds" in r
+                     else ""))
+    for c in result.get("float32_check") or []:
         print(f"float32 check, {c['workload']}: {c['texts']} texts, provider vs plain max |Δ| per token "
               f"{c['max_abs_diff_per_token']:.2e} nats")
-    for key, r in [(k, r) for k in ("e2e",) for r in rows if r["workload"] == "globalbias_e2e"]:
-        if "gpu_busy_share" in r:
-            print(f"end to end: GPU busy {100 * r['gpu_busy_share']:.0f} % of the eval ({r['gpu_busy_measure']}); "
-                  f"stereoprobe globalbias {r['post_processing_seconds']:.1f} s; token budget {r['batch_tokens']}")
-    if "batch_stability" in extra:
-        b = extra["batch_stability"]
-        print(f"batch stability ({b['dtype']}, {b['texts']} texts): identical to batch 64: {b['identical']}; "
-              f"max |Δ| per text sum: {b['max_abs_diff_per_text_sum']}")
-    for g in extra.get("generation", []):
+    for key in ("batch_stability", "batch_stability_unfixed", "batch_stability_float32"):
+        if key in result:
+            b = result[key]
+            print(f"{key} ({b['dtype']}, {b['texts']} texts, fixed shapes {b['fixed_shapes']}): identical to batch 64: "
+                  f"{b['identical']}; max |Δ| per text sum: {b['max_abs_diff_per_text_sum']}")
+    for g in result.get("generation", []):
         print(f"generation, {g['route']:<15} {g['texts']} stories x {g['max_new_tokens']} tokens: "
-              f"{g['generated_tokens']} tokens in {g['seconds']:.1f} s = {g['tokens_per_s']:.0f} tokens/s")
-    print(f"agreement within {tol:g} nats per token (float32): {'yes' if ok else 'NO'}; goals: GlobalBias 876,000 "
-          "sentences end to end <= 4 min; DBB 154,700 log-probability requests and DBB-SG <= 4 min each")
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
-    return result
+              f"{g['generated_tokens']} tokens in {g['seconds']:.1f} s = {g['tokens_per_s']:.0f} tokens/s"
+              + (f"; worker batches {g['worker_batches']}" if "worker_batches" in g else ""))
+    print(f"agreement within {args.tolerance:g} nats per token (float32): {'yes' if result['agree'] else 'NO'}; "
+          f"bench {result['bench_seconds']:.0f} s; skipped {result['skipped']}; errors {result['errors']}")
+    gpu_e2e.print_goals(result)
 
 
 if __name__ == "__main__":

@@ -33,9 +33,21 @@ from inspect_ai.model import (
 
 from stereoprobe.providers.planning import bucket_width
 
-__all__ = ["fast_generate", "next_token_logprobs"]
+__all__ = ["GATHER_TICK", "fast_generate", "gather_window", "next_token_logprobs"]
 
 MIN_ROWS = 16  # as the scorer: every product has at least this many rows (row-independent CPU kernels)
+GATHER_TICK = 0.003  # seconds between two looks at the queue while gathering a batch
+
+
+def gather_window(queue: list[Any]) -> tuple[float, float]:
+    """(settle, limit) seconds the worker waits for concurrent samples to join a batch: it takes the queue once
+    no request arrived for ``settle`` seconds, or after ``limit``. Scoring: one tick, at most 20 ms (a forward
+    pass is short, and the next round picks up late arrivals). Multi-token generation: 50 ms of quiet, at most
+    0.5 s, since a request that misses the batch waits for the whole generation (seconds) before it starts;
+    inspect's concurrent samples reach the provider over tens of milliseconds."""
+    if queue and queue[0].kind == "generate" and int(queue[0].payload.get("max_new_tokens", 1)) > 1:
+        return 0.05, 0.5
+    return GATHER_TICK, 0.02
 
 
 def _plain(s: dict[str, Any]) -> bool:

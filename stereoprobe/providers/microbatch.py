@@ -30,7 +30,7 @@ from typing import Any
 
 __all__ = ["FIXED_TOKENS", "PROJECT_ROWS", "MicroBatchShape", "auto_flag", "resolve_shape"]
 
-FIXED_TOKENS = 8192  # padded tokens of every fixed-shape forward pass (rows x (prefix width + width))
+FIXED_TOKENS = 4096  # padded tokens of every fixed-shape forward pass (rows x (prefix width + width))
 PROJECT_ROWS = 1024  # rows of every fixed-shape output-projection product
 
 

@@ -56,6 +56,7 @@ from stereoprobe import params as P
 from stereoprobe.providers.args import WorkerRequest
 from stereoprobe.providers.budget import MIN_TOKENS, free_memory, generation_rows, scoring_token_budget
 from stereoprobe.providers.generation import run_generate
+from stereoprobe.providers.generation_batching import GATHER_TICK, gather_window
 from stereoprobe.providers.microbatch import auto_flag, resolve_shape
 from stereoprobe.providers.loading import DEFAULT_NAME, context_window, load, model_kind, pick_device, pick_dtype
 from stereoprobe.providers.sampling import is_sampling
@@ -366,15 +367,17 @@ class TransformersAPI(ModelAPI):
                     if not self._queue:
                         self._worker = None
                         return
-            # let concurrent samples that are about to submit join this batch (≤ 20 ms)
-            waited, size = 0.0, -1
-            while waited < 0.02:
+            # let concurrent samples that are about to submit join this batch (.generation_batching.gather_window)
+            settle, limit = gather_window(self._queue)
+            waited, size, quiet = 0.0, -1, 0.0
+            while waited < limit:
                 with self._cv:
-                    if len(self._queue) == size:
-                        break
-                    size = len(self._queue)
-                time.sleep(0.003)
-                waited += 0.003
+                    grew, size = len(self._queue) != size, len(self._queue)
+                quiet = 0.0 if grew else quiet + GATHER_TICK
+                if quiet >= settle:
+                    break
+                time.sleep(GATHER_TICK)
+                waited += GATHER_TICK
             with self._cv:
                 batch = self._take()
             groups: dict[tuple[Any, ...], list[WorkerRequest]] = {}

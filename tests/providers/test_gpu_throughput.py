@@ -35,8 +35,15 @@ def test_tiny_run_agrees_and_writes_json(bench, tmp_path: Path) -> None:
 
     out = tmp_path / "gpu.json"
     res = bench.main(["--tokenizer", str(default_model_dir()), "--tiny", "--gb-sentences", "20",
-                      "--dbb-requests", "2", "--device", "cpu", "--json", str(out)])
+                      "--dbb-requests", "2", "--dbb-epochs", "1", "--device", "cpu", "--json", str(out)])
     assert res["agree"] and json.loads(out.read_text())["rows"] == res["rows"]
+    assert res["errors"] == {} and res["skipped"] == []
+    # the DBB routes: the real tasks through inspect, and the same requests replayed without inspect
+    for label, units in (("dbb_logprob_e2e", 50), ("dbb_sg_e2e", 300)):  # one bundled template: 50 questions
+        e2e = {r["route"]: r for r in res["rows"] if r["workload"] == label}
+        assert set(e2e) == {"inspect_eval", "provider_direct"} and {r["texts"] for r in e2e.values()} == {units}
+    goals = bench.gpu_e2e.goal_lines(res)  # one line per goal, each with a verdict or "not measured"
+    assert [g[0][0] for g in goals] == ["1", "2", "2", "3", "4", "5"]
     routes = {(r["workload"], r["route"]) for r in res["rows"]}
     assert {("globalbias", "plain"), ("globalbias", "provider"), ("dbb_logprob", "provider")} <= routes
     for r in res["rows"]:
@@ -50,7 +57,8 @@ def test_tiny_run_agrees_and_writes_json(bench, tmp_path: Path) -> None:
     assert set(e2e) == {"inspect_eval", "provider_direct", "plain_loop"}
     assert {r["texts"] for r in e2e.values()} == {24 * 16} and e2e["inspect_eval"]["post_processing_seconds"] > 0
     assert 0 < e2e["inspect_eval"]["gpu_busy_share"] <= 1 and e2e["inspect_eval"]["projected_full_minutes"] > 0
-    # float32 on CPU: the same sums at batch 64, 512 and auto
+    # float32 on CPU: the same sums at batch 64, 512 and auto, with fixed shapes (CPU default: off) or not
     assert res["batch_stability"]["identical"] == {"64": True, "512": True, "auto": True}
+    assert res["batch_stability_unfixed"]["identical"] == {"64": True, "512": True, "auto": True}
     gen = {g["route"]: g for g in res["generation"]}
     assert set(gen) == {"provider", "plain_generate"} and all(g["generated_tokens"] > 0 for g in gen.values())

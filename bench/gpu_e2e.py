@@ -1,0 +1,212 @@
+"""End-to-end DBB routes of ``bench/gpu_throughput.py``, the goal lines, and the time budget.
+
+- :func:`dbb_end_to_end`: the real tasks through ``inspect_ai.eval`` on the in-memory model — DBB in
+  log-probability mode (``stereoprobe/dbb -T mode=logprob``: one-token requests with top-20 log-probabilities,
+  one per question and option order, all of a template's sent at once) and DBB-SG (``stereoprobe/dbb_sg``:
+  every option sentence and variation scored as one grouped likelihood request per template) — with the
+  bundled templates (``source=bundled``: 8 templates x 50 questions, the upstream shapes: chat-formatted
+  story prompt, two options), repeated by option-order epochs (logprob) or inspect epochs (DBB-SG) to give the
+  GPU enough work. Every request the provider received is recorded and replayed through the provider's worker
+  functions without inspect (``provider_direct``: the same requests, the same batching), so the ratio
+  inspect / direct says what inspect's per-sample work costs. Full runs: 154,700 log-probability requests
+  (77,350 questions x 2 orders) and 1,547,000 DBB-SG texts (77,350 questions x 10 variations x 2 options).
+- :func:`goal_lines`: one line per goal of issue 30, met or not, from the result's figures.
+- :class:`Budget`: the bench's wall-clock budget; a route that would start after it is skipped and recorded.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+FULL_DBB_LOGPROB_REQUESTS = 77_350 * 2
+FULL_DBB_SG_TEXTS = 77_350 * 10 * 2
+
+
+class Budget:
+    """Wall-clock budget of the whole bench: ``run`` skips a route once the budget is spent and records an
+    error instead of losing the figures measured so far."""
+
+    def __init__(self, seconds: float) -> None:
+        self.t0, self.seconds = time.perf_counter(), seconds
+        self.skipped: list[str] = []
+        self.errors: dict[str, str] = {}
+        self.route_seconds: dict[str, float] = {}
+
+    def left(self) -> float:
+        return self.seconds - (time.perf_counter() - self.t0)
+
+    def run(self, name: str, fn: Callable[[], Any], need: float = 0.0) -> Any:
+        if self.left() < need:
+            self.skipped.append(name)
+            print(f"[bench] {name}: skipped ({self.left():.0f} s left, needs about {need:.0f} s)", flush=True)
+            return None
+        t0 = time.perf_counter()
+        print(f"[bench] {name} ...", flush=True)
+        try:
+            return fn()
+        except Exception as ex:  # noqa: BLE001 - recorded; the other routes still run
+            self.errors[name] = f"{type(ex).__name__}: {ex}"[:500]
+            print(f"[bench] {name} FAILED: {self.errors[name]}", flush=True)
+            return None
+        finally:
+            self.route_seconds[name] = time.perf_counter() - t0
+            print(f"[bench] {name}: {self.route_seconds[name]:.1f} s ({self.left():.0f} s left)", flush=True)
+
+
+class Capture:
+    """Records every worker request a provider receives (the same objects the worker runs)."""
+
+    def __init__(self, api: Any) -> None:
+        self.requests: list[Any] = []
+        inner = api._submit
+
+        async def submit(request: Any) -> Any:
+            self.requests.append(request)
+            return await inner(request)
+
+        api._submit = submit
+
+
+def replay(api: Any, requests: list[Any]) -> None:
+    """Run recorded requests through the provider's worker functions, without inspect and without the queue:
+    the same planning and batching (scores: one plan per ``FLUSH_BATCHES`` forwards' worth of requests, as
+    the worker takes them; generation: the worker's generation parts)."""
+    from stereoprobe.providers.transformers_api import FLUSH_BATCHES
+
+    by_key: dict[Any, list[Any]] = {}
+    for r in requests:
+        by_key.setdefault(r.key, []).append(r)
+    limit = FLUSH_BATCHES * int(api.batch_tokens or 1)
+    for key, reqs in by_key.items():
+        if key[0] != "score":
+            for part in api._generation_parts(reqs):
+                api._run_generate(part)
+            continue
+        start = 0
+        while start < len(reqs):
+            tokens, end = 0, start
+            while end < len(reqs) and (end == start or tokens < limit):
+                items = reqs[end].payload.get("batch") or [reqs[end].payload]
+                tokens += sum(len(p.get("ids") or ()) for p in items)
+                end += 1
+            api._run_scores(reqs[start:end])
+            start = end
+
+
+def dbb_end_to_end(model: Any, tokenizer: Any, args: Any, dtype: torch.dtype, variant: str,
+                   busy_meter: Any, register: Callable[..., str]) -> list[dict[str, Any]]:
+    """Rows ``inspect_eval`` and ``provider_direct`` for ``variant`` "logprob" or "sg" (see the module doc)."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
+
+    from stereoprobe.tasks.dbb import dbb, dbb_sg
+
+    sel = {"source": "bundled", "faithful": False, "limit_templates": args.dbb_templates}
+    if variant == "logprob":
+        task, epochs, full, label = dbb(**sel, mode="logprob", epochs=args.dbb_epochs), 1, FULL_DBB_LOGPROB_REQUESTS, \
+            "dbb_logprob_e2e"
+    else:
+        task, epochs, full, label = dbb_sg(**sel), args.dbb_sg_epochs, FULL_DBB_SG_TEXTS, "dbb_sg_e2e"
+    name = register(model, tokenizer, args.device, dtype, f"gpu-throughput-{variant}-llama")
+    m = get_model(name, device=args.device, dtype=str(dtype).removeprefix("torch."), memoize=False)
+    capture = Capture(m.api)
+    work = Path(tempfile.mkdtemp(prefix=f"gpu-{variant}-"))
+    sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
+    try:
+        with busy_meter(m.api, args.device) as meter:
+            [log] = inspect_eval(task, model=m, log_dir=str(work / "logs"), display="none", max_connections=256,
+                                 max_samples=256, epochs=epochs)
+        if log.status != "success":
+            raise RuntimeError(f"inspect eval {variant} failed: {log.error}")
+        busy, how = meter.share
+        n_samples = len(log.samples or [])
+        reqs = capture.requests
+        units = sum(len(r.payload.get("batch") or [r.payload]) for r in reqs)  # texts or one-token requests
+        n_tok = sum(len(p.get("ids") or ()) for r in reqs for p in (r.payload.get("batch") or [r.payload]))
+        sync()
+        t0 = time.perf_counter()
+        replay(m.api, reqs)
+        sync()
+        t_direct = time.perf_counter() - t0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    def row(route: str, seconds: float, **extra: Any) -> dict[str, Any]:
+        rate = units / seconds
+        return {"workload": label, "route": route, "texts": units, "tokens": n_tok, "seconds": seconds,
+                "texts_per_s": rate, "tokens_per_s": n_tok / seconds, "full_run_texts": full,
+                "projected_full_minutes": full / rate / 60, "max_abs_diff_per_token": None,
+                "max_abs_diff_per_text_sum": None, **extra}
+
+    return [row("inspect_eval", meter.wall, gpu_busy_share=busy, gpu_busy_measure=how, requests=len(reqs),
+                samples=n_samples),
+            row("provider_direct", t_direct, requests=len(reqs))]
+
+
+def _find(rows: list[dict[str, Any]], workload: str, route: str) -> dict[str, Any] | None:
+    return next((r for r in rows if r["workload"] == workload and r["route"] == route), None)
+
+
+def _verdict(ok: bool | None) -> str:
+    return "MET" if ok else "not measured" if ok is None else "NOT MET"
+
+
+def goal_lines(result: dict[str, Any]) -> list[tuple[str, bool | None, str]]:
+    """(goal, met: True/False/None = not measured, the figures) for each goal of issue 30."""
+    rows = result.get("rows", [])
+    out: list[tuple[str, bool | None, str]] = []
+    e2e, direct = _find(rows, "globalbias_e2e", "inspect_eval"), _find(rows, "globalbias_e2e", "provider_direct")
+    if e2e and direct:
+        ratio = e2e["texts_per_s"] / direct["texts_per_s"]
+        ok = e2e["projected_full_minutes"] <= 4 and e2e["gpu_busy_share"] >= 0.9 and ratio >= 0.95
+        out.append(("1 GlobalBias e2e <= 4 min, GPU busy >= 90 %, >= 0.95x provider direct", ok,
+                    f"{e2e['projected_full_minutes']:.1f} min, {e2e['texts_per_s']:.0f}/s, busy "
+                    f"{100 * e2e['gpu_busy_share']:.0f} %, {ratio:.2f}x direct"))
+    else:
+        out.append(("1 GlobalBias e2e", None, "route missing"))
+    for label, name in (("dbb_logprob_e2e", "2a DBB log-probability mode e2e <= 4 min, >= 0.9x provider direct"),
+                        ("dbb_sg_e2e", "2b DBB-SG e2e <= 4 min, >= 0.9x provider direct")):
+        r, d = _find(rows, label, "inspect_eval"), _find(rows, label, "provider_direct")
+        if r and d:
+            ratio = r["texts_per_s"] / d["texts_per_s"]
+            out.append((name, r["projected_full_minutes"] <= 4 and ratio >= 0.9,
+                        f"{r['projected_full_minutes']:.1f} min ({r['texts_per_s']:.0f}/s), {ratio:.2f}x direct "
+                        f"({d['projected_full_minutes']:.1f} min)"))
+        else:
+            out.append((name, None, "route missing"))
+    gen = {g["route"]: g for g in result.get("generation", [])}
+    if "provider" in gen and "plain_generate" in gen:
+        ratio = gen["provider"]["tokens_per_s"] / gen["plain_generate"]["tokens_per_s"]
+        out.append(("3 generation through the provider >= plain batched generate", ratio >= 1.0,
+                    f"{gen['provider']['tokens_per_s']:.0f} vs {gen['plain_generate']['tokens_per_s']:.0f} "
+                    f"tokens/s ({ratio:.2f}x)"))
+    else:
+        out.append(("3 generation", None, "route missing"))
+    stab = result.get("batch_stability") or {}
+    fp32 = result.get("batch_stability_float32") or {}
+    cost = result.get("fixed_shape_cost")
+    if stab and stab.get("identical"):
+        same = all(stab["identical"].values()) and (not fp32 or all(fp32.get("identical", {}).values()))
+        ok = same and (cost is not None and cost <= 0.10)
+        cost_text = "cost not measured" if cost is None else f"throughput cost {100 * cost:.1f} %"
+        out.append(("4 batch invariance (64/512/auto identical, bf16 and float32), cost <= 10 %", ok,
+                    f"{stab['dtype']}: {stab['identical']}; float32: {fp32.get('identical', 'not measured')}; "
+                    f"{cost_text}"))
+    else:
+        out.append(("4 batch invariance", None, "route missing"))
+    total = result.get("bench_seconds")
+    out.append(("5 one run <= 5 min of device time", None if total is None else total + 60 <= 300,
+                f"bench {total:.0f} s + about 60 s machine start and install" if total is not None else "unknown"))
+    return out
+
+
+def print_goals(result: dict[str, Any]) -> None:
+    for goal, ok, figures in goal_lines(result):
+        print(f"goal {goal}: {_verdict(ok)} ({figures})")

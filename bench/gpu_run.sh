@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The GPU bench on a machine without network: install the carried wheels (inspect-ai and what the machine's
+# image lacks) and this repository (no dependencies) into a target folder, then run bench/gpu_throughput.py.
+#
+#   bench/gpu_run.sh [bench arguments...]            # defaults: --quick, JSON and log under $OUT
+#
+# Folders: .gpu_wheels/whl (cp312 wheels), .gpu_wheels/tokenizer (the bundled default model's tokenizer files);
+# build them with bench/gpu_wheels.sh. Environment: PYTHON (default python3), OUT (default ./gpu-out),
+# GPU_SITE (the target folder, default /tmp/stereoprobe-site).
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+WHEELS="$ROOT/.gpu_wheels"
+PY="${PYTHON:-python3}"
+SITE="${GPU_SITE:-/tmp/stereoprobe-site}"
+OUT="${OUT:-$ROOT/gpu-out}"
+mkdir -p "$OUT"
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONUNBUFFERED=1 PIP_NO_INDEX=1
+export TOKENIZERS_PARALLELISM=false
+for need in "$WHEELS/tokenizer/tokenizer.json" "$WHEELS/whl"; do
+  [ -e "$need" ] || { echo "gpu_run.sh: $need is missing (run bench/gpu_wheels.sh, and carry .gpu_wheels)" >&2; exit 2; }
+done
+t0=$(date +%s)
+"$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" "$WHEELS"/whl/*.whl
+# the repository itself (tasks/, solvers/, scorers/ become stereoprobe.tasks, ...): no dependencies, no network
+BUILD="$(mktemp -d)"
+for part in pyproject.toml setup.py setup.cfg README.md LICENSE stereoprobe tasks solvers scorers datasets; do
+  if [ -e "$ROOT/$part" ]; then cp -r "$ROOT/$part" "$BUILD/"; fi
+done
+find "$BUILD" -name __pycache__ -prune -exec rm -rf {} +
+PYTHONPATH="$SITE" "$PY" -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --no-cache-dir \
+  --upgrade --target "$SITE" "$BUILD" > "$OUT/install.log" 2>&1 || { cat "$OUT/install.log" >&2; exit 3; }
+rm -rf "$BUILD"
+export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
+echo "gpu_run.sh: installed in $(( $(date +%s) - t0 )) s; $("$PY" -c 'import sys, torch, transformers, inspect_ai; print(sys.version.split()[0], "torch", torch.__version__, "transformers", transformers.__version__, "inspect_ai", inspect_ai.__version__)')"
+cd "$OUT"  # inspect's logs and caches stay out of the repository
+set -o pipefail
+ARGS=("$@")
+[ ${#ARGS[@]} -gt 0 ] || ARGS=(--quick)
+"$PY" "$ROOT/bench/gpu_throughput.py" --tokenizer "$WHEELS/tokenizer" --json "$OUT/gpu.json" "${ARGS[@]}" 2>&1 \
+  | tee "$OUT/bench.log"
