@@ -38,7 +38,6 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
     logs, responses, error samples and the run's question ids (``expected_ids``, a ``;``-joined string)."""
     from stereoprobe.inputs import ReadStats, iter_samples, partition
     from stereoprobe.logs import read_eval_spec
-    from stereoprobe.report.run_settings import run_settings, settings_text
 
     stats = stats if stats is not None else ReadStats()
     rows: list[dict[str, Any]] = []
@@ -54,50 +53,8 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
     for info, s in (progress(samples, "DBB: reading logs") if progress else samples):
         if info.path not in specs:
             specs[info.path] = read_eval_spec(info.path)
-        spec = specs[info.path]
-        # the mode the task recorded (its default when -T mode was not given), else the task argument
-        mode = (spec.get("metadata") or {}).get("mode") or info.task_args.get("mode")
-        variant = C.variant_name(info.task, mode)
-        epochs = info.epochs
-        run = runs.setdefault((info.model, variant), {"model": info.model, "variant": variant, "task": info.task,
-                                                      "logs": set(), "responses": 0, "epochs": epochs,
-                                                      "ids": set(), "protocol": _protocol(mode, epochs)})
-        run["logs"].add(info.path.name)
-        run["epochs"] = max(run["epochs"], epochs)
-        meta = spec.get("metadata") or {}
-        grouped = meta.get("unit") == "template"
-        sample_ids = [str(i) for i in (info.dataset.get("sample_ids") or ())]
-        if grouped:  # sample ids are templates: a template never scored is counted, its questions unknown
-            run.setdefault("groups", set()).update(sample_ids)
-        else:
-            run["ids"].update(sample_ids)
-        run["settings"] = "; ".join(f"{k}={meta[k]}" for k in ("source", "faithful", "names", "mode",
-                                                              "option_order", "scoring", "variations") if k in meta)
-        run["model_settings"] = settings_text(run_settings(spec))  # -M arguments, model roles, generation settings
-        md = s.get("metadata") or {}
-        scores = s.get("scores") or {}
-        score = scores.get(C.TASKS[info.task])
-        if score is None:
-            continue  # not scored (counted as a missing epoch of its question)
-        v = score.get("value")
-        where = f"{info.path}: sample {s['id']!r} epoch {s.get('epoch', 1)}"
-        if not isinstance(v, dict) or C.KEY_A not in v or C.KEY_VALID not in v:
-            raise InputError(f"{where}: unexpected score value {v!r} (not a {info.task} log of this stereoprobe "
-                             "version?)")
-        if C.GROUP_IDS in (score.get("metadata") or {}):
-            run.setdefault("groups_seen", set()).add(str(s["id"]))
-            rows += _group_rows(score["metadata"], info.model, variant, md, epochs, run, where)
-            continue
-        _check_share(where, C.KEY_A, v[C.KEY_A])
-        _check_share(where, C.KEY_VALID, v[C.KEY_VALID])
-        run["responses"] += 1
-        run["ids"].add(str(s["id"]))
-        rows.append({
-            "model": info.model, "variant": variant, "question_id": str(s["id"]), "epoch": int(s["epoch"]),
-            **{k: md.get(k, "") for k in C.META_KEYS},
-            C.KEY_A: float(v[C.KEY_A]), C.KEY_VALID: float(v[C.KEY_VALID]),
-            "refusal": float(v[C.KEY_VALID]) < 0.5, "expected_epochs": epochs,
-        })
+        run = _log_run(runs, info, specs[info.path])
+        rows += _sample_rows(s, info, run, info.epochs)
     for r in lm_rows:
         run = runs.setdefault((r["model"], r["variant"]), {"model": r["model"], "variant": r["variant"],
                                                            "task": r.pop("task"), "logs": set(), "responses": 0,
@@ -107,9 +64,66 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
         run["responses"] += 1
         run["ids"].add(r["question_id"])
         rows.append(r)
-    resp = pd.DataFrame(rows, columns=C.RESPONSE_COLUMNS + ["expected_epochs"])
+    return pd.DataFrame(rows, columns=C.RESPONSE_COLUMNS + ["expected_epochs"]), _runs_table(runs, stats)
+
+
+def _log_run(runs: dict[tuple[str, str], dict[str, Any]], info: Any, spec: dict[str, Any]) -> dict[str, Any]:
+    """The run (model x variant) of a log's sample, created on its first sample and updated with the log: its
+    files, epochs, question (or template) ids, protocol note and settings."""
+    from stereoprobe.report.run_settings import run_settings, settings_text
+
+    meta = spec.get("metadata") or {}
+    # the mode the task recorded (its default when -T mode was not given), else the task argument
+    mode = meta.get("mode") or info.task_args.get("mode")
+    variant = C.variant_name(info.task, mode)
+    epochs = info.epochs
+    run = runs.setdefault((info.model, variant), {"model": info.model, "variant": variant, "task": info.task,
+                                                  "logs": set(), "responses": 0, "epochs": epochs,
+                                                  "ids": set(), "protocol": _protocol(mode, epochs)})
+    run["logs"].add(info.path.name)
+    run["epochs"] = max(run["epochs"], epochs)
+    sample_ids = [str(i) for i in (info.dataset.get("sample_ids") or ())]
+    if meta.get("unit") == "template":  # sample ids are templates: a template never scored is counted
+        run.setdefault("groups", set()).update(sample_ids)
+    else:
+        run["ids"].update(sample_ids)
+    run["settings"] = "; ".join(f"{k}={meta[k]}" for k in ("source", "faithful", "names", "mode",
+                                                          "option_order", "scoring", "variations") if k in meta)
+    run["model_settings"] = settings_text(run_settings(spec))  # -M arguments, model roles, generation settings
+    return run
+
+
+def _sample_rows(s: dict[str, Any], info: Any, run: dict[str, Any], epochs: int) -> list[dict[str, Any]]:
+    """The response rows of one scored sample of ``run`` (its log ran ``epochs`` epochs): one, or one per question
+    of a grouped sample; none when the sample was not scored (counted as a missing epoch of its question)."""
+    score = (s.get("scores") or {}).get(C.TASKS[info.task])
+    if score is None:
+        return []
+    md, variant = s.get("metadata") or {}, run["variant"]
+    v = score.get("value")
+    where = f"{info.path}: sample {s['id']!r} epoch {s.get('epoch', 1)}"
+    if not isinstance(v, dict) or C.KEY_A not in v or C.KEY_VALID not in v:
+        raise InputError(f"{where}: unexpected score value {v!r} (not a {info.task} log of this stereoprobe "
+                         "version?)")
+    if C.GROUP_IDS in (score.get("metadata") or {}):
+        run.setdefault("groups_seen", set()).add(str(s["id"]))
+        return _group_rows(score["metadata"], info.model, variant, md, epochs, run, where)
+    _check_share(where, C.KEY_A, v[C.KEY_A])
+    _check_share(where, C.KEY_VALID, v[C.KEY_VALID])
+    run["responses"] += 1
+    run["ids"].add(str(s["id"]))
+    return [{
+        "model": info.model, "variant": variant, "question_id": str(s["id"]), "epoch": int(s["epoch"]),
+        **{k: md.get(k, "") for k in C.META_KEYS},
+        C.KEY_A: float(v[C.KEY_A]), C.KEY_VALID: float(v[C.KEY_VALID]),
+        "refusal": float(v[C.KEY_VALID]) < 0.5, "expected_epochs": epochs,
+    }]
+
+
+def _runs_table(runs: dict[tuple[str, str], dict[str, Any]], stats: Any) -> pd.DataFrame:
+    """One row per run: logs, responses, error samples, epochs, settings and the run's question ids."""
     by_run = getattr(stats, "by_run", {}) or {}
-    runs_df = pd.DataFrame([{
+    return pd.DataFrame([{
         "model": r["model"], "variant": r["variant"], "task": r["task"], "logs": ", ".join(sorted(r["logs"])),
         "responses": r["responses"], "errors": int(by_run.get((r["task"], r["model"]), {}).get("errors", 0)),
         "epochs": r["epochs"], "settings": r.get("settings", ""), "model_settings": r.get("model_settings", ""),
@@ -117,7 +131,6 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
         "protocol": r.get("protocol", ""),
         "expected_ids": ";".join(sorted(r["ids"])),
     } for r in runs.values()])
-    return resp, runs_df
 
 
 def _protocol(mode: str | None, epochs: int) -> str:
