@@ -1,8 +1,9 @@
 """Inter-rater agreement: Fleiss' kappa (categorical labels), Krippendorff's alpha (any level, missing data) and
 the Jaccard index of two sets (two raters' positive sets, two languages' or two models' associations).
 
-Pure functions on arrays; no I/O. Validated against ``statsmodels.stats.inter_rater`` (kappa) and against
-Krippendorff's (2011) worked example and the ``krippendorff`` package (alpha) in the tests.
+Pure functions on arrays; no I/O. Fleiss' kappa is computed by ``statsmodels.stats.inter_rater.fleiss_kappa``
+(after our checks of the table); Krippendorff's alpha is ours, validated against Krippendorff's (2011)
+worked example and the ``krippendorff`` package in the tests.
 """
 
 from __future__ import annotations
@@ -67,7 +68,12 @@ def fleiss_kappa(counts: np.ndarray | Sequence[Sequence[int]]) -> float:
 
     - per-subject agreement ``P_i = (sum_j n_ij**2 - n) / (n (n - 1))``, mean ``P_bar = mean_i P_i``;
     - category shares ``p_j = sum_i n_ij / (N n)``, chance agreement ``P_e = sum_j p_j**2``;
-    - ``kappa = (P_bar - P_e) / (1 - P_e)``.
+    - ``kappa = (P_bar - P_e) / (1 - P_e)``,
+
+    computed by ``statsmodels.stats.inter_rater.fleiss_kappa(counts, method="fleiss")``.
+
+    >>> round(fleiss_kappa([[2, 0], [0, 2], [1, 1]]), 4)  # P_bar = 2/3, P_e = 1/2: (2/3 − 1/2) / (1/2)
+    0.3333
 
     Parameters
     ----------
@@ -101,14 +107,12 @@ def fleiss_kappa(counts: np.ndarray | Sequence[Sequence[int]]) -> float:
         )
     if n < 2:
         return math.nan
-    n_subjects = table.shape[0]
-    p_i = (np.square(table).sum(axis=1) - n) / (n * (n - 1))
-    p_bar = float(p_i.mean())
-    p_j = table.sum(axis=0) / (n_subjects * n)
-    p_e = float(np.square(p_j).sum())
-    if math.isclose(p_e, 1.0):
+    from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
+
+    p_j = table.sum(axis=0) / (table.shape[0] * n)
+    if math.isclose(float(np.square(p_j).sum()), 1.0):  # P_e = 1: every rating in one category
         return math.nan
-    return (p_bar - p_e) / (1.0 - p_e)
+    return float(statsmodels_fleiss_kappa(table, method="fleiss"))
 
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]

@@ -4,12 +4,11 @@
   Bull. 1:80–83. Paired differences ``d_i``, zeros dropped (Wilcoxon's "wilcox" convention), NaN dropped;
   ``T+ = Σ_{d_i>0} rank(|d_i|)``. Exact null distribution of ``T+`` over the ``2^n`` sign patterns when
   ``n ≤ EXACT_MAX_N`` and no ties; else the normal approximation with mean ``n(n+1)/4`` and variance
-  ``n(n+1)(2n+1)/24 − Σ_t (t³ − t)/48`` (tie groups of size ``t``), no continuity correction. Two-sided p,
-  as ``scipy.stats.wilcoxon(d, zero_method="wilcox", correction=False)``; the statistic reported is ``T+``
-  (scipy reports ``min(T+, T−)``).
+  ``n(n+1)(2n+1)/24 − Σ_t (t³ − t)/48`` (tie groups of size ``t``), no continuity correction. The two-sided
+  p comes from ``scipy.stats.wilcoxon(d, zero_method="wilcox", correction=False, method=...)``; the statistic
+  reported is ``T+`` (scipy reports ``min(T+, T−)``).
 - :func:`mcnemar_exact` — McNemar (1947), Psychometrika 12:153–157, exact form: with ``b`` items positive for
-  A only and ``c`` for B only, ``p = min(1, 2 · BinomCDF(min(b, c); b + c, 1/2))``, as
-  ``statsmodels.stats.contingency_tables.mcnemar(table, exact=True)`` (statistic ``min(b, c)``).
+  A only and ``c`` for B only, ``p = min(1, 2 · BinomCDF(min(b, c); b + c, 1/2))``, computed by ``statsmodels.stats.contingency_tables.mcnemar(table, exact=True)`` (statistic ``min(b, c)``).
 - :func:`paired_mean_difference` / :func:`paired_share_difference` — two models on the same items: the mean
   of ``d_i = x_i − y_i`` (continuous values; Wilcoxon p) or of ``d_i = [x_i] − [y_i]`` (binary outcomes, the
   difference of the two shares; exact McNemar p), with the percentile cluster-bootstrap interval of
@@ -63,16 +62,6 @@ class McNemarResult(NamedTuple):
     pvalue: float
 
 
-def _signed_rank_exact_sf(n: int, t: int) -> float:
-    """P(T+ >= t) under the null for n untied non-zero differences (counts of subsets of {1..n} by sum)."""
-    top = n * (n + 1) // 2
-    counts = np.zeros(top + 1)
-    counts[0] = 1.0
-    for r in range(1, n + 1):
-        counts[r:] = counts[r:] + counts[:-r].copy()
-    return float(counts[t:].sum() / 2.0 ** n)
-
-
 def wilcoxon_signed_rank(d: Sequence[float] | np.ndarray, method: str = "auto") -> WilcoxonResult:
     """Two-sided Wilcoxon signed-rank test of paired differences ``d``.
 
@@ -94,21 +83,12 @@ def wilcoxon_signed_rank(d: Sequence[float] | np.ndarray, method: str = "auto") 
     ties = bool((tie_sizes > 1).any())
     if method == "auto":
         method = "exact" if n <= EXACT_MAX_N and not ties else "approx"
-    if method == "exact":
-        if ties:
-            raise ValueError("the exact Wilcoxon distribution needs untied |differences|")
-        t_min = min(t_plus, n * (n + 1) / 2 - t_plus)
-        t_max = n * (n + 1) / 2 - t_min
-        p = 2 * _signed_rank_exact_sf(n, int(round(t_max)))
-        return WilcoxonResult(t_plus, float(min(1.0, p)), n)
-    if method != "approx":
+    if method == "exact" and ties:
+        raise ValueError("the exact Wilcoxon distribution needs untied |differences|")
+    if method not in ("exact", "approx"):
         raise ValueError(f"unknown method {method!r} (exact, approx, auto)")
-    mean = n * (n + 1) / 4
-    var = n * (n + 1) * (2 * n + 1) / 24 - float(np.sum(tie_sizes ** 3 - tie_sizes)) / 48
-    if var <= 0:
-        return WilcoxonResult(t_plus, 1.0, n)
-    z = (t_plus - mean) / np.sqrt(var)
-    return WilcoxonResult(t_plus, float(min(1.0, 2 * stats.norm.sf(abs(z)))), n)
+    res = stats.wilcoxon(x, zero_method="wilcox", correction=False, method=method)
+    return WilcoxonResult(t_plus, float(min(1.0, res.pvalue)), n)
 
 
 def mcnemar_exact(b: int, c: int) -> McNemarResult:
@@ -117,11 +97,10 @@ def mcnemar_exact(b: int, c: int) -> McNemarResult:
     >>> mcnemar_exact(0, 3)  # p = 2 · (1/2)³
     McNemarResult(statistic=0.0, pvalue=0.25)
     """
-    m = int(b) + int(c)
-    stat = float(min(int(b), int(c)))
-    if m == 0:
-        return McNemarResult(stat, 1.0)
-    return McNemarResult(stat, float(min(1.0, 2 * stats.binom.cdf(min(int(b), int(c)), m, 0.5))))
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    res = mcnemar([[0, int(b)], [int(c), 0]], exact=True)
+    return McNemarResult(float(res.statistic), float(min(1.0, res.pvalue)))
 
 
 class PairedDifferenceResult(NamedTuple):

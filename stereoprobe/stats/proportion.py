@@ -6,13 +6,14 @@
       centre = (k + z²/2) / (n + z²),   half-width = z √(k(n − k)/n + z²/4) / (n + z²),
 
   the set of ``p`` whose score test ``|p̂ − p| / √(p(1 − p)/n) ≤ z`` accepts. Bounds are exactly 0 when
-  ``k = 0`` and exactly 1 when ``k = n``. Equals ``statsmodels.stats.proportion.proportion_confint(k, n,
-  alpha=1 − confidence_level, method="wilson")`` and scipy's ``binomtest(k, n).proportion_ci(method="wilson")``.
+  ``k = 0`` and exactly 1 when ``k = n``. Computed by ``statsmodels.stats.proportion.proportion_confint(k, n,
+  alpha=1 − confidence_level, method="wilson")``; the tests check it against the formula above and scipy's
+  ``binomtest(k, n).proportion_ci(method="wilson")``.
 - :func:`newcombe_interval` — Newcombe (1998), "Interval estimation for the difference between independent
   proportions: comparison of eleven methods", Stat. Med. 17:873–890, method 10 (hybrid score): with
   ``d = p̂₁ − p̂₂`` and the Wilson intervals ``(l_i, u_i)``,
   ``[d − √((p̂₁ − l₁)² + (u₂ − p̂₂)²), d + √((u₁ − p̂₁)² + (p̂₂ − l₂)²)]``
-  (``statsmodels`` ``confint_proportions_2indep(..., method="newcomb", compare="diff")``).
+  (computed by ``statsmodels`` ``confint_proportions_2indep(..., method="newcomb", compare="diff")``).
 - :func:`newcombe_pvalue` — the p-value that inverts Newcombe's interval: the smallest ``1 − level`` at which
   the interval excludes 0, so that a test at α and the ``1 − α`` interval always agree (the leaderboard's
   StereoTales comparisons use it with :func:`newcombe_interval`).
@@ -29,7 +30,7 @@ from typing import NamedTuple
 
 from scipy import stats
 
-from stereoprobe.stats.common import NAN_INTERVAL, ConfidenceInterval, critical_z
+from stereoprobe.stats.common import NAN_INTERVAL, ConfidenceInterval, check_confidence_level
 
 __all__ = [
     "ProportionResult",
@@ -61,16 +62,17 @@ def wilson_interval(k: float, n: float, confidence_level: float = 0.95) -> Confi
     >>> wilson_interval(0, 0)
     ConfidenceInterval(low=nan, high=nan)
     """
+    from statsmodels.stats.proportion import proportion_confint
+
     if n <= 0:
         return NAN_INTERVAL
     if k < 0 or k > n:
         raise ValueError(f"wilson_interval: need 0 <= k <= n, got k={k}, n={n}")
-    z = critical_z(confidence_level)
-    centre = (k + z * z / 2) / (n + z * z)
-    half = z * math.sqrt(k * (n - k) / n + z * z / 4) / (n + z * z)
-    low = 0.0 if k == 0 else max(0.0, centre - half)
-    high = 1.0 if k == n else min(1.0, centre + half)
-    return ConfidenceInterval(float(low), float(high))
+    alpha = 1 - check_confidence_level(confidence_level)
+    low, high = proportion_confint(k, n, alpha=alpha, method="wilson")
+    low = 0.0 if k == 0 else max(0.0, float(low))
+    high = 1.0 if k == n else min(1.0, float(high))
+    return ConfidenceInterval(low, high)
 
 
 @dataclass(frozen=True)
@@ -110,26 +112,16 @@ def newcombe_interval(k1: float, n1: float, k2: float, n2: float, confidence_lev
     """
     if n1 <= 0 or n2 <= 0:
         return NAN_INTERVAL
-    p1, p2 = k1 / n1, k2 / n2
-    l1, u1 = wilson_interval(k1, n1, confidence_level)
-    l2, u2 = wilson_interval(k2, n2, confidence_level)
-    d = p1 - p2
-    return ConfidenceInterval(float(d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)),
-                              float(d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)))
+    return _newcombe(k1, n1, k2, n2, 1 - check_confidence_level(confidence_level))
 
 
-def _newcombe_bound_at_z(k1: float, n1: float, k2: float, n2: float, z: float) -> float:
-    """The bound of Newcombe's interval nearer 0 (the lower bound when ``k1/n1 >= k2/n2``) at critical value z."""
-    def wilson(k: float, n: float) -> tuple[float, float]:
-        centre = (k + z * z / 2) / (n + z * z)
-        half = z * math.sqrt(k * (n - k) / n + z * z / 4) / (n + z * z)
-        return (0.0 if k == 0 else max(0.0, centre - half)), (1.0 if k == n else min(1.0, centre + half))
+def _newcombe(k1: float, n1: float, k2: float, n2: float, alpha: float) -> ConfidenceInterval:
+    """Newcombe's interval at ``1 − alpha`` (statsmodels), ``alpha`` given directly so that a tiny one keeps
+    its precision (:func:`newcombe_pvalue` searches it)."""
+    from statsmodels.stats.proportion import confint_proportions_2indep
 
-    p1, p2 = k1 / n1, k2 / n2
-    (l1, u1), (l2, u2) = wilson(k1, n1), wilson(k2, n2)
-    if p1 >= p2:
-        return p1 - p2 - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
-    return p1 - p2 + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+    low, high = confint_proportions_2indep(k1, n1, k2, n2, method="newcomb", compare="diff", alpha=alpha)
+    return ConfidenceInterval(float(low), float(high))
 
 
 def newcombe_pvalue(k1: float, n1: float, k2: float, n2: float) -> float:
@@ -151,12 +143,13 @@ def newcombe_pvalue(k1: float, n1: float, k2: float, n2: float) -> float:
         return math.nan
     if k1 / n1 == k2 / n2:
         return 1.0
-    sign = 1.0 if k1 / n1 > k2 / n2 else -1.0
+    lower = k1 / n1 > k2 / n2  # the bound nearer 0
 
-    def gap(z: float) -> float:  # positive while the interval at this z excludes 0
-        return sign * _newcombe_bound_at_z(k1, n1, k2, n2, z)
+    def gap(z: float) -> float:  # positive while the interval at critical value z excludes 0
+        low, high = _newcombe(k1, n1, k2, n2, float(2 * stats.norm.sf(z)))
+        return low if lower else -high
 
-    top = 40.0
+    top = 37.0  # 2 (1 − Φ(37)) ≈ 1e-299, still a positive float
     if gap(top) > 0:
         return float(2 * stats.norm.sf(top))
     z_star = brentq(gap, 0.0, top, xtol=1e-12)
