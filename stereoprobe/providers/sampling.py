@@ -39,7 +39,7 @@ keeps every token)."""
 
 NEUTRAL_ALWAYS: dict[str, Any] = {
     "num_beams": 1, "repetition_penalty": 1.0, "encoder_repetition_penalty": 1.0, "no_repeat_ngram_size": 0,
-    "encoder_no_repeat_ngram_size": 0, "min_length": 0, "min_new_tokens": 0, "length_penalty": 1.0,
+    "encoder_no_repeat_ngram_size": 0, "min_length": 0, "length_penalty": 1.0,
     "renormalize_logits": False, "remove_invalid_values": False,
 }
 """Logits processors that act in greedy decoding too, switched off."""
