@@ -27,6 +27,7 @@ for part in pyproject.toml setup.py setup.cfg README.md LICENSE stereoprobe task
   if [ -e "$ROOT/$part" ]; then cp -r "$ROOT/$part" "$BUILD/"; fi
 done
 find "$BUILD" -name __pycache__ -prune -exec rm -rf {} +
+mkdir -p "$BUILD/build"  # setup.cfg's egg_base
 PYTHONPATH="$SITE" "$PY" -m pip install -q --no-index --no-deps --no-build-isolation --no-compile --no-cache-dir \
   --upgrade --target "$SITE" "$BUILD" > "$OUT/install.log" 2>&1 || { cat "$OUT/install.log" >&2; exit 3; }
 rm -rf "$BUILD"

@@ -18,6 +18,7 @@ runs. Both routes give what the general path gives for the same request:
 from __future__ import annotations
 
 import copy
+import logging
 from typing import Any
 
 import torch
@@ -35,6 +36,7 @@ from stereoprobe.providers.planning import bucket_width
 
 __all__ = ["GATHER_TICK", "fast_generate", "gather_window", "next_token_logprobs"]
 
+logger = logging.getLogger(__name__)
 MIN_ROWS = 16  # as the scorer: every product has at least this many rows (row-independent CPU kernels)
 GATHER_TICK = 0.003  # seconds between two looks at the queue while gathering a batch
 
@@ -69,7 +71,12 @@ def fast_generate(api: Any, reqs: list[Any], config: Any = None,
         return _one_token_outputs(api, reqs, metadata)
     if (getattr(api, "continuous_batching", False) and config is not None and not s["logprobs"]
             and s["seed"] is None and hasattr(api.model, "generate_batch")):
-        return _continuous_outputs(api, reqs, config, metadata)
+        try:
+            return _continuous_outputs(api, reqs, config, metadata)
+        except Exception as ex:  # noqa: BLE001 - a model or version it does not support: the general path
+            api.continuous_batching = False
+            logger.warning("transformers provider: continuous batching failed (%s: %s); generating with padded "
+                           "batches from now on", type(ex).__name__, ex)
     return None
 
 

@@ -131,3 +131,20 @@ def test_continuous_batching_equals_a_plain_greedy_loop(tiny_models, monkeypatch
         cut = next((j for j, t in enumerate(gen) if t in api._stop_ids()), len(gen))
         assert out.choices[0].message.text == tok.decode(gen[:cut], skip_special_tokens=True)
         assert out.usage.output_tokens == cut
+
+
+def test_continuous_batching_failure_falls_back_to_padded_generation(tiny_models, monkeypatch, caplog):
+    model = _model(tiny_models, continuous_batching="true")
+    api = model.api
+
+    def broken(inputs, **kw):
+        raise RuntimeError("no paged attention for this model")
+
+    monkeypatch.setattr(api.model, "generate_batch", broken)
+    config = GenerateConfig(max_tokens=4, temperature=0.0)
+    [out] = _run(model, [([ChatMessageUser(content=PROMPTS[1])], config)])
+    assert api.continuous_batching is False and "continuous batching failed" in caplog.text
+    assert "no paged attention" in caplog.text
+    plain = _model(tiny_models, continuous_batching="false")
+    [ref] = _run(plain, [([ChatMessageUser(content=PROMPTS[1])], config)])
+    assert out.choices[0].message.text == ref.choices[0].message.text
