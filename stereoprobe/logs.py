@@ -71,6 +71,8 @@ def _open_eval(path: Path) -> zipfile.ZipFile:
     except (zipfile.BadZipFile, OSError) as exc:
         if isinstance(exc, FileNotFoundError):
             raise
+        if isinstance(exc, OSError) and exc.errno is not None:  # EACCES, EIO ...: the file, not the archive
+            raise LogReadError(f"{path}: cannot be read ({(exc.strerror or str(exc)).lower()})") from exc
         raise LogReadError(f"{path}: not a complete .eval archive ({exc}); is a run still writing it?") from exc
 
 

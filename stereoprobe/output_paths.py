@@ -88,6 +88,16 @@ def version_link_target(out: str | Path) -> Path | None:
     return None
 
 
+def _follow_links(p: Path, text: str | Path) -> Path:
+    """The folder the link ``p`` leads to, followed one link at a time and stopping at a folder kept as a link
+    to its version (so that a link to such a folder locks and replaces the folder, not its current version)."""
+    for _ in range(40):
+        if version_link_target(p) is not None or not p.is_symlink():
+            return p
+        p = Path(os.path.abspath(p.parent / os.readlink(p)))
+    raise InputError(f"{text}: too many levels of symbolic links")
+
+
 def check_output_dir(text: str | Path) -> Path:
     """The absolute folder to write for ``--out text``; raises :class:`InputError` when it may not be written.
 
@@ -100,7 +110,7 @@ def check_output_dir(text: str | Path) -> Path:
     if p.is_symlink():
         if not p.is_dir():
             raise InputError(f"{text}: is a symbolic link to nothing (name a folder)")
-        p = p.resolve()
+        p = _follow_links(p, text)
         _common_checks(p, "folder")
     if p.exists() and not p.is_dir():
         st = p.stat()

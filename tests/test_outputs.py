@@ -394,3 +394,22 @@ def test_a_replaced_output_keeps_its_permissions(tmp_path: Path) -> None:
     with atomic_output_file(f) as tmp:
         tmp.write_text("[]")
     assert out.stat().st_mode & 0o777 == 0o750 and f.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_link_to_a_link_kept_folder_locks_and_replaces_the_folder(tmp_path: Path, monkeypatch) -> None:
+    """A user's link to ``out`` (kept as a link to its version): the lock is ``out``'s, and the run replaces
+    ``out`` (not the version folder it pointed to)."""
+    monkeypatch.setattr(outputs, "_exchange", _no_exchange)
+    out = tmp_path / "out"
+    with atomic_output_dir(out, owner="w") as new:
+        (new / "a.csv").write_text("1")
+    (tmp_path / "mine").symlink_to(out)
+    with output_lock(out):
+        with pytest.raises(InputError, match="another stereoprobe run"):
+            with _other_thread_lock(tmp_path / "mine"):
+                pass
+    first = outputs.version_link_target(out)
+    with atomic_output_dir(tmp_path / "mine", owner="w") as new:
+        (new / "a.csv").write_text("2")
+    assert (tmp_path / "mine").is_symlink() and out.is_symlink() and outputs.version_link_target(out) != first
+    assert _entries(tmp_path / "mine") == {"a.csv": "2"} and not first.exists()

@@ -175,3 +175,22 @@ def test_default_model_path_other_errors_keep_their_traceback(monkeypatch) -> No
     monkeypatch.setattr(default_model, "default_model_dir", convert)
     with pytest.raises(SafetensorError):
         main(["default-model-path"])
+
+
+def test_an_unreadable_log_is_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
+    import zipfile
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "run.eval").write_bytes(b"PK\x05\x06" + b"\0" * 18)
+    real = zipfile.ZipFile.__init__
+
+    def refuse(self, file, *args, **kwargs):
+        if str(file).endswith("run.eval"):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(file))
+        return real(self, file, *args, **kwargs)
+
+    monkeypatch.setattr(zipfile.ZipFile, "__init__", refuse)
+    line = _one_line(capsys, main(["dbb", str(logs), "--out", str(tmp_path / "out")]))
+    assert str(logs / "run.eval") in line and "permission denied" in line.lower()
+    assert not (tmp_path / "out").exists()
