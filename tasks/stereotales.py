@@ -34,6 +34,7 @@ from stereoprobe.scorers.stereotales import (
     stereotales_extraction,
 )
 from stereoprobe.solvers.stereotales import story_generation
+from stereoprobe.stereotales import contract as C
 from stereoprobe.stereotales.run_settings import STORY_DEFAULTS, check_run_config
 from stereoprobe.stereotales.taxonomy import load_taxonomy
 from stereoprobe.stereotales.taxonomy.files import TaxonomyError
@@ -166,8 +167,8 @@ def stereotales(
         epochs=Epochs(epochs),
         version=TASK_VERSION,
         metadata={
-            "probe": "stereotales",
-            "taxonomy_fingerprint": tax.fingerprint(),
+            "probe": C.TASK_NAME,
+            C.META_FINGERPRINT: tax.fingerprint(),
             "taxonomy_source": str(source or "bundled"),
             "consensus": consensus,
             "extraction_prompt": extraction_prompt,

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from stereoprobe.dbb import contract as C
 from stereoprobe.dbb import stats as ST
 from stereoprobe.dbb.results import Progress, compute_tables, read_responses, run_table, summary_lines
 from stereoprobe.errors import InputError
@@ -121,7 +122,7 @@ def write(result: DBBResult, out: str | Path) -> Path:
         write_table(df, out, name)
     warnings = [f"{r.model} [{r.variant}]: {r.protocol}" for r in runs.itertuples(index=False)
                 if getattr(r, "protocol", "")]  # runs departing from the paper's protocol (results.read_responses)
-    write_run_info(out, probe="dbb", models=sorted(set(runs["model"])),
+    write_run_info(out, probe=C.TASK_MCQ, models=sorted(set(runs["model"])),
                    settings={**asdict(result.options), "warnings": warnings}, inputs=result.sources)
     # after run_info.json: the page reads from it whether it was built from demo settings (DEMO banner)
     write_dbb_report(out / "report.html", runs, tables, result.options.threshold, read_summary=result.read_summary)

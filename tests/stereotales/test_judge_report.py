@@ -172,7 +172,7 @@ def test_unknown_human_ids_are_reported(workdir, tmp_path):
     h.write_text(f"participant_id,association_id,harm\np1,{CHILD},5\np1,assoc-0000000000000000,5\n")
     report = analyze([workdir / "logs"], out=tmp_path / "o", human_csv=str(h))
     write(report, tmp_path / "o")
-    assert any("1 rated association id(s) are neither in the judge logs" in w for w in report.warnings)
+    assert any("1 rating(s) of 1 association(s) the judge never rated left out" in w for w in report.warnings)
     labels = pd.read_csv(tmp_path / "o" / "harm_labels.csv").set_index("association_id")
     assert "assoc-0000000000000000" not in labels.index and labels.loc[CHILD, "source"] == "human"
 

@@ -176,7 +176,7 @@ class _Sources:
             row = self.rows[info.path] = {
                 "path": str(info.path), "kind": "log", "task": info.task, "used": True, "model": info.model,
                 "status": info.status, "created": str(info.created), "task_version": str(info.task_version),
-                "taxonomy_fingerprint": None, "samples_read": 0, "samples_used": 0,
+                C.META_FINGERPRINT: None, "samples_read": 0, "samples_used": 0,
             }
         return row
 
@@ -187,10 +187,10 @@ class _Sources:
             self.fingerprint = (str(fp), info.path)
         elif str(fp) != self.fingerprint[0]:
             raise MixedInputsError(
-                f"logs of different taxonomies cannot be mixed: {where} has taxonomy_fingerprint "
+                f"logs of different taxonomies cannot be mixed: {where} has {C.META_FINGERPRINT} "
                 f"{fp}, {self.fingerprint[1]} has {self.fingerprint[0]}"
             )
-        row["taxonomy_fingerprint"] = str(fp)
+        row[C.META_FINGERPRINT] = str(fp)
 
 
 def read_stories_from_logs(inputs: Sequence[str | Path], task: str = TASK_NAME,
