@@ -7,6 +7,7 @@ its command wrote), and links every CSV and Parquet table beside it.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from stereoprobe.cli.common import HelpFormatter, existing_dir
@@ -22,8 +23,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "and Parquet table beside it. make demo ends with this command.",
         formatter_class=HelpFormatter,
     )
-    p.add_argument("dir", type=existing_dir, help="folder holding the probes' report folders (e.g. results/demo)")
+    p.add_argument("dir", type=_results_dir, help="folder holding the probes' report folders (e.g. results/demo)")
     p.set_defaults(func=_run, claimed_files=_page)  # the page is locked before the folder is read
+
+
+def _results_dir(text: str) -> Path:
+    """An existing folder other than the file-system root (the page is written into it)."""
+    p = existing_dir(text)
+    if Path(os.path.abspath(p)) == Path(os.path.abspath(p)).parent:
+        raise argparse.ArgumentTypeError(f"{text}: is the file-system root (name the folder of the results)")
+    return p
 
 
 def _page(args: argparse.Namespace) -> list[Path]:

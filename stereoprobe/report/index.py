@@ -37,6 +37,7 @@ INDEX = "index.html"
 MARKER = '<meta name="generator" content="stereoprobe index">'
 _EARLIER_MARKER = '<table id="index-reports"'  # the pages of versions before the marker
 _MAX_SETTINGS = 12
+MAX_FOLDERS = 20_000  # folders walked below DIR at most (a results tree has tens; a disk has millions)
 
 
 def _inside(path: Path, real_root: Path) -> bool:
@@ -53,9 +54,16 @@ def _html_files(root: Path) -> list[Path]:
     from stereoprobe.output_paths import version_link_target
 
     found: list[Path] = []
-    for folder, dirs, files in os.walk(root, followlinks=True):
-        dirs[:] = [d for d in dirs if not d.startswith(".") and (not os.path.islink(os.path.join(folder, d))
-                                                              or version_link_target(os.path.join(folder, d)))]
+
+    def unreadable(exc: OSError) -> None:  # a subfolder that cannot be listed is reported, never skipped
+        raise InputError(f"{exc.filename}: folder cannot be read ({(exc.strerror or str(exc)).lower()})")
+
+    for n, (folder, dirs, files) in enumerate(os.walk(root, onerror=unreadable, followlinks=True)):
+        if n >= MAX_FOLDERS:
+            raise InputError(f"index: {root} holds more than {MAX_FOLDERS:,} folders; index the folder of the "
+                             "probes' results (e.g. results/), not a whole disk")
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and (
+            not os.path.islink(os.path.join(folder, d)) or version_link_target(os.path.join(folder, d))))
         found += [Path(folder) / f for f in files if f.endswith(".html")]
     return found
 

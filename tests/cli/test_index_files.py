@@ -133,3 +133,21 @@ def test_the_leaderboard_reads_a_folder_kept_as_a_link(tmp_path: Path, monkeypat
     linked = tmp_path / "linked"
     assert main(["leaderboard", str(tmp_path / "results"), "--out", str(linked), "--n-boot", "50", "-q"]) == 0
     assert (linked / "leaderboard.csv").read_text() == (plain / "leaderboard.csv").read_text()
+
+
+def test_the_file_system_root_is_refused(capsys) -> None:
+    assert main(["index", "/"]) == 2
+    assert "file-system root" in capsys.readouterr().err
+    assert not Path("/index.html").exists() and not Path("/.index.html.lock").exists()
+
+
+def test_a_folder_too_large_to_be_results_is_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
+    from stereoprobe.report import index
+
+    _report_folder(tmp_path)
+    for i in range(5):
+        (tmp_path / f"d{i}").mkdir()
+    monkeypatch.setattr(index, "MAX_FOLDERS", 3)
+    assert main(["index", str(tmp_path)]) == 2
+    assert "more than 3 folders" in _one_error_line(capsys)
+    assert not (tmp_path / "index.html").exists()
