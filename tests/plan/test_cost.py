@@ -114,15 +114,16 @@ def test_bad_price_files(tmp_path, body, match) -> None:
 
 def test_cli_warns_on_stale_prices_on_stderr(tmp_path, capsys) -> None:
     f = tmp_path / "p.yaml"
-    f.write_text("as_of: '2000-01-01'\nbatch_discounts: {openai: 0.5}\nmodels:\n  - {model: 'openai/*', input: 1, output: 1}\n")
+    f.write_text("as_of: '2000-01-01'\nbatch_discounts: {openai-api: 0.5}\nmodels:\n"
+                 "  - {model: 'openai-api/*', input: 1, output: 1}\n")
     parser = argparse.ArgumentParser()
     cli_plan.register(parser.add_subparsers())
-    args = parser.parse_args(["plan", "dbb", "-T", "source=bundled", "--model", "openai/gpt-4o",
+    args = parser.parse_args(["plan", "globalbias", "-T", "source=bundled", "--model", "openai-api/host/llama",
                               "--prices", str(f)])
     assert args.func(args) == 0
     out, err = capsys.readouterr()
-    assert "stereoprobe plan: warning: prices of openai/gpt-4o are from 2000-01-01" in err
-    assert "with inspect eval --batch (openai 50% off)" in out and "prices of" not in out
+    assert "stereoprobe plan: warning: prices of openai-api/host/llama are from 2000-01-01" in err
+    assert "with inspect eval --batch (openai-api 50% off)" in out and "prices of" not in out
 
 
 def test_profiles_output_grows_with_the_names_of_a_request() -> None:
