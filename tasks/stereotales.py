@@ -167,7 +167,7 @@ def stereotales(
         epochs=Epochs(epochs),
         version=TASK_VERSION,
         metadata={
-            "probe": C.TASK_NAME,
+            "probe": C.TASK_STORIES,
             C.META_FINGERPRINT: tax.fingerprint(),
             "taxonomy_source": str(source or "bundled"),
             "consensus": consensus,

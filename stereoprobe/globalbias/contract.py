@@ -11,8 +11,8 @@ from stereoprobe import likelihood
 from stereoprobe import params as P
 from stereoprobe.errors import InputError
 
-TASK = "globalbias"
-PROFILES_TASK = "globalbias_profiles"
+TASK_LIKELIHOOD = "globalbias"
+TASK_PROFILES = "globalbias_profiles"
 
 # likelihood task: one sample per name group x template (default) or per sentence (``-T unit=sentence``)
 UNITS = ("group", "sentence")

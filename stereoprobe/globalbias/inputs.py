@@ -36,7 +36,7 @@ from stereoprobe import inputs as I
 from stereoprobe.errors import InputError
 from stereoprobe.globalbias.apx import byte_perplexity, token_perplexity
 from stereoprobe.globalbias.completeness import ExpectedCells
-from stereoprobe.globalbias.contract import GROUP_SCORER, SENTENCE_COLUMNS, SENTENCE_SCORER, TASK, TEMPLATES
+from stereoprobe.globalbias.contract import GROUP_SCORER, SENTENCE_COLUMNS, SENTENCE_SCORER, TASK_LIKELIHOOD, TEMPLATES
 from stereoprobe.likelihood import IDS, N_BYTES, N_TOKENS, SUM_LOGPROB, TEXTS_METADATA, read_results
 
 COLUMNS = SENTENCE_COLUMNS
@@ -102,7 +102,7 @@ def _ppl(sum_lp: float, n_tokens: float, n_bytes: float, measure: str) -> float:
 
 def _partition(inputs: Iterable[str | Path]) -> I.Partition:
     """The inputs split once by the input layer (logs, lm-eval samples of the globalbias task, tables)."""
-    return I.partition(inputs, ("logs", "lm_eval", "tables"), what="GlobalBias inputs", lm_eval_task=TASK)
+    return I.partition(inputs, ("logs", "lm_eval", "tables"), what="GlobalBias inputs", lm_eval_task=TASK_LIKELIHOOD)
 
 
 def _row(model: str, md: dict[str, Any], ppl: float) -> tuple:
@@ -205,7 +205,7 @@ def _from_logs(paths: list[Path], measure: str, rep: LoadReport, progress: I.Pro
     stats = I.ReadStats()
     expected = ExpectedCells()
     rows: list[tuple] = []
-    samples = I.iter_samples(paths, task=TASK, stats=stats, string_ids=True)
+    samples = I.iter_samples(paths, task=TASK_LIKELIHOOD, stats=stats, string_ids=True)
     seen_runs: set[Path] = set()
     for info, s in progress(samples, "GlobalBias: reading logs"):
         if info.path not in seen_runs:
@@ -238,7 +238,7 @@ def _from_logs(paths: list[Path], measure: str, rep: LoadReport, progress: I.Pro
 def _from_lm_eval(paths: list[Path], measure: str, tokenizer: object, rep: LoadReport) -> pd.DataFrame:
     stats = I.ReadStats()
     rows = []
-    for rec in I.iter_lm_eval_samples(paths, TASK, stats=stats):
+    for rec in I.iter_lm_eval_samples(paths, TASK_LIKELIHOOD, stats=stats):
         lls = rec.loglikelihoods
         ll = lls[0] if lls else float("nan")
         doc = rec.doc

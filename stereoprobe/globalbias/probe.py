@@ -34,8 +34,8 @@ GLOBALBIAS = register(ProbeDescriptor(
     metrics=f"{_LEADERBOARD}:globalbias_metrics",
     pairwise=f"{_LEADERBOARD}:globalbias_pairwise",
     lm_eval=f"{_LEADERBOARD}:globalbias_lm_eval_tables",
-    lm_eval_tasks=(C.TASK,),
-    tasks={C.TASK: PlanTask("sentences", counts="texts")},
+    lm_eval_tasks=(C.TASK_LIKELIHOOD,),
+    tasks={C.TASK_LIKELIHOOD: PlanTask("sentences", counts="texts")},
     commands=("stereoprobe.cli.globalbias",),
     listing="globalbias",
     order=40,
@@ -60,7 +60,7 @@ PROFILES = register(ProbeDescriptor(
     # example profile is 150-220 tokens (compact vs indented JSON, SmolLM2's tokenizer; 12,060-15,222
     # characters for 20 profiles, i.e. 150-190 tokens at 4 characters per token): 175 per name, 3,500 per
     # request of the paper's 20 names, capped by the task's max_tokens
-    tasks={C.PROFILES_TASK: PlanTask("profile batches", per_epoch=True, output_tokens_per_name=175)},
+    tasks={C.TASK_PROFILES: PlanTask("profile batches", per_epoch=True, output_tokens_per_name=175)},
     commands=("stereoprobe.cli.profiles",),
     listing="globalbias",
     run_info_name="globalbias-profiles",

@@ -12,7 +12,7 @@ from stereoprobe import inputs as I
 from stereoprobe.errors import InputError
 from stereoprobe.globalbias import profiles as P
 from stereoprobe.globalbias.consistency import religion_consistency
-from stereoprobe.globalbias.contract import PROFILE_SCORER, PROFILES_TASK
+from stereoprobe.globalbias.contract import PROFILE_SCORER, TASK_PROFILES
 from stereoprobe.report.html import Section, files_html, write_report
 from stereoprobe.report.run_info import write_run_info
 from stereoprobe.tables import write_table
@@ -43,7 +43,7 @@ def profiles_from_logs(paths: Iterable[Path], stats: I.ReadStats | None = None, 
     layer's progress callback (:data:`stereoprobe.inputs.Progress`; default: silent)."""
     stats = stats if stats is not None else I.ReadStats()
     rows, outcomes = [], []
-    for info, s in progress(I.iter_samples(list(paths), task=PROFILES_TASK, stats=stats), "profiles: reading logs"):
+    for info, s in progress(I.iter_samples(list(paths), task=TASK_PROFILES, stats=stats), "profiles: reading logs"):
         sc = (s.get("scores") or {}).get(PROFILE_SCORER)
         md = s.get("metadata") or {}
         by_name = {n["name"]: n for n in md.get("names", [])}

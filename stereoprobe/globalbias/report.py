@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from stereoprobe.globalbias.compute import GlobalBiasResult
-from stereoprobe.globalbias.contract import TASK
+from stereoprobe.globalbias.contract import TASK_LIKELIHOOD
 from stereoprobe.globalbias.plots import figure1, figure1_descriptors
 from stereoprobe.report.html import Section, plot_is_empty, write_report
 from stereoprobe.report.run_info import write_run_info
@@ -41,7 +41,7 @@ def write_globalbias(result: GlobalBiasResult, out_dir: str | Path) -> Path:
         files += [csv, csv.with_suffix(".parquet")]
     result.files = files
     models = sorted(result.sentences["model"].unique()) if "model" in result.sentences else []
-    write_run_info(out, probe=TASK, models=models, settings=result.settings, inputs=result.sources)
+    write_run_info(out, probe=TASK_LIKELIHOOD, models=models, settings=result.settings, inputs=result.sources)
     _report(out / "report.html", result)
     return out
 

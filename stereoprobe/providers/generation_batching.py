@@ -81,8 +81,10 @@ def fast_generate(api: Any, reqs: list[Any], config: Any = None,
 
 
 @torch.inference_mode()
-def next_token_logprobs(api: Any, prompts: list[list[int]]) -> torch.Tensor:
-    """Float32 log-probabilities of the next token after each prompt (rows in prompt order, on the host).
+def next_token_logprobs(api: Any, prompts: list[list[int]], top_k: int = 0
+                        ) -> tuple[list[int], list[float], list[list[int]], list[list[float]]]:
+    """The most likely next token after each prompt, its float32 log-probability, and the ``top_k`` most likely
+    tokens with theirs (prompt order; one transfer to the host for all prompts).
 
     Prompts are grouped by canonical width, right-padded (a causal model never attends to padding after the
     last real token), and run ``rows`` at a time: the fixed micro-batch rows of ``api.shape`` when set, else
@@ -91,7 +93,8 @@ def next_token_logprobs(api: Any, prompts: list[list[int]]) -> torch.Tensor:
     by_width: dict[int, list[int]] = {}
     for i, p in enumerate(prompts):
         by_width.setdefault(bucket_width(len(p)), []).append(i)
-    out: list[torch.Tensor | None] = [None] * len(prompts)
+    order: list[int] = []
+    best, best_lp, top_i, top_v = [], [], [], []
     for width, members in sorted(by_width.items(), reverse=True):
         rows = shape.rows(0, width) if shape is not None else max(len(members), -(-MIN_ROWS // width))
         for start in range(0, len(members), rows):
@@ -102,11 +105,22 @@ def next_token_logprobs(api: Any, prompts: list[list[int]]) -> torch.Tensor:
             hidden, _ = scorer._forward(ids)
             last = scorer._to_device([len(p) - 1 for p in batch])
             rows_last = hidden[torch.arange(len(batch), device=hidden.device), last]
-            logp = _project_logprobs(scorer, rows_last, shape.project_rows if shape is not None else 0)
-            host = logp[: len(part)].cpu()
-            for k, i in enumerate(part):
-                out[i] = host[k]
-    return torch.stack([t for t in out if t is not None])
+            logp = _project_logprobs(scorer, rows_last, shape.project_rows if shape is not None else 0)[: len(part)]
+            token = logp.argmax(dim=-1)
+            best.append(token)
+            best_lp.append(logp.gather(1, token[:, None])[:, 0])
+            if top_k:
+                top = logp.topk(top_k, dim=-1)
+                top_i.append(top.indices)
+                top_v.append(top.values)
+            order += part
+    position = {i: k for k, i in enumerate(order)}
+    back = [position[i] for i in range(len(prompts))]
+    tokens = torch.cat(best).tolist() if best else []  # the synchronisation: every batch has been launched
+    lps = torch.cat(best_lp).tolist() if best_lp else []
+    idx = torch.cat(top_i).tolist() if top_i else [[] for _ in order]
+    vals = torch.cat(top_v).tolist() if top_v else [[] for _ in order]
+    return ([tokens[k] for k in back], [lps[k] for k in back], [idx[k] for k in back], [vals[k] for k in back])
 
 
 def _project_logprobs(scorer: Any, rows: torch.Tensor, slice_rows: int) -> torch.Tensor:
@@ -142,20 +156,17 @@ def _output(api: Any, req: Any, gen: list[int], logprobs: Logprobs | None,
 
 def _one_token_outputs(api: Any, reqs: list[Any], metadata: dict[str, Any] | None) -> list[ModelOutput]:
     s = reqs[0].payload
-    logp = next_token_logprobs(api, [list(r.payload["ids"]) for r in reqs])
-    k = int(s["top_logprobs"] or 0)
-    best = logp.argmax(dim=-1).tolist()
-    tops = logp.topk(k, dim=-1) if s["logprobs"] and k else None
+    k = int(s["top_logprobs"] or 0) if s["logprobs"] else 0
+    best, best_lp, top_i, top_v = next_token_logprobs(api, [list(r.payload["ids"]) for r in reqs], k)
     outputs = []
     for b, req in enumerate(reqs):
         token = int(best[b])
         logprobs = None
         if s["logprobs"]:
             top = None
-            if tops is not None:
-                top = [TopLogprob(token=api._token_text(int(i)), logprob=float(v))
-                       for i, v in zip(tops.indices[b].tolist(), tops.values[b].tolist())]
-            logprobs = Logprobs(content=[Logprob(token=api._token_text(token), logprob=float(logp[b, token]),
+            if k:
+                top = [TopLogprob(token=api._token_text(int(i)), logprob=float(v)) for i, v in zip(top_i[b], top_v[b])]
+            logprobs = Logprobs(content=[Logprob(token=api._token_text(token), logprob=float(best_lp[b]),
                                                  top_logprobs=top)])
         outputs.append(_output(api, req, [token], logprobs, metadata))
     return outputs

@@ -172,15 +172,23 @@ class CausalScorer:
         todo = [i for i, s in enumerate(seqs) if len(s) >= 2]
         sub = [seqs[i] for i in todo]
         sub_groups = None if groups is None else [groups[i] for i in todo]
+        pending: list[tuple[list[int], torch.Tensor, Any]] = []
         for chunk in plan_chunks(sub, batch_size, prefix_sharing, groups=sub_groups, max_tokens=max_tokens,
                                  fanout=shape is not None):
             members = [todo[i] for i in chunk.indices]
             rows = shape.rows(chunk.prefix_width, chunk.width) if shape is not None else 0
-            scored = self._score_chunk([seqs[i] for i in members], chunk.prefix_lens, top_k,
-                                       chunk.prefix_width, chunk.width, rows,
-                                       shape.project_rows if shape is not None else 0,
-                                       prefix_rows(rows, chunk.fanout) if rows else 0)
-            for i, res in zip(members, scored):
+            flat_dev, finish = self._score_chunk([seqs[i] for i in members], chunk.prefix_lens, top_k,
+                                                 chunk.prefix_width, chunk.width, rows,
+                                                 shape.project_rows if shape is not None else 0,
+                                                 prefix_rows(rows, chunk.fanout) if rows else 0, defer=True)
+            pending.append((members, flat_dev, finish))
+        # one synchronisation for the whole plan: the host prepares and launches batch k+1 while the device
+        # still runs batch k, instead of waiting for every batch's results
+        flat = torch.cat([dev for _, dev, _ in pending]).tolist() if pending else []
+        cursor = 0
+        for members, dev, finish in pending:
+            part, cursor = flat[cursor : cursor + dev.shape[0]], cursor + dev.shape[0]
+            for i, res in zip(members, finish(part)):
                 results[i] = res
         return [r for r in results if r is not None]
 
@@ -192,7 +200,7 @@ class CausalScorer:
 
     def _score_chunk(self, seqs: list[Sequence[int]], prefix_lens: list[int], top_k: int,
                      prefix_width: int = 0, width: int = 0, rows: int = 0, slice_rows: int = 0,
-                     pre_rows: int = 0) -> list[TokenScores]:
+                     pre_rows: int = 0, defer: bool = False) -> Any:
         """Score one batch. ``prefix_lens[b]`` leading tokens of sequence ``b`` are shared with the other
         members having the same prefix (0: nothing shared; a batch never mixes shared and unshared members).
         Shared prefixes run once each, right-padded to ``prefix_width``; their key/value cache is gathered per
@@ -202,7 +210,9 @@ class CausalScorer:
         least ``MIN_ROWS`` rows. Everything is prepared on the host and copied at once; one synchronisation
         (the final transfer of the results) per batch. ``rows`` (fixed shapes): the batch is filled to exactly
         ``rows`` rows and its prefix pass to ``pre_rows`` rows with copies of the first member, and the
-        projection runs in slices of ``slice_rows`` rows."""
+        projection runs in slices of ``slice_rows`` rows. ``defer``: return ``(scores on the device, finish)``
+        instead, ``finish(host list of those scores)`` giving the results (the caller synchronises once for
+        many batches)."""
         dev = self.device
         n_real = len(seqs)
         starts = list(prefix_lens)
@@ -258,22 +268,34 @@ class CausalScorer:
         own_lp, own_top = self._project_scores(hidden[need], targets, top_k, slice_rows)
         pieces.append(own_lp)
         top_pieces.append(own_top or [])
-        flat = torch.cat([t.float() for t in pieces]).tolist()  # the one synchronisation of the batch
+        flat_dev = torch.cat([t.float() for t in pieces])
         tops_flat = [t for part in top_pieces for t in part]
-        # slice the flat list: [shared prefix tokens per prefix][first own token per member][own tokens]
+        lengths = [len(t) for t in prefixes] if prefixes else None
+
+        def finish(flat: list[float]) -> list[TokenScores]:
+            return self._slice_results(flat, tops_flat, seqs[:n_real], suffix_lens, member_group, lengths, B, top_k)
+
+        if defer:
+            return flat_dev, finish
+        return finish(flat_dev.tolist())  # the one synchronisation of the batch
+
+    @staticmethod
+    def _slice_results(flat: list[float], tops_flat: list[Any], seqs: list[Sequence[int]], suffix_lens: list[int],
+                       member_group: list[int], plen: list[int] | None, B: int, top_k: int) -> list[TokenScores]:
+        """Per-sequence results from a batch's flat scores: [shared prefix tokens per prefix][first own token
+        per member (``B`` members, padding copies included)][own tokens]."""
         pre_start, cursor = [], 0
-        if prefixes:
-            for L in plen:
-                pre_start.append(cursor)
-                cursor += L - 1
+        for L in plen or []:
+            pre_start.append(cursor)
+            cursor += L - 1
         first_start = cursor
-        cursor += B if prefixes else 0
+        cursor += B if plen is not None else 0
         out = []
-        for b in range(n_real):
+        for b in range(len(seqs)):
             s, k = seqs[b], suffix_lens[b] - 1
             own = slice(cursor, cursor + k)
             cursor += k
-            if prefixes:
+            if plen is not None:
                 g = member_group[b]
                 shared = slice(pre_start[g], pre_start[g] + plen[g] - 1)
                 lps = flat[shared] + [flat[first_start + b]] + flat[own]

@@ -31,7 +31,7 @@ __all__ = [
     "OTHER",
     "REFUSAL_ROLE",
     "SCORER_NAME",
-    "TASK_NAME",
+    "TASK_STORIES",
     "UNKNOWN",
     "association_id",
     "normalize_language",
@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------------------- task and scorer
-TASK_NAME: Final = "stereotales"
+TASK_STORIES: Final = "stereotales"
 SCORER_NAME: Final = "stereotales_extraction"
 EXTRACTOR_ROLE: Final = "extractor"
 REFUSAL_ROLE: Final = "refusal"

@@ -12,7 +12,7 @@ from typing import Final
 from stereoprobe.stereotales.contract import KEY_COLUMNS as _ST_KEY_COLUMNS
 
 #: inspect task name of the harm judge (``tasks/stereotales_judge.py``).
-JUDGE_TASK: Final = "stereotales_judge"
+TASK_JUDGE: Final = "stereotales_judge"
 #: name of the judge's scorer (``scorers/stereotales_judge.py``), the key of ``sample["scores"]`` in the logs.
 JUDGE_SCORER: Final = "stereotales_harm"
 #: keys of the scorer's ``Score.value`` dict (NaN = answer missing, never 0).

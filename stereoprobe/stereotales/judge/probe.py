@@ -12,12 +12,12 @@ DESCRIPTOR = register(ProbeDescriptor(
     tables={"harm_labels": columns(C.HARM_LABEL_COLUMNS, "association_id", "harmful")},
     # plan: the ratings JSON with a short justification, 300 tokens; the judge prompt around the association
     # (the sample input), 400 tokens
-    tasks={C.JUDGE_TASK: PlanTask("associations", main_role="judge", output_tokens={"judge": 300},
+    tasks={C.TASK_JUDGE: PlanTask("associations", main_role="judge", output_tokens={"judge": 300},
                                   role_prompt_tokens={"judge": 400},
                                   # the per-model settings change no count: no need for the run configuration
                                   plan_args={"run_settings": "none"})},
     commands=("stereoprobe.cli.judge_report", "stereoprobe.cli.rater_sheet"),
     listing="stereotales",
-    run_info_name=C.JUDGE_TASK,
+    run_info_name=C.TASK_JUDGE,
     order=20,
 ))

@@ -31,7 +31,7 @@ DESCRIPTOR = register(ProbeDescriptor(
     # English at ~1.33 tokens per word; Hindi, Arabic, Chinese and Ukrainian take more per word, so 350 over
     # the 10 languages), a refusal verdict 20 (a short JSON), an extraction 250 (the 19-attribute JSON
     # profile); role prompts around the story: refusal 300, extraction 900 tokens (instructions and schema)
-    tasks={C.TASK_NAME: PlanTask("stories", per_epoch=True, reader_roles=(C.REFUSAL_ROLE, C.EXTRACTOR_ROLE),
+    tasks={C.TASK_STORIES: PlanTask("stories", per_epoch=True, reader_roles=(C.REFUSAL_ROLE, C.EXTRACTOR_ROLE),
                                  default_roles={C.EXTRACTOR_ROLE: 3, C.REFUSAL_ROLE: 1},
                                  output_tokens={"generator": 350, C.REFUSAL_ROLE: 20, C.EXTRACTOR_ROLE: 250},
                                  role_prompt_tokens={C.REFUSAL_ROLE: 300, C.EXTRACTOR_ROLE: 900},

@@ -42,7 +42,7 @@ from stereoprobe.stereotales.contract import (
     ISSUE_COLUMNS,
     OTHER,
     SCORER_NAME,
-    TASK_NAME,
+    TASK_STORIES,
     UNKNOWN,
     normalize_language,
 )
@@ -58,7 +58,7 @@ from stereoprobe.stereotales.mining.stories_release import read_stories_from_rel
 
 __all__ = [
     "EXTRA_COLUMNS", "ID_COLUMNS", "ISSUE_COLUMNS", "MixedInputsError", "OTHER", "SCORER_NAME", "Stories",
-    "StoriesError", "TASK_NAME", "UNKNOWN", "compact_frame", "normalize_language", "normalize_value",
+    "StoriesError", "TASK_STORIES", "UNKNOWN", "compact_frame", "normalize_language", "normalize_value",
     "read_stories", "read_story_excerpts",
 ]
 
