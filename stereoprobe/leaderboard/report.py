@@ -29,6 +29,19 @@ def ranking(metrics: pd.DataFrame, probe: str, metric: str) -> pd.DataFrame:
     return g[["rank", "model", "estimate", "ci_low", "ci_high", "n", "method"]]
 
 
+TICK_WIDTH, TICK_LINES = 36, 2  # a model name on a forest plot: at most two lines of 36 characters
+
+
+def tick_label(model: str) -> str:
+    """A model name as a forest plot's tick: wrapped on two lines of :data:`TICK_WIDTH` characters, cut with
+    "…" beyond (the full name is in the tables below the plot), drawn literally (``$`` is not mathtext)."""
+    import textwrap
+
+    from stereoprobe.report.plot_text import short
+
+    return textwrap.fill(short(model, TICK_WIDTH * TICK_LINES), TICK_WIDTH, break_long_words=True)
+
+
 def _forest(metrics: pd.DataFrame, probe: str):
     import matplotlib
 
@@ -42,8 +55,9 @@ def _forest(metrics: pd.DataFrame, probe: str):
     names = [m for m in MAIN_METRICS.get(probe, []) if shown(m)]
     if not names:
         return None
-    fig, axes = plt.subplots(1, len(names), figsize=(3.6 * len(names), 0.5 + 0.45 * metrics["model"].nunique()),
-                             squeeze=False)
+    longest = max((len(tick_label(str(m))) for m in metrics["model"].unique()), default=0)
+    fig, axes = plt.subplots(1, len(names), figsize=((3.6 + 0.06 * min(longest, TICK_WIDTH)) * len(names),
+                                                     0.5 + 0.45 * metrics["model"].nunique()), squeeze=False)
     for ax, name in zip(axes[0], names):
         g = ranking(metrics, probe, name).iloc[::-1]
         y = np.arange(len(g))
@@ -51,7 +65,7 @@ def _forest(metrics: pd.DataFrame, probe: str):
         lo = np.clip(est - g["ci_low"].to_numpy(float), 0, None)
         hi = np.clip(g["ci_high"].to_numpy(float) - est, 0, None)
         ax.errorbar(est, y, xerr=[np.nan_to_num(lo), np.nan_to_num(hi)], fmt="o", capsize=3)
-        ax.set_yticks(y, g["model"].astype(str), fontsize=8)
+        ax.set_yticks(y, [tick_label(m) for m in g["model"].astype(str)], fontsize=8)
         ax.set_title(name, fontsize=9)
     fig.tight_layout()
     return fig

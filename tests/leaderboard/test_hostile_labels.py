@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from stereoprobe.cli import main
@@ -45,3 +46,26 @@ def test_a_hostile_label_writes_inside_the_folders(label: str, tmp_path: Path) -
         assert all(p.resolve().is_relative_to(hub.resolve()) for p in _files(hub))
         hub_files = {p for p in _files(hub) if p.name != MANIFEST}
         assert len({p.parent.parent for p in hub_files}) == 2  # one Hub folder per label
+
+
+def test_a_300_character_model_name_is_a_readable_two_line_tick():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from stereoprobe.leaderboard.headline import METRIC_COLUMNS
+    from stereoprobe.leaderboard.report import TICK_WIDTH, _forest, tick_label
+    from stereoprobe.report.plot_text import bound_figure
+
+    name = "$x^2$ model " + "abcdefghij" * 29  # 300 characters with mathtext
+    label = tick_label(name)
+    lines = label.split("\n")
+    assert len(lines) == 2 and all(len(line) <= TICK_WIDTH for line in lines) and label.endswith("…")
+    assert label.startswith("$x^2$ model")  # literal text, not a formula
+    rows = [(name, "dbb", "count_s_ge_20", 3.0, 1.0, 5.0, 100, "lower", ""),
+            ("short $5", "dbb", "count_s_ge_20", 6.0, 4.0, 8.0, 100, "lower", "")]
+    fig = _forest(pd.DataFrame([dict(zip(METRIC_COLUMNS, r)) for r in rows]), "dbb")
+    bound_figure(fig)
+    fig.canvas.draw()
+    ticks = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert label in ticks and "short $5" in ticks
+    assert all(not t.get_parse_math() for t in fig.axes[0].get_yticklabels())
