@@ -15,7 +15,7 @@ from stereoprobe.stereotales.judge.associations import (
     load_association_rows,
     same_model,
 )
-from stereoprobe.stereotales.judge.contract import JUDGE_TASK, KEY_COLUMNS, META_GENERATORS
+from stereoprobe.stereotales.judge.contract import KEY_COLUMNS, META_GENERATORS, TASK_JUDGE
 
 
 def select_associations(
@@ -75,4 +75,4 @@ def association_samples(associations: pd.DataFrame, prompt_version: str) -> list
 def judge_dataset(table: pd.DataFrame, prompt_version: str) -> MemoryDataset:
     """The inspect dataset of :func:`association_samples`, named after the association file."""
     name = Path(str(table.attrs.get("source", "associations"))).name
-    return MemoryDataset(association_samples(table, prompt_version), name=f"{JUDGE_TASK}:{name}")
+    return MemoryDataset(association_samples(table, prompt_version), name=f"{TASK_JUDGE}:{name}")

@@ -19,7 +19,6 @@ from stereoprobe.errors import InputError
 from stereoprobe.stereotales.judge.associations import same_model
 from stereoprobe.stereotales.judge.contract import (
     JUDGE_SCORER,
-    JUDGE_TASK,
     KEY_COLUMNS,
     META_GENERATORS,
     META_ORDER,
@@ -29,6 +28,7 @@ from stereoprobe.stereotales.judge.contract import (
     SCORE_META_PARSE_ERROR,
     SCORE_META_REALISM,
     TASK_ARG_ASSOCIATIONS,
+    TASK_JUDGE,
 )
 
 
@@ -95,7 +95,7 @@ def read_judge_ratings(
     stats = ReadStats()
     recs = []
     try:
-        for info, s in (progress or (lambda it: it))(iter_samples(inputs, task=JUDGE_TASK, stats=stats)):
+        for info, s in (progress or (lambda it: it))(iter_samples(inputs, task=TASK_JUDGE, stats=stats)):
             try:
                 recs.append(_rating_record(info.model, dict(info.task_args or {}), s))
             except InputError as e:
@@ -103,7 +103,7 @@ def read_judge_ratings(
     except InputError as e:
         if not str(e).startswith(("no inspect logs", "no log of task")):
             raise
-        raise InputError(f"no {JUDGE_TASK} samples found: {e}") from e
+        raise InputError(f"no {TASK_JUDGE} samples found: {e}") from e
     errors: dict[str, int] = {}
     for (_task, model), counter in stats.by_run.items():
         if counter.get("errors"):
@@ -111,7 +111,7 @@ def read_judge_ratings(
     if not recs:
         where = ", ".join(map(str, inputs))
         extra = f" ({stats.errors} errored samples, none answered)" if stats.errors else ""
-        raise InputError(f"no {JUDGE_TASK} samples found in {where}{extra}")
+        raise InputError(f"no {TASK_JUDGE} samples found in {where}{extra}")
     return JudgeRatings(ratings_table(recs), files=len(stats.files), superseded=stats.duplicates, errors=errors,
                         summary=stats.summary())
 

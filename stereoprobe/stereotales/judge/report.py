@@ -21,7 +21,7 @@ import pandas as pd
 from stereoprobe.stereotales.judge import alignment as al
 from stereoprobe.stereotales.judge import languages as lg
 from stereoprobe.stereotales.judge.associations import load_association_rows
-from stereoprobe.stereotales.judge.contract import ALL_LLMS_MEAN, HUMAN, JUDGE_TASK, KEY_COLUMNS
+from stereoprobe.stereotales.judge.contract import ALL_LLMS_MEAN, HUMAN, KEY_COLUMNS, TASK_JUDGE
 from stereoprobe.stereotales.judge.human import drop_unjudged, human_labels, load_human_ratings
 from stereoprobe.stereotales.judge.ratings import judge_summary, provider_counts
 from stereoprobe.stereotales.judge.reliability import rater_reliability
@@ -320,7 +320,7 @@ def write_judge_report(report: JudgeReport, work: str | Path, out: str | Path | 
     from stereoprobe.report.run_info import write_run_info
 
     models = sorted(set(report.tables["judge_ratings"]["evaluator"].astype(str)))
-    write_run_info(work, probe=JUDGE_TASK, models=models, settings=asdict(report.options))
+    write_run_info(work, probe=TASK_JUDGE, models=models, settings=asdict(report.options))
     path = write_report(work / "judge_report.html", "StereoTales harm judge", sections)
     report.path = target / path.name
     return path

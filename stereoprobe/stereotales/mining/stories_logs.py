@@ -13,8 +13,8 @@ from stereoprobe.errors import InputError
 from stereoprobe.inputs import Progress, ReadStats, iter_samples, no_progress
 from stereoprobe.logs import error_message, output_text
 from stereoprobe.stereotales import contract as C
-from stereoprobe.stereotales.contract import (EXTRA_COLUMNS, ID_COLUMNS, ISSUE_COLUMNS, SCORER_NAME, TASK_NAME, UNKNOWN,
-                                              normalize_language)
+from stereoprobe.stereotales.contract import (EXTRA_COLUMNS, ID_COLUMNS, ISSUE_COLUMNS, SCORER_NAME, TASK_STORIES,
+                                              UNKNOWN, normalize_language)
 from stereoprobe.stereotales.mining.stories_frame import (
     MixedInputsError,
     Stories,
@@ -193,7 +193,7 @@ class _Sources:
         row[C.META_FINGERPRINT] = str(fp)
 
 
-def read_stories_from_logs(inputs: Sequence[str | Path], task: str = TASK_NAME,
+def read_stories_from_logs(inputs: Sequence[str | Path], task: str = TASK_STORIES,
                            progress: Progress = no_progress) -> Stories:
     """Build the stories frame from inspect eval logs of ``task``, streaming one sample at a time.
 
@@ -244,7 +244,7 @@ def log_excerpts(
     """The (cut) story texts of the ``wanted`` (model, sample id, epoch) keys, from the same records
     :func:`read_stories_from_logs` used (newest complete copy)."""
     out: dict[tuple[str, str, int], str] = {}
-    for info, d in iter_samples(logs, TASK_NAME, string_ids=True):
+    for info, d in iter_samples(logs, TASK_STORIES, string_ids=True):
         key = (info.model, str(d.get("id")), int(d.get("epoch") or 1))
         if key in wanted and key not in out:
             text = output_text(d)
