@@ -20,6 +20,9 @@ for need in "$WHEELS/tokenizer/tokenizer.json" "$WHEELS/whl"; do
   [ -e "$need" ] || { echo "gpu_run.sh: $need is missing (run bench/gpu_wheels.sh, and carry .gpu_wheels)" >&2; exit 2; }
 done
 t0=$(date +%s)
+if command -v nvidia-smi > /dev/null; then
+  nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,utilization.gpu --format=csv | tee "$OUT/gpu.txt"
+fi
 "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" "$WHEELS"/whl/*.whl
 # the repository itself (tasks/, solvers/, scorers/ become stereoprobe.tasks, ...): no dependencies, no network
 BUILD="$(mktemp -d)"
