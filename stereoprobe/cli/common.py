@@ -40,10 +40,9 @@ from stereoprobe.outputs import atomic_output_dir, atomic_output_file
 __all__ = [
     "MAX_COUNT", "MAX_JOBS", "MAX_MC_RESAMPLES", "MAX_SEED", "HelpFormatter", "IntBetween", "atomic_output_dir",
     "atomic_output_file", "bootstrap_count", "claim_outputs", "comma_list", "existing_dir", "existing_file",
-    "existing_path", "finite_float", "float_between", "http_url", "info", "int_between", "is_quiet", "jobs", "mc_resamples",
-    "nonnegative_float", "nonnegative_int", "out_dir", "out_file", "positive_float", "positive_int",
-    "probability", "progress", "resample_count", "seed", "set_quiet", "show_default", "spinner",
-    "unit_interval",
+    "existing_path", "finite_float", "float_between", "http_url", "info", "int_between", "is_quiet", "jobs",
+    "mc_resamples", "nonnegative_float", "nonnegative_int", "out_dir", "out_file", "positive_float", "positive_int",
+    "probability", "progress", "resample_count", "seed", "set_quiet", "show_default", "spinner", "unit_interval",
 ]
 
 
@@ -156,7 +155,8 @@ def existing_dir(text: str) -> Path:
 
 
 def http_url(text: str) -> str:
-    """An ``http(s)://`` URL fit to publish (no other scheme, no credentials: :func:`stereoprobe.redact.check_public_url`)."""
+    """An ``http(s)://`` URL fit to publish (no other scheme, no credentials:
+    :func:`stereoprobe.redact.check_public_url`)."""
     from stereoprobe.redact import check_public_url
 
     try:
