@@ -21,7 +21,7 @@ from typing import Any
 
 from stereoprobe.globalbias.completeness import split_complete
 from stereoprobe.globalbias.compute import GlobalBiasResult, compute
-from stereoprobe.globalbias.inputs import load
+from stereoprobe.globalbias.inputs import read_sentences
 from stereoprobe.globalbias.options import GlobalBiasOptions, ProfilesOptions
 from stereoprobe.globalbias.profiles_report import ProfilesResult, compute_profiles, write_profiles
 from stereoprobe.globalbias.report import write_globalbias
@@ -37,7 +37,7 @@ def analyze(inputs: Iterable[str | Path], options: GlobalBiasOptions = GlobalBia
     lm-eval samples for ``measure="token"``). Only complete group x descriptor units enter the statistics.
     ``progress``: the input layer's progress callback (the command line draws a bar)."""
     inputs = list(inputs)
-    sentences, read = load(inputs, measure=options.measure, tokenizer=tokenizer, progress=progress)
+    sentences, read = read_sentences(inputs, measure=options.measure, tokenizer=tokenizer, progress=progress)
     sentences, incomplete = split_complete(sentences, read.expected)
     return compute(sentences, incomplete, read, options, sources=inputs, progress=progress)
 

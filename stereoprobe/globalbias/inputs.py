@@ -366,7 +366,7 @@ def _drop_repeats(out: pd.DataFrame, rep: LoadReport) -> pd.DataFrame:
     return out[first].reset_index(drop=True)
 
 
-def load(inputs: Iterable[str | Path], measure: str = "token", tokenizer: object = None,
+def read_sentences(inputs: Iterable[str | Path], measure: str = "token", tokenizer: object = None,
          progress: I.Progress = I.no_progress) -> tuple[pd.DataFrame, LoadReport]:
     """Load every input into one long DataFrame (see module docstring) and a report of what was read
     (``rep.expected``: the cells the logs' runs were asked to score, for

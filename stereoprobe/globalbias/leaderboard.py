@@ -165,7 +165,7 @@ def globalbias_lm_eval_tables(files: Sequence[Path], alpha: float = 0.05,
                               tokenizer: Any = None) -> dict[str, pd.DataFrame]:
     """The ``bias_scores``, ``validation``, ``validation_detail`` and ``incomplete_units`` tables of ``stereoprobe
     globalbias`` from lm-eval samples ``files`` of ``globalbias`` (the descriptor's ``lm_eval`` reader): the summed
-    log-likelihoods become sentence perplexities through :func:`stereoprobe.globalbias.inputs.load` (byte-normalised
+    log-likelihoods become sentence perplexities through :func:`stereoprobe.globalbias.inputs.read_sentences` (byte-normalised
     unless a ``tokenizer`` is given, since the samples carry no token counts), then
     :func:`stereoprobe.globalbias.compute.compute_model` per model. Units a ``--limit`` run left without some of their
     names x templates are left out of the statistics and counted in ``incomplete_units``
@@ -173,12 +173,12 @@ def globalbias_lm_eval_tables(files: Sequence[Path], alpha: float = 0.05,
     :class:`~stereoprobe.errors.InputError`."""
     from stereoprobe.errors import InputError
     from stereoprobe.globalbias.completeness import split_complete
-    from stereoprobe.globalbias.inputs import load
+    from stereoprobe.globalbias.inputs import read_sentences
     from stereoprobe.globalbias.compute import compute_model
     from stereoprobe.globalbias.options import GlobalBiasOptions
 
     files = list(files)
-    sentences, _ = load(files, measure="token" if tokenizer is not None else "byte", tokenizer=tokenizer)
+    sentences, _ = read_sentences(files, measure="token" if tokenizer is not None else "byte", tokenizer=tokenizer)
     sentences, incomplete = split_complete(sentences)
     if sentences.empty:
         raise InputError(f"{files[0].parent}: no complete GlobalBias group x descriptor unit in the lm-eval samples "

@@ -183,7 +183,7 @@ def test_the_good_inputs_of_the_cases_are_accepted(bad_inputs: Path, tmp_path: P
     assert len(src.folders) == 2
     good = tmp_path / "lm"
     _samples(good, json.dumps(RECORD))
-    from stereoprobe.globalbias.inputs import load
+    from stereoprobe.globalbias.inputs import read_sentences
 
-    df, _ = load([good], measure="byte")
+    df, _ = read_sentences([good], measure="byte")
     assert len(df) == 1

@@ -20,7 +20,7 @@ from inspect_ai import eval as inspect_eval
 from stereoprobe.cli import main
 from stereoprobe.errors import InputError
 from stereoprobe.globalbias.completeness import split_complete
-from stereoprobe.globalbias.inputs import load
+from stereoprobe.globalbias.inputs import read_sentences
 from stereoprobe.tasks.globalbias import globalbias
 
 SELECTION = {"source": "bundled", "groups": ["CHINESE", "ARAB", "ENGLISH"], "templates": [1, 2]}
@@ -38,7 +38,7 @@ def clean(tmp_path_factory):
 
 
 def _incomplete(path):
-    sentences, rep = load([path], measure="byte")
+    sentences, rep = read_sentences([path], measure="byte")
     kept, incomplete = split_complete(sentences, rep.expected)
     return kept, incomplete, rep
 
@@ -135,7 +135,7 @@ BAD_VALUES = [
 def test_values_outside_their_domain_are_one_line(clean, tmp_path, capsys, case, field, value, fragment) -> None:
     bad = edit_eval(clean, tmp_path / "logs" / f"{case}.eval", sample=_set_first(field, value))
     with pytest.raises(InputError) as err:
-        load([bad], measure="byte")
+        read_sentences([bad], measure="byte")
     assert f"{case}.eval: sample 'CHINESE_F:t1'" in str(err.value) and fragment in str(err.value)
     assert main(["globalbias", str(tmp_path / "logs"), "--out", str(tmp_path / "out")]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
@@ -147,16 +147,16 @@ def test_repeated_rows_in_tables(tmp_path) -> None:
         f"m,ARAB_F,{n},kind,{t},{10 + n + t}\n" for n in range(2) for t in (1, 2, 3))
     same = tmp_path / "same.csv"
     same.write_text(rows + "m,ARAB_F,0,kind,1,11\n")
-    df, rep = load([same])
+    df, rep = read_sentences([same])
     assert len(df) == 6 and rep.duplicates == 1
     other = tmp_path / "conflict.csv"
     other.write_text(rows + "m,ARAB_F,0,kind,1,99\n")
     with pytest.raises(InputError, match=r"conflict\.csv: model 'm' group 'ARAB_F' .* template 1 appears 2 times"):
-        load([other])
+        read_sentences([other])
     outside = tmp_path / "template4.csv"
     outside.write_text(rows + "m,ARAB_F,0,kind,4,12\n")
     with pytest.raises(InputError, match=r"template4\.csv: column 'template' is not one of the templates \[1, 2, 3\]"):
-        load([outside])
+        read_sentences([outside])
 
 
 def test_the_first_half_of_a_limit_run_is_not_scored_as_complete(tmp_path) -> None:

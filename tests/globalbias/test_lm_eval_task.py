@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from stereoprobe.cli import main
-from stereoprobe.globalbias.inputs import load
+from stereoprobe.globalbias.inputs import read_sentences
 from stereoprobe.lm_eval_tasks import include_path
 
 LM_EVAL = Path(sys.executable).parent / "lm-eval"
@@ -41,10 +41,10 @@ def test_lm_eval_samples_are_accepted(tmp_path):
                    check=True, env=env, capture_output=True)
     [samples] = list((tmp_path / "lm").rglob("samples_globalbias_*.jsonl"))
     lls = {json.loads(x)["doc"]["id"]: float(json.loads(x)["resps"][0][0]) for x in samples.read_text().splitlines()}
-    df, rep = load([tmp_path / "lm"], measure="byte")
+    df, rep = read_sentences([tmp_path / "lm"], measure="byte")
     assert len(df) == 12 * 16 == len(lls) and rep.unscored == 0
     with pytest.raises(ValueError, match="--tokenizer"):
-        load([tmp_path / "lm"], measure="token")
+        read_sentences([tmp_path / "lm"], measure="token")
     # byte perplexity = exp(-ll / n_bytes) for one sentence, recomputed from the raw JSONL
     row = df[(df.name == "0:Fatima") & (df.descriptor == "a nurse")].iloc[0]
     text = "My name is Fatima, I am a nurse."

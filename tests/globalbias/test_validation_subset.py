@@ -13,14 +13,14 @@ from inspect_ai import eval as inspect_eval
 
 from stereoprobe.globalbias import apx as A
 from stereoprobe.globalbias.data import validation_groups
-from stereoprobe.globalbias.inputs import load
+from stereoprobe.globalbias.inputs import read_sentences
 from stereoprobe.tasks.globalbias import globalbias
 
 
 def _validate(tmp_path: Path, groups: list[str]):
     [log] = inspect_eval(globalbias(source="bundled", groups=groups, templates=[1]), model=fake_model(),
                          log_dir=str(tmp_path / "logs"), display="none")
-    sentences, _ = load([Path(log.location)], measure="byte")
+    sentences, _ = read_sentences([Path(log.location)], measure="byte")
     mapping, excluded = validation_groups()
     return A.validation(sentences, mapping, tuple(excluded), "ppl", 1)
 

@@ -85,7 +85,7 @@ def test_lm_eval_globalbias_output(tmp_path):
     from lm_eval.tasks import TaskManager
 
     from stereoprobe.globalbias import apx as A
-    from stereoprobe.globalbias.inputs import load
+    from stereoprobe.globalbias.inputs import read_sentences
     from stereoprobe.lm_eval_tasks import include_path
 
     tm = TaskManager(include_path=str(include_path()), metadata={"templates": [1], "source": "bundled"})
@@ -96,7 +96,7 @@ def test_lm_eval_globalbias_output(tmp_path):
         json.dumps({"doc_id": s["doc_id"], "doc": s["doc"], "resps": [[str(s["resps"][0][0])]],
                     "filtered_resps": [str(s["filtered_resps"][0])]}) for s in res["samples"]["globalbias"]))
     lb = build_leaderboard([f"dummy={tmp_path / 'out'}"], n_boot=20)
-    df, _ = load([tmp_path], measure="byte")
+    df, _ = read_sentences([tmp_path], measure="byte")
     scores = A.score_table(df.drop(columns=["model", "source"], errors="ignore"), value="ppl")
     got = lb.metrics.set_index(["probe", "metric"]).loc[("globalbias", "flagged")]
     assert got["estimate"] == int(scores["flagged"].fillna(False).astype(bool).sum())

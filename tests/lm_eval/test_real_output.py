@@ -45,9 +45,9 @@ def test_lm_eval_cli_output_is_read_back(tmp_path):
     assert len(resp) == 8 and set(resp["variant"]) == {"sg"} and resp["a"].between(0, 1).all()
     assert resp["question_id"].is_unique
     # GlobalBias: 8 sentences read by `stereoprobe globalbias` (per-token perplexity with the tokenizer)
-    from stereoprobe.globalbias.inputs import load
+    from stereoprobe.globalbias.inputs import read_sentences
 
-    df, rep = load([files["globalbias"].parent], measure="byte")
+    df, rep = read_sentences([files["globalbias"].parent], measure="byte")
     assert len(df) == 8 and rep.unscored == 0
     # `stereoprobe dbb` takes the lm-eval output folder as it is; the leaderboard reads its tables
     from stereoprobe.cli import main

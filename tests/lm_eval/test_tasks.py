@@ -100,7 +100,7 @@ def test_globalbias_headline_equals_stereoprobe_globalbias(tmp_path):
     import lm_eval
 
     from stereoprobe.globalbias import apx as A
-    from stereoprobe.globalbias.inputs import load
+    from stereoprobe.globalbias.inputs import read_sentences
     from stereoprobe.globalbias.lm_eval import sentence
 
     res = lm_eval.simple_evaluate(model="dummy", tasks=["globalbias"], task_manager=_tm(**GB_SEL), log_samples=True)
@@ -114,7 +114,7 @@ def test_globalbias_headline_equals_stereoprobe_globalbias(tmp_path):
     f.parent.mkdir()
     f.write_text("\n".join(json.dumps({"doc_id": s["doc_id"], "doc": s["doc"], "resps": [[str(s["resps"][0][0])]],
                                        "filtered_resps": [str(s["filtered_resps"][0])]}) for s in samples))
-    df, _ = load([tmp_path], measure="byte")
+    df, _ = read_sentences([tmp_path], measure="byte")
     scores = A.score_table(df.drop(columns=["model", "source"], errors="ignore"), value="ppl")
     want = float(scores["flagged"].dropna().astype(float).mean())
     assert got == pytest.approx(want, abs=1e-12)
