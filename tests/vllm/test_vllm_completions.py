@@ -116,7 +116,11 @@ def _compare(task: str, task_args: dict[str, Any], folder: Path, srv: FakeVLLM, 
                {k: (v.value, v.metadata) for k, v in o.scores.items()}, f"{key}", diffs)
         _close(_top_logprobs(s), _top_logprobs(o), f"{key}.top_logprobs", diffs)
     assert not diffs, "\n".join(diffs[:20])
-    return ours, list(srv.requests)
+    from stereoprobe.solvers.likelihood import PROBE_TEXT
+
+    probes = [r for r in srv.requests if r.get("prompt") == PROBE_TEXT]  # the run's capability check
+    assert len(probes) <= 1
+    return ours, [r for r in srv.requests if r.get("prompt") != PROBE_TEXT]
 
 
 def test_prompt_logprobs_round_trip(server: FakeVLLM, tiny_llama: Path) -> None:
