@@ -78,7 +78,8 @@ def _fs_error(exc: OSError, shown: str | Path, doing: str) -> InputError:
     """One line for a file-system error while ``doing`` something for the output ``shown``."""
     where = exc.filename or shown
     cause = (exc.strerror or str(exc)).lower()
-    return InputError(f"{where}: cannot {doing} ({cause}); {shown} keeps its earlier results")
+    kept = f"{shown} keeps its earlier results" if os.path.lexists(shown) else "nothing was written"
+    return InputError(f"{where}: cannot {doing} ({cause}); {kept}")
 
 
 class _Lock:

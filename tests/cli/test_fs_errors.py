@@ -194,3 +194,20 @@ def test_an_unreadable_log_is_one_line(tmp_path: Path, monkeypatch, capsys) -> N
     line = _one_line(capsys, main(["dbb", str(logs), "--out", str(tmp_path / "out")]))
     assert str(logs / "run.eval") in line and "permission denied" in line.lower()
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("planted", ["link", "folder"])
+def test_a_planted_lock_path_is_one_line_and_never_followed(planted: str, dbb_results: Path, tmp_path: Path,
+                                                            capsys) -> None:
+    """``.lb.lock`` planted as a link to another file (which the lock must never open, let alone change) or as
+    a folder: one line, nothing written."""
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me")
+    lock = tmp_path / ".lb.lock"
+    if planted == "link":
+        lock.symlink_to(target)
+    else:
+        lock.mkdir()
+    line = _one_line(capsys, main(["leaderboard", str(dbb_results), "--out", str(tmp_path / "lb")]))
+    assert str(lock) in line and "nothing was written" in line
+    assert target.read_text() == "keep me" and not (tmp_path / "lb").exists()
