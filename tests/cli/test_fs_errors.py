@@ -211,3 +211,19 @@ def test_a_planted_lock_path_is_one_line_and_never_followed(planted: str, dbb_re
     line = _one_line(capsys, main(["leaderboard", str(dbb_results), "--out", str(tmp_path / "lb")]))
     assert str(lock) in line and "nothing was written" in line
     assert target.read_text() == "keep me" and not (tmp_path / "lb").exists()
+
+
+@pytest.mark.parametrize("code", [errno.EROFS, errno.EACCES, errno.ENOSPC])
+def test_a_cache_folder_that_cannot_be_created_is_one_line(code: int, tmp_path: Path, monkeypatch, capsys) -> None:
+    real_mkdir = Path.mkdir
+    cache = tmp_path / "home" / ".cache"
+
+    def refuse(self, *args, **kwargs):
+        if str(self).startswith(str(cache)):
+            raise OSError(code, os.strerror(code), str(self))
+        return real_mkdir(self, *args, **kwargs)
+
+    monkeypatch.setenv("STEREOPROBE_CACHE", str(cache))
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    line = _one_line(capsys, main(["default-model-path"]))
+    assert str(cache) in line and os.strerror(code).lower() in line and "STEREOPROBE_CACHE" in line
