@@ -22,7 +22,7 @@ from typing import Any
 
 from stereoprobe.stereotales.judge.ratings import read_judge_ratings
 from stereoprobe.stereotales.judge.report import (
-    JudgeReport,
+    JudgeResult,
     JudgeReportOptions,
     Step,
     compute_judge_tables,
@@ -30,14 +30,14 @@ from stereoprobe.stereotales.judge.report import (
     write_judge_report,
 )
 
-__all__ = ["JudgeReport", "JudgeReportOptions", "analyze", "write"]
+__all__ = ["JudgeResult", "JudgeReportOptions", "analyze", "write"]
 
 
 def analyze(logs: Sequence[str | Path], options: JudgeReportOptions = JudgeReportOptions(), *,
             out: str | Path | None = None, human_csv: str | Path | None = None,
             associations: str | Path | None = None, language_groups: str | Path | None = None,
             upstream_dir: str | Path | None = None, step: Step | None = None,
-            progress: Callable[[Any], Any] | None = None) -> JudgeReport:
+            progress: Callable[[Any], Any] | None = None) -> JudgeResult:
     """Read judge logs (files or folders, ``inspect eval-set`` folders too) and every other input, validate
     them, and compute the tables (nothing is written). ``human_csv``: human ratings; ``associations``:
     association file (default ``out/associations.csv`` when present); ``language_groups``: marked/unmarked
@@ -52,7 +52,7 @@ def analyze(logs: Sequence[str | Path], options: JudgeReportOptions = JudgeRepor
     return report
 
 
-def write(report: JudgeReport, out: str | Path, *, step: Step | None = None) -> Path:
+def write(report: JudgeResult, out: str | Path, *, step: Step | None = None) -> Path:
     """Write the tables and the report into ``out`` (built beside it, moved into place at the end); return the
     report's path (``out/report.html`` when ``out`` holds an associations table, else
     ``out/judge_report.html``)."""

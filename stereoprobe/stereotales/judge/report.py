@@ -72,7 +72,7 @@ class JudgeInputs:
 
 
 @dataclass
-class JudgeReport:
+class JudgeResult:
     """The computed report: ``tables`` (name -> DataFrame, in writing order), the numbers the sections quote,
     warnings for the console, and, once written, the report's path."""
 
@@ -214,7 +214,7 @@ def language_tables(rows: pd.DataFrame, label_map: dict[str, bool], groups: lg.L
     }
 
 
-def compute_judge_tables(inputs: JudgeInputs, options: JudgeReportOptions | None = None, step: Step | None = None) -> JudgeReport:
+def compute_judge_tables(inputs: JudgeInputs, options: JudgeReportOptions | None = None, step: Step | None = None) -> JudgeResult:
     """Every table of the judge report from validated inputs (no I/O). ``step(description)`` is called before
     each long step (a progress hook)."""
     o = options or JudgeReportOptions()
@@ -261,7 +261,7 @@ def compute_judge_tables(inputs: JudgeInputs, options: JudgeReportOptions | None
         say("language analyses")
         label_map = dict(zip(tables["harm_labels"].association_id, tables["harm_labels"].harmful))
         tables.update(language_tables(rows, label_map, inputs.language_groups))
-    return JudgeReport(tables, facts, o, warnings)
+    return JudgeResult(tables, facts, o, warnings)
 
 
 # ------------------------------------------------------------------------------------------------- write
@@ -282,7 +282,7 @@ def _merged_view(out: Path, work: Path) -> Path:
     return view
 
 
-def write_judge_report(report: JudgeReport, work: str | Path, out: str | Path | None = None) -> Path:
+def write_judge_report(report: JudgeResult, work: str | Path, out: str | Path | None = None) -> Path:
     """Write the tables and the report into ``work``; return the report path.
 
     When ``out`` holds an associations table, the judge sections are added to its ``report.html`` (rebuilt

@@ -1,4 +1,4 @@
-"""HTML sections of the judge report (built from a computed :class:`~.report.JudgeReport`).
+"""HTML sections of the judge report (built from a computed :class:`~.report.JudgeResult`).
 
 Every section says in one line what it shows when its data is missing (no human ratings, a single judge, no
 per-language rows) instead of a bare header, an empty plot or "nan%".

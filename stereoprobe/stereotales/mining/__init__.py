@@ -19,7 +19,7 @@ judge), the reader :mod:`.stories`, the Python API :mod:`.api` (:func:`analyze` 
 
 # The Python API (:mod:`stereoprobe.stereotales.mining.api`), imported on first use so that importing a submodule (the contract, the
 # descriptor) stays cheap.
-__all__ = ['AssociationOptions', 'AssociationTables', 'analyze', 'write']
+__all__ = ['AssociationOptions', 'AssociationsResult', 'analyze', 'write']
 
 
 def __getattr__(name: str) -> object:

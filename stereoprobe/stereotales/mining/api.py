@@ -35,11 +35,11 @@ from stereoprobe.stereotales.mining.config import MiningConfig, config_dict
 from stereoprobe.stereotales.mining.report import write_associations_report
 from stereoprobe.stereotales.mining.stories import Stories, StoriesError, read_stories, read_story_excerpts
 
-__all__ = ["AssociationOptions", "AssociationTables", "analyze", "stale_tables", "write"]
+__all__ = ["AssociationOptions", "AssociationsResult", "analyze", "stale_tables", "write"]
 
 
 @dataclass
-class AssociationTables:
+class AssociationsResult:
     """The result of :func:`analyze`: ``tables`` (name -> DataFrame, names of
     :data:`~stereoprobe.stereotales.contract.TABLES`) and ``info`` (the run manifest written to
     ``run_info.json``: counts, models, languages, settings, p-value methods, timings)."""
@@ -123,7 +123,7 @@ class AssociationOptions:
 
 
 def analyze(inputs: Sequence[str | Path], options: AssociationOptions = AssociationOptions(), *,
-            progress: Progress = no_progress, step: Step = no_step) -> AssociationTables:
+            progress: Progress = no_progress, step: Step = no_step) -> AssociationsResult:
     """Read StereoTales stories (inspect eval logs of the ``stereotales`` task, or the public release as
     Parquet/CSV) and run the paper's two-step association statistics with ``options``; ``progress`` reports
     the reading and the tests (:data:`stereoprobe.inputs.Progress`, e.g. the CLI's progress bar), ``step``
@@ -155,7 +155,7 @@ def analyze(inputs: Sequence[str | Path], options: AssociationOptions = Associat
     tables["association_examples"] = ex
     timings["tables_s"] = time.perf_counter() - t
     info = _manifest(inputs, stories, tables, config, by_language, note, timings)
-    return AssociationTables(tables, info)
+    return AssociationsResult(tables, info)
 
 
 def _manifest(inputs: Sequence[str | Path], stories: Stories, tables: dict[str, pd.DataFrame], config: MiningConfig,
@@ -206,7 +206,7 @@ def _jsonable_columns(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def write(run: AssociationTables, out_dir: str | Path, *, report: bool = True, step: Step = no_step) -> Path:
+def write(run: AssociationsResult, out_dir: str | Path, *, report: bool = True, step: Step = no_step) -> Path:
     """Write every table (CSV + Parquet), ``run_info.json`` and, with ``report``, ``report.html`` into
     ``out_dir`` (created); returns ``out_dir``. ``step`` reports the report's writing (:data:`stereoprobe.inputs.Step`,
     e.g. the CLI's spinner; default: silent)."""
@@ -228,7 +228,7 @@ def write(run: AssociationTables, out_dir: str | Path, *, report: bool = True, s
     return out
 
 
-def stale_tables(run: AssociationTables) -> list[str]:
+def stale_tables(run: AssociationsResult) -> list[str]:
     """Table names of :data:`TABLES` this run did not write (an earlier run's copies in the same folder are
     stale, e.g. the per-language tables of an earlier ``--by-language`` run)."""
     return [name for name in TABLES if name not in run.tables]
