@@ -195,7 +195,10 @@ def goal_lines(result: dict[str, Any]) -> list[tuple[str, bool | None, str]]:
     if stab and stab.get("identical"):
         same = all(stab["identical"].values()) and (not fp32 or all(fp32.get("identical", {}).values()))
         ok = same and (cost is not None and cost <= 0.10)
-        cost_text = "cost not measured" if cost is None else f"throughput cost {100 * cost:.1f} %"
+        e2e_cost = result.get("fixed_shape_cost_e2e")
+        cost_text = "cost not measured" if cost is None else (
+            f"throughput cost {100 * cost:.1f} % provider direct"
+            + ("" if e2e_cost is None else f", {100 * e2e_cost:.1f} % through inspect"))
         out.append(("4 batch invariance (64/512/auto identical, bf16 and float32), cost <= 10 %", ok,
                     f"{stab['dtype']}: {stab['identical']}; float32: {fp32.get('identical', 'not measured')}; "
                     f"{cost_text}"))

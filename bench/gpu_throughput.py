@@ -390,11 +390,12 @@ def run_routes(model: Any, tokenizer: Any, args: argparse.Namespace, dtype: torc
     return out
 
 
-def fixed_shape_cost(rows: list[dict[str, Any]]) -> float | None:
-    """Throughput lost to fixed micro-batch shapes: 1 - (end-to-end rate, fixed) / (rate, not fixed)."""
-    fixed = next((r for r in rows if r["workload"] == "globalbias_e2e" and r["route"] == "inspect_eval"), None)
-    free = next((r for r in rows if r["workload"] == "globalbias_e2e" and r["route"] == "inspect_eval_unfixed"), None)
-    if fixed is None or free is None or fixed.get("fixed_shapes") is None:
+def fixed_shape_cost(rows: list[dict[str, Any]], route: str = "provider_direct") -> float | None:
+    """Throughput lost to fixed micro-batch shapes on the GlobalBias end-to-end sentences: 1 - (rate, fixed) /
+    (rate, not fixed) of ``route`` (provider_direct: the scorer alone; inspect_eval: through inspect)."""
+    gb = {r["route"]: r for r in rows if r["workload"] == "globalbias_e2e"}
+    fixed, free = gb.get(route), gb.get(route + "_unfixed")
+    if fixed is None or free is None or gb.get("inspect_eval", {}).get("fixed_shapes") is None:
         return None
     return 1.0 - fixed["texts_per_s"] / free["texts_per_s"]
 
@@ -431,6 +432,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     check = result.get("float32_check") or []
     result["agree"] = bool(check) and all(c["max_abs_diff_per_token"] <= args.tolerance for c in check)
     result["fixed_shape_cost"] = fixed_shape_cost(result["rows"])
+    result["fixed_shape_cost_e2e"] = fixed_shape_cost(result["rows"], "inspect_eval")
     save({})
     report(result, args)
     return result
