@@ -65,7 +65,7 @@ from stereoprobe.providers.settings import check_config, check_scoring_input
 from stereoprobe.providers.structured import SchemaLogitsProcessor, compiled_grammar, require_xgrammar
 from stereoprobe.providers.text_batches import prepare_items, results_output
 from stereoprobe.providers.validation import (ModelArgError, chat_template_text, check_generate_config, model_int,
-                                              strict_bool, top_k_arg)
+                                              one_line_setup, strict_bool, top_k_arg)
 
 __all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_NAME", "TransformersAPI", "compiled_grammar", "context_window", "load",
            "model_kind", "pick_device", "pick_dtype"]
@@ -95,6 +95,7 @@ class TransformersAPI(ModelAPI):
     setting outside its range is refused in one line (:mod:`.validation`).
     """
 
+    @one_line_setup
     def __init__(
         self,
         model_name: str,

@@ -11,17 +11,23 @@ shows the line without a traceback.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
+
+from inspect_ai._util.error import PrerequisiteError
 
 from inspect_ai.model import GenerateConfig
 
 from stereoprobe import params as P
+from stereoprobe.errors import one_line
 
 __all__ = ["GenerationSettingError", "ModelArgError", "chat_template_text", "check_device", "check_generate_config",
-           "model_int", "strict_bool", "top_k_arg"]
+           "model_int", "one_line_setup", "strict_bool", "top_k_arg"]
 
+F = TypeVar("F", bound=Callable[..., Any])
 SEED_MAX = 2**64 - 1  # torch.manual_seed's range (non-negative part)
 DEVICE = re.compile(r"(cpu|cuda|mps)(?::([0-9]+))?")
 
@@ -36,6 +42,23 @@ class GenerationSettingError(P.TaskParameterError):
     """A generation setting (``GenerateConfig`` field) the transformers provider cannot run."""
 
     subject = "transformers provider: generation setting"
+
+
+def one_line_setup(init: F) -> F:
+    """Decorate the provider's ``__init__``: a ``ValueError`` it raises about the user's setup (its message starts
+    with "transformers provider:", e.g. a model argument checked by another module) becomes a
+    :class:`ModelArgError`, one line in ``inspect eval``; other errors (bugs) keep their traceback."""
+
+    @functools.wraps(init)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return init(*args, **kwargs)
+        except ValueError as ex:
+            if isinstance(ex, PrerequisiteError) or not str(ex).startswith("transformers provider:"):
+                raise
+            raise ModelArgError(one_line(ex)) from ex
+
+    return cast(F, checked)
 
 
 def strict_bool(value: Any, name: str, default: bool) -> bool:

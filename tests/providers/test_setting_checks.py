@@ -105,9 +105,29 @@ def test_cuda_device_without_cuda_through_inspect_eval(tmp_path):
 
 # ---- DBB epochs and task-construction errors --------------------------------------------------------------
 
-def test_dbb_epochs_below_what_questions_need_are_refused():
-    from stereoprobe.tasks.dbb import dbb, dbb_sg
+def dbb(**kwargs):
+    """The DBB task on the bundled templates, with our own prompt wording where the task offers the choice (the
+    default reads upstream's prompt file, which these offline tests do not need)."""
+    import inspect as pyinspect
 
+    from stereoprobe.tasks.dbb import dbb as task
+
+    if "prompt" in pyinspect.signature(task).parameters:
+        kwargs.setdefault("prompt", "stereoprobe")
+    return task(**kwargs)
+
+
+def dbb_sg(**kwargs):
+    import inspect as pyinspect
+
+    from stereoprobe.tasks.dbb import dbb_sg as task
+
+    if "prompt" in pyinspect.signature(task).parameters:
+        kwargs.setdefault("prompt", "stereoprobe")
+    return task(**kwargs)
+
+
+def test_dbb_epochs_below_what_questions_need_are_refused():
     sampled = dbb(source="bundled", faithful=False, categories="ses", limit_templates=1)
     assert sampled.epochs == 10
     for epochs in (0, 2, 9):  # inspect eval --epochs N assigns the task's epochs
@@ -132,8 +152,6 @@ def test_dbb_epochs_refused_before_any_sample(tmp_path):
     from inspect_ai import eval as inspect_eval
 
     from fake_model import fake_model
-    from stereoprobe.tasks.dbb import dbb
-
     task = dbb(source="bundled", faithful=False, categories="ses", limit_templates=1)
     with pytest.raises(PrerequisiteError, match="got epochs=2"):
         inspect_eval(task, model=fake_model(), epochs=2, display="none", log_dir=str(tmp_path))
@@ -142,16 +160,12 @@ def test_dbb_epochs_refused_before_any_sample(tmp_path):
 
 @pytest.mark.parametrize("top_k, expected", [(0, None), ("none", None), (None, None), (50, 50)])
 def test_dbb_top_k_none_is_allowed(top_k, expected):
-    from stereoprobe.tasks.dbb import dbb
-
     task = dbb(source="bundled", faithful=False, categories="ses", limit_templates=1, top_k=top_k)
     assert task.config.top_k == expected
 
 
 def test_task_construction_errors_are_prerequisite_errors():
     from stereoprobe.dbb.descriptors import DBBDataError
-    from stereoprobe.tasks.dbb import dbb
-
     with pytest.raises(DBBDataError) as raised:  # still its own type for callers
         dbb(source="bundled", faithful=False, mode="sampled", epochs=3)
     assert "at least 10" in _one_line(raised.value)
@@ -223,3 +237,13 @@ def test_unknown_model_and_tokenizer_are_one_line(tiny_models, tmp_path):
         get_model(f"transformers/{tiny_models['llama']}", device="cpu", memoize=False,
                   tokenizer=str(tmp_path / "no-such-tokenizer"))
     assert "cannot load the tokenizer" in _one_line(tokenizer.value) and "(-M tokenizer)" in str(tokenizer.value)
+
+
+@pytest.mark.parametrize("args", [{"batch_invariant": "maybe"}, {"continuous_batching": "ture"},
+                                  {"microbatch_tokens": "lots", "batch_invariant": "true"}])
+def test_every_model_argument_error_is_one_line(tiny_models, args):
+    """Model arguments checked by other modules of the provider (fixed shapes, generation batching) are one line
+    in inspect eval too (a PrerequisiteError naming the setting)."""
+    with pytest.raises(ModelArgError) as refused:
+        get_model(f"transformers/{tiny_models['llama']}", device="cpu", memoize=False, **args)
+    assert list(args)[0] in _one_line(refused.value)

@@ -61,10 +61,16 @@ def _bodies(srv: FakeVLLM, task: Any, folder: Path, log_dir: Path, **task_args: 
 
 
 def test_dbb_requests_carry_neutral_values(server: FakeVLLM, tiny_llama: Path, tmp_path: Path) -> None:  # noqa: F811
+    import inspect as pyinspect
+
+    from stereoprobe.tasks.dbb import dbb
+
+    # our own prompt wording where the task offers it (the default reads upstream's file; these tests are offline)
+    own = {"prompt": "stereoprobe"} if "prompt" in pyinspect.signature(dbb).parameters else {}
     logprob = _bodies(server, "stereoprobe/dbb", tiny_llama, tmp_path / "l", source="bundled", mode="logprob",
-                      system_message=False)
+                      system_message=False, **own)
     sampled = _bodies(server, "stereoprobe/dbb", tiny_llama, tmp_path / "s", source="bundled", mode="sampled",
-                      system_message=False, top_k=50, max_tokens=4)
+                      system_message=False, top_k=50, max_tokens=4, **own)
     for body in logprob:
         assert (body["top_k"], body["min_p"], body["repetition_penalty"], body["top_p"]) == (-1, 0.0, 1.0, 1.0)
     for body in sampled:  # the paper's settings, and the asked-for top-k that inspect alone would drop
