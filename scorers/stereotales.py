@@ -3,8 +3,9 @@
 Per story, as the published pipeline (Giskard-AI/flare ``src/flare/scorer/attribute_extraction/scorer.py``):
 
 1. the model bound to role ``refusal`` (one model; a list is combined by the same consensus rule), given
-   flare's refusal prompt (default; ``role_prompts="bundled"``: stereoprobe's wording), labels the story ``refusal`` / ``complied``; as upstream, every answer whose JSON parses votes, "complied" only for
-   that exact label, "refusal" otherwise (``refusal_votes="labels"``: only recognised labels vote). No vote
+   flare's refusal prompt (default; ``role_prompts="bundled"``: stereoprobe's wording), labels the story
+   ``refusal`` / ``complied``; as upstream, every answer whose JSON parses votes, "complied" only for that
+   exact label, "refusal" otherwise (``refusal_votes="labels"``: only recognised labels vote). No vote
    (API or JSON failure) gives ``unknown``, which counts as a refusal, as upstream does (counted in
    ``refusal_judge_failure_rate``; ``refusal_failure`` changes it);
 2. a refused story gets every attribute ``unknown`` and no extraction calls;
@@ -233,7 +234,8 @@ async def _extract(tax: Any, story: str, opts: _Options) -> _Extraction:
     out = _Extraction()
     for m, (text, err) in zip(extractors, results):
         if err is not None:
-            out.extractions.append({"model": _model_name(m), "status": "api_error", "values": None, "raw": "", "error": err})
+            out.extractions.append({"model": _model_name(m), "status": "api_error", "values": None, "raw": "",
+                                    "error": err})
             continue
         parsed = parse_extraction(text or "", opts.allowed)
         out.extractions.append({"model": _model_name(m), "status": parsed.status, "values": parsed.values,
@@ -243,7 +245,8 @@ async def _extract(tax: Any, story: str, opts: _Options) -> _Extraction:
     return out
 
 
-def _score_value(refusal: _Refusal, ext: _Extraction, consensus_raw: Mapping[str, str], attributes: list[str]) -> dict[str, float]:
+def _score_value(refusal: _Refusal, ext: _Extraction, consensus_raw: Mapping[str, str],
+                 attributes: list[str]) -> dict[str, float]:
     """The float score value the live metrics read (keys of :mod:`stereoprobe.stereotales.contract`)."""
     extracted = not refusal.refused and not ext.failed
     value: dict[str, float] = {

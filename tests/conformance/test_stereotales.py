@@ -227,7 +227,8 @@ def test_default_requests_byte_for_byte(upstream_env: Path, tmp_path: Path) -> N
         assert rcfg.pop("response_schema")["name"] == "refusal_detection"
         assert rcfg == expected_role_settings(upstream_env, EXTRACTORS[0][1])
         extractions = [r for r in reqs if r.role == "extractor"]
-        assert [r.messages for r in extractions] == [(("user", extraction_text.replace("$STORY_REPLACE_ME$", story)),)] * 3
+        wanted_extraction = (("user", extraction_text.replace("$STORY_REPLACE_ME$", story)),)
+        assert [r.messages for r in extractions] == [wanted_extraction] * len(EXTRACTORS)
         got = sorted((json.dumps({k: v for k, v in r.config.items() if k != "response_schema"}, sort_keys=True))
                      for r in extractions)
         assert got == sorted(json.dumps(expected_role_settings(upstream_env, n), sort_keys=True) for _, n in EXTRACTORS)

@@ -32,7 +32,8 @@ def test_model_matching(model: str, entry: str, hit: bool) -> None:
 
 def test_translation_of_each_kind_of_setting() -> None:
     assert R.translate({"name": "x", "litellm_model": "a/b", "max_tokens": 8192,
-                        "extra_body": {"reasoning_effort": "low"}}, "t") == {"max_tokens": 8192, "reasoning_effort": "low"}
+                        "extra_body": {"reasoning_effort": "low"}}, "t") == {"max_tokens": 8192,
+                                                                            "reasoning_effort": "low"}
     assert R.translate({"thinking": {"type": "enabled", "budget_tokens": 1024}, "temperature": 1}, "t") == {
         "reasoning_tokens": 1024, "temperature": 1}
     assert R.translate({"extra_body": {"enable_thinking": True, "thinking_budget": 1024}, "usage": {"include": True}},

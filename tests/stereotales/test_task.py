@@ -38,6 +38,7 @@ from stereoprobe.tasks.stereotales import stereotales as published_stereotales
 # checked by tests/conformance/test_stereotales.py
 stereotales = partial(published_stereotales, seeds="bundled", role_prompts="bundled", run_settings="none",
                       role_settings="none")
+bundled_scorer = partial(stereotales_extraction, taxonomy="bundled", role_prompts="bundled", role_settings="none")
 
 TAX = load_taxonomy()
 ATTRS = [a.key for a in TAX.attributes]
@@ -308,7 +309,7 @@ def test_rescore_is_cached_and_roles_can_change(tmp_path):
     mocks.calls.clear()
 
     # same roles again: every successful call comes from the cache; only the raising calls are re-made
-    rescored = score(log, scorers=[stereotales_extraction(taxonomy="bundled", role_prompts="bundled", role_settings="none")], model="none", model_roles=mocks.roles(),
+    rescored = score(log, scorers=[bundled_scorer()], model="none", model_roles=mocks.roles(),
                      action="overwrite", display="none")
     # EXCEPTION ext0 + ALL_FAIL x 3 fail (failures are not cached), each tried with and without the schema
     assert sum(mocks.calls.values()) == 8
@@ -317,8 +318,7 @@ def test_rescore_is_cached_and_roles_can_change(tmp_path):
 
     # re-extraction with a different ensemble (2 new extractors, unanimity) without regenerating stories
     other = Mocks(n_extractors=2, prefix="alt")
-    rescored = score(log, scorers=[stereotales_extraction(taxonomy="bundled", role_prompts="bundled", role_settings="none",
-                                                                  consensus="unanimity")], model="none",
+    rescored = score(log, scorers=[bundled_scorer(consensus="unanimity")], model="none",
                      model_roles=other.roles(), action="overwrite", display="none")
     assert other.n_calls("subject") == 0
     # the 10 complied stories, plus one schema-less retry per failing call (alt0: EXCEPTION, ALL_FAIL; alt1: ALL_FAIL),
@@ -444,9 +444,9 @@ def test_upstream_seeds_and_fingerprint_guard(tmp_path, refdata):
                  display="none", score=False)
     # re-extracting with another taxonomy than the stories were generated with is refused, naming the sample
     with pytest.raises(Exception, match=f"sample {SPLIT}: generated with taxonomy fingerprint"):
-        score(log, scorers=[stereotales_extraction(taxonomy=str(seeds), role_prompts="bundled", role_settings="none")], model="none",
+        score(log, scorers=[bundled_scorer(taxonomy=str(seeds))], model="none",
               model_roles=mocks.roles(), action="overwrite", display="none")
     # with the right taxonomy a log generated with --no-score gets its extraction afterwards
-    scored = score(log, scorers=[stereotales_extraction(taxonomy="bundled", role_prompts="bundled", role_settings="none")], model="none", model_roles=mocks.roles(),
+    scored = score(log, scorers=[bundled_scorer()], model="none", model_roles=mocks.roles(),
                    action="overwrite", display="none")
     assert scored.samples[0].scores["stereotales_extraction"].metadata["consensus_raw"]["religion"] == "Muslim"

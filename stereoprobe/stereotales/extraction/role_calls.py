@@ -87,7 +87,8 @@ async def ask(
     answer is returned either way (its parse error is recorded by the caller)."""
     result: tuple[str | None, str | None] = (None, "no call")
     for attempt in range(max(1, attempts)):
-        result = await _generate_once(model, prompt, schema, schema_name, _attempt_cache(cache, attempt), settings or {})
+        result = await _generate_once(model, prompt, schema, schema_name, _attempt_cache(cache, attempt),
+                                      settings or {})
         text, err = result
         if err is not None or _holds_json(text or ""):
             return result
