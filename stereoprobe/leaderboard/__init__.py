@@ -62,17 +62,16 @@ def _setting(src, probe: str, key: str, given: float | None, default: float) -> 
     return values.pop() if values else default
 
 
-def build_leaderboard(inputs: Iterable[str | Path], threshold: float | None = None, alpha: float | None = None,
-                      n_boot: int = 2000, seed: int = 0, level: float = 0.95,
+def build_leaderboard(inputs: Iterable[str | Path], n_boot: int = 2000, seed: int = 0, level: float = 0.95,
                       settings: Mapping[str, float] | None = None) -> Leaderboard:
     """Read the probe output folders under ``inputs`` (``LABEL=PATH`` renames a folder's model) and compute
-    the headline figures and the paired comparisons of every registered probe. ``threshold``: DBB's S
-    threshold; ``alpha``: the FDR level of GlobalBias' stricter test (re-applied in its bootstrap); other probe
-    settings by name in ``settings``; None: the value the probe's folders were made with (their
-    ``run_info.json``), else the probe's default (:attr:`stereoprobe.probes.ProbeDescriptor.settings`: 20 and
-    0.05). ``n_boot`` / ``seed``: bootstrap draws."""
+    the headline figures and the paired comparisons of every registered probe. ``settings``: the probes'
+    settings by name (:attr:`stereoprobe.probes.ProbeDescriptor.settings`, e.g. ``{"threshold": 25}`` for DBB's
+    S threshold, ``{"alpha": 0.1}`` for the FDR level of GlobalBias' stricter test); one not given: the value the
+    probe's folders were made with (their ``run_info.json``), else the probe's default. ``n_boot`` / ``seed``:
+    bootstrap draws."""
     inputs = list(inputs)
-    given: dict[str, float | None] = {"threshold": threshold, "alpha": alpha, **(settings or {})}
+    given: dict[str, float | None] = dict(settings or {})
     defaults = {k: v for d in registered() for k, v in d.setting_defaults.items()}
     src = load_sources(inputs, {"n_boot": n_boot, "seed": seed,
                                 **{k: given.get(k) if given.get(k) is not None else v for k, v in defaults.items()}})

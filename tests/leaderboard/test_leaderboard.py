@@ -249,11 +249,11 @@ def test_threshold_from_run_info_and_conflicts(tmp_path):
     lb = build_leaderboard([a], n_boot=10)
     m = lb.metrics.set_index(["probe", "metric"])
     assert m.loc[("dbb", "count_s_ge_20_age"), "estimate"] + m.loc[("dbb", "count_s_ge_20_gender"), "estimate"] == 1
-    lb = build_leaderboard([a], threshold=20.0, n_boot=10)
+    lb = build_leaderboard([a], settings={"threshold": 20.0}, n_boot=10)
     m = lb.metrics.set_index(["probe", "metric"])
     assert m.loc[("dbb", "count_s_ge_20_age"), "estimate"] + m.loc[("dbb", "count_s_ge_20_gender"), "estimate"] == 2
     b = dbb_folder(tmp_path / "b", {"m2": s}, templates=2)
     write_run_info(b, probe="dbb", models=["m2"], settings={"threshold": 20.0})
     with pytest.raises(InputError, match="--threshold"):
         build_leaderboard([a, b], n_boot=10)
-    assert len(build_leaderboard([a, b], threshold=25.0, n_boot=10).pairwise) > 0
+    assert len(build_leaderboard([a, b], settings={"threshold": 25.0}, n_boot=10).pairwise) > 0
