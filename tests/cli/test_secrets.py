@@ -262,7 +262,7 @@ def test_leaderboard_redacts_a_key_an_older_run_info_recorded(results, tmp_path,
     ["--model", f"openai-api/x/{KEY}"],
 ])
 def test_plan_never_echoes_a_key(extra: list[str], tmp_path, capsys) -> None:
-    code = main(["plan", "dbb", "-T", "source=bundled", "-T", "categories=ses", *extra,
+    code = main(["plan", "dbb", "-T", "source=bundled", "-T", "prompt=stereoprobe", "-T", "categories=ses", *extra,
                  "--json", str(tmp_path / "plan.json")])
     console = capsys.readouterr()
     texts = [(tmp_path / "plan.json", (tmp_path / "plan.json").read_text())] if code == 0 else []
