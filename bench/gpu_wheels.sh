@@ -6,7 +6,7 @@
 # bundle (an eval without sandboxes never runs them), botocore without its per-service API models (inspect
 # imports only botocore.exceptions). Needs network here, once; the folder is git-ignored (.git/info/exclude).
 #
-#   [GLOBALBIAS_DIR=...] bench/gpu_wheels.sh   # -> .gpu_wheels/whl/*.whl, .gpu_wheels/tokenizer/ [, GlobalBias/]
+#   [UPSTREAM_DIR=...] bench/gpu_wheels.sh   # -> .gpu_wheels/whl/*.whl, .gpu_wheels/tokenizer/ [, upstream/]
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 DEST="$ROOT/.gpu_wheels"
@@ -48,7 +48,12 @@ for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja"):
     if (src / name).is_file():
         shutil.copy(src / name, Path(sys.argv[1]) / name)
 EOF
-# the GlobalBias end-to-end route at the paper's shape reads a local copy of the upstream repository (never
-# committed; carried inside the git-ignored folder): GLOBALBIAS_DIR=/path/to/GlobalBias bench/gpu_wheels.sh
-if [ -n "${GLOBALBIAS_DIR:-}" ]; then rm -rf "$DEST/GlobalBias" && cp -r "$GLOBALBIAS_DIR" "$DEST/GlobalBias"; fi
+# upstream files the runs read (never committed; carried inside the git-ignored folder): the GlobalBias data
+# of the end-to-end route and DBB's upstream prompts, from a mirror laid out as $STEREOPROBE_UPSTREAM_DIR
+# (<source key>/<path>): UPSTREAM_DIR=/path/to/mirror bench/gpu_wheels.sh
+if [ -n "${UPSTREAM_DIR:-}" ]; then
+  rm -rf "$DEST/upstream" && mkdir -p "$DEST/upstream"
+  for key in GlobalBias Hidden-Bias-Benchmark; do cp -r "$UPSTREAM_DIR/$key" "$DEST/upstream/$key"; done
+  chmod -R u+w "$DEST/upstream"
+fi
 du -sh "$DEST"
