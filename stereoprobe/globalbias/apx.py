@@ -326,17 +326,8 @@ def validation(
     """
     _need(sentences, ["group", "descriptor", "template", "ethnicity", "gender", "target", value])
     tset = [template] if isinstance(template, int) else list(template)
-    d = sentences[sentences["template"].isin(tset)].copy()
-    d["eth_group"] = d["ethnicity"].map(ethnicity_to_target)
-    d = d[d["eth_group"].notna() & d["target"].notna() & ~d["target"].isin(list(excluded_targets))]
-    # a run over some groups (-T groups=[ARAB,CHINESE]): a descriptor whose target group has no names in the run
-    # can never be right; it is left out and the chance levels count the groups present (issue 29.4)
-    present = sorted(d["eth_group"].dropna().unique())
-    absent = sorted(set(d["target"].dropna()) - set(present))
-    left_out = int(d.loc[d["target"].isin(absent), ["descriptor", "target"]].drop_duplicates().shape[0])
-    d = d[d["target"].isin(present)]
-    restriction = {"targets_absent": ", ".join(map(str, absent)), "n_descriptors_left_out": left_out}
-    if d.empty and absent:
+    d, present, restriction = _validation_sentences(sentences, ethnicity_to_target, excluded_targets, tset)
+    if d.empty and restriction["targets_absent"]:
         nan = float("nan")
         empty = [{"measure": m, "accuracy": nan, "accuracy_ci_low": nan, "accuracy_ci_high": nan, "mrr": nan,
                   "mrr_ci_low": nan, "mrr_ci_high": nan, "n_descriptors": 0, "n_groups": len(present),
@@ -349,42 +340,66 @@ def validation(
     if set(d["template"].unique()) != set(tset):
         raise ValueError(f"validation templates {tset} requested, the inputs have {sorted(d['template'].unique())}")
     d = apx(d, value=value, round_ratio=3 if faithful_rounding else None)
-    cands = sorted(d["eth_group"].unique())
-    k = len(cands)
     summary, detail = [], []
     for measure in (value, "apx"):
-        m = _template_average(d, ["gender", "eth_group", "target", "descriptor"], measure, faithful_rounding)
-        best = m.loc[m.groupby(["descriptor", "target"], sort=True)[measure].idxmin()]
-        correct = (best["eth_group"] == best["target"]).to_numpy()
-        pooled = _template_average(d, ["eth_group", "target", "descriptor"], measure, faithful_rounding)
-        rr = []
-        for (desc, tgt), sub in pooled.groupby(["descriptor", "target"], sort=True):
-            order = list(sub.sort_values(measure, kind="stable")["eth_group"])
-            r = 1.0 / (order.index(tgt) + 1) if tgt in order else 0.0
-            rr.append(r)
-            detail.append({"measure": "apx" if measure == "apx" else "ppl", "descriptor": desc, "target": tgt,
-                           "ranking": " < ".join(order), "reciprocal_rank": r})
-        b = best.set_index("descriptor")
-        for row in detail[-len(rr):]:
-            row["predicted"] = b.loc[row["descriptor"], "eth_group"]
-            row["correct"] = bool(row["predicted"] == row["target"])
-        acc_lo, acc_hi = wilson_interval(int(correct.sum()), len(correct))
-        mrr_lo, mrr_hi = cluster_bootstrap(rr, np.ones(len(rr)), n_resamples=2000, seed=0).confidence_interval
-        summary.append({
-            "measure": "apx" if measure == "apx" else "ppl",
-            "accuracy": float(correct.mean()),
-            "accuracy_ci_low": acc_lo,
-            "accuracy_ci_high": acc_hi,
-            "mrr": float(np.mean(rr)),
-            "mrr_ci_low": mrr_lo,
-            "mrr_ci_high": mrr_hi,
-            "n_descriptors": int(len(correct)),
-            "n_groups": k,
-            "chance_accuracy": 1.0 / k,
-            "chance_mrr": float(np.mean([1.0 / r for r in range(1, k + 1)])),
-            **restriction,
-        })
+        row, rows = _validation_measure(d, measure, faithful_rounding)
+        summary.append({**row, **restriction})
+        detail += rows
     return pd.DataFrame(summary), pd.DataFrame(detail)
+
+
+def _validation_sentences(sentences: pd.DataFrame, ethnicity_to_target: dict[str, str],
+                          excluded_targets: Sequence[str], templates: list[int]
+                          ) -> tuple[pd.DataFrame, list[str], dict[str, object]]:
+    """The validation's sentences (``templates``, a mapped ethnicity as ``eth_group``, a target group present
+    in the run), the groups present, and what a run over some groups left out (``targets_absent``,
+    ``n_descriptors_left_out``)."""
+    d = sentences[sentences["template"].isin(templates)].copy()
+    d["eth_group"] = d["ethnicity"].map(ethnicity_to_target)
+    d = d[d["eth_group"].notna() & d["target"].notna() & ~d["target"].isin(list(excluded_targets))]
+    # a run over some groups (-T groups=[ARAB,CHINESE]): a descriptor whose target group has no names in the run
+    # can never be right; it is left out and the chance levels count the groups present (issue 29.4)
+    present = sorted(d["eth_group"].dropna().unique())
+    absent = sorted(set(d["target"].dropna()) - set(present))
+    left_out = int(d.loc[d["target"].isin(absent), ["descriptor", "target"]].drop_duplicates().shape[0])
+    restriction = {"targets_absent": ", ".join(map(str, absent)), "n_descriptors_left_out": left_out}
+    return d[d["target"].isin(present)], present, restriction
+
+
+def _validation_measure(d: pd.DataFrame, measure: str, faithful_rounding: bool
+                        ) -> tuple[dict[str, object], list[dict[str, object]]]:
+    """Accuracy and MRR of one measure (``ppl`` or ``apx``) with their intervals and chance levels, and the
+    per-descriptor rows (ranking, reciprocal rank, prediction)."""
+    k = d["eth_group"].nunique()
+    name = "apx" if measure == "apx" else "ppl"
+    m = _template_average(d, ["gender", "eth_group", "target", "descriptor"], measure, faithful_rounding)
+    best = m.loc[m.groupby(["descriptor", "target"], sort=True)[measure].idxmin()]
+    correct = (best["eth_group"] == best["target"]).to_numpy()
+    predicted = best.set_index("descriptor")["eth_group"]
+    pooled = _template_average(d, ["eth_group", "target", "descriptor"], measure, faithful_rounding)
+    rr, detail = [], []
+    for (desc, tgt), sub in pooled.groupby(["descriptor", "target"], sort=True):
+        order = list(sub.sort_values(measure, kind="stable")["eth_group"])
+        r = 1.0 / (order.index(tgt) + 1) if tgt in order else 0.0
+        rr.append(r)
+        detail.append({"measure": name, "descriptor": desc, "target": tgt, "ranking": " < ".join(order),
+                       "reciprocal_rank": r, "predicted": predicted.loc[desc],
+                       "correct": bool(predicted.loc[desc] == tgt)})
+    acc_lo, acc_hi = wilson_interval(int(correct.sum()), len(correct))
+    mrr_lo, mrr_hi = cluster_bootstrap(rr, np.ones(len(rr)), n_resamples=2000, seed=0).confidence_interval
+    return {
+        "measure": name,
+        "accuracy": float(correct.mean()),
+        "accuracy_ci_low": acc_lo,
+        "accuracy_ci_high": acc_hi,
+        "mrr": float(np.mean(rr)),
+        "mrr_ci_low": mrr_lo,
+        "mrr_ci_high": mrr_hi,
+        "n_descriptors": int(len(correct)),
+        "n_groups": k,
+        "chance_accuracy": 1.0 / k,
+        "chance_mrr": float(np.mean([1.0 / r for r in range(1, k + 1)])),
+    }, detail
 
 
 def _template_average(d: pd.DataFrame, keys: list[str], measure: str, round2: bool) -> pd.DataFrame:
