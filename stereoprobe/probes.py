@@ -1,18 +1,25 @@
 """The probe registry: one :class:`ProbeDescriptor` per probe, read by every part that spans the probes.
 
 A probe package (``stereoprobe/<probe>/``, e.g. :mod:`stereoprobe.dbb`) describes itself in its module
-``probe.py``: the tables its post-processing command writes and the leaderboard reads, its headline figures
-and their direction, the plan's unit per inspect task, its command-line commands and its listing. The leaderboard (:mod:`stereoprobe.leaderboard.sources`, :mod:`~stereoprobe.leaderboard.headline`,
-:mod:`~stereoprobe.leaderboard.pairwise`), the planner (:data:`stereoprobe.plan.core.UNITS`), the command
-line (:func:`stereoprobe.cli.command_modules`) and the landing page (:mod:`stereoprobe.report.index`) loop over
-:func:`registered` instead of naming the probes, so a new probe is one package and one descriptor::
+``probe.py``: the tables its post-processing command writes and the leaderboard reads (with their columns and
+value ranges), its headline figures and their direction, the settings the leaderboard re-applies (each a
+``stereoprobe leaderboard`` option), the plan's facts per inspect task, its command-line commands and its
+listing. The leaderboard (:mod:`stereoprobe.leaderboard.sources`, :mod:`~stereoprobe.leaderboard.headline`,
+:mod:`~stereoprobe.leaderboard.pairwise`), the planner (:mod:`stereoprobe.plan.core`), the command line
+(:func:`stereoprobe.cli.command_modules`, ``stereoprobe leaderboard``'s options) and the landing page
+(:mod:`stereoprobe.report.index`) loop over :func:`registered` instead of naming the probes, and
+``stereoprobe._registry`` imports every module of the tasks, solvers and scorers, so a new probe is new files
+only (docs/adding-a-probe.md)::
 
-    from stereoprobe.probes import Board, Metric, PlanTask, ProbeDescriptor, register
+    from stereoprobe.probes import Board, Metric, PlanTask, ProbeDescriptor, Setting, register
 
-    register(ProbeDescriptor(
-        name="toy", title="Toy probe", tables={"toy_scores": ("model", "score")},
+    DESCRIPTOR = register(ProbeDescriptor(
+        name="toy", title="Toy probe", tables={"summary": ("model", "item", "score")},
+        domains={"summary": {"score": (0.0, 10.0)}},
         boards=(Board("toy", "Toy: a made-up score", (Metric("mean_score", "lower"),)),),
-        metrics="mypackage.toy.leaderboard:toy_metrics", tasks={"toy": PlanTask("items")}, commands=("mypackage.toy.cli",)))
+        settings={"bonus": Setting(0.0, "Toy: added to every mean score", low=0, high=1)},
+        metrics="stereoprobe.toy.leaderboard:toy_metrics", tasks={"toy_task": PlanTask("widgets")},
+        commands=("stereoprobe.cli.toy",)))
 
 The descriptors of the shipped probes are found by file name (every ``probe.py`` one or two folders below
 ``stereoprobe/``) and imported on the first call of :func:`registered`; a descriptor module imports only
