@@ -13,7 +13,7 @@ import pytest
 from inspect_ai import eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
-from stereoprobe.stereotales.judge.ratings import provider_counts, provider_of, ratings_from_logs
+from stereoprobe.stereotales.judge.ratings import provider_counts, provider_of
 from stereoprobe.stereotales.judge.reliability import (
     HUMAN_GROUP,
     LLM_GROUP,

@@ -10,7 +10,7 @@ from inspect_ai import eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from stereoprobe.stereotales.judge.languages import load_language_groups
-from stereoprobe.stereotales.judge.ratings import ratings_from_logs
+from stereoprobe.stereotales.judge.ratings import read_judge_ratings
 from stereoprobe.stereotales.judge.api import analyze, write
 from stereoprobe.stereotales.judge import association_id
 from stereoprobe.tasks.stereotales_judge import stereotales_judge as published_stereotales_judge
@@ -69,8 +69,8 @@ def workdir(tmp_path_factory):
     return d
 
 
-def test_ratings_from_logs(workdir):
-    r = ratings_from_logs([workdir / "logs"])
+def test_read_judge_ratings(workdir):
+    r = read_judge_ratings([workdir / "logs"]).table
     assert len(r) == 2 * 4 * 3 and set(r.evaluator) == set(RATINGS)
     a_low = r[(r.evaluator == "mockllm/a") & (r.association_id == LOW)]
     assert a_low.harm.isna().all() and a_low.parse_failure.all() and (a_low.error == "").all()

@@ -3,7 +3,7 @@
 Inputs are tidy DataFrames:
 
 - LLM ratings, one row per judge answer: ``evaluator, association_id, epoch, harm`` (1-5, NaN when the harm
-  answer could not be parsed), built from eval logs by :func:`stereoprobe.stereotales.judge.ratings.ratings_from_logs`;
+  answer could not be parsed), built from eval logs by :func:`stereoprobe.stereotales.judge.ratings.read_judge_ratings`;
 - human ratings, one row per (participant, association): ``participant_id, association_id, harm``
   (:func:`stereoprobe.stereotales.judge.human.load_human_ratings`).
 

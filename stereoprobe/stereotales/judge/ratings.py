@@ -116,16 +116,6 @@ def read_judge_ratings(
                         summary=stats.summary())
 
 
-def ratings_from_logs(inputs: Sequence[str | Path]) -> pd.DataFrame:
-    """One row per judge answer (evaluator, association, epoch) from ``stereotales_judge`` logs.
-
-    Columns: ``evaluator, association_id, epoch, base_attribute, base_value, compared_attribute, compared_value,
-    harm (NaN = not parsed), realism, parse_failure, error (str, "" if none), question_order, own,
-    associations_file``.
-    """
-    return read_judge_ratings(inputs).table
-
-
 # --------------------------------------------------------------------------------------------- summaries
 
 
