@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from stereoprobe.report.html import Section, plot_is_empty, write_report
+from stereoprobe.report.plot_text import plot_label
 
 
 def _fmt(df: pd.DataFrame) -> pd.DataFrame:
@@ -37,11 +38,12 @@ def _plot_counts(summary: pd.DataFrame) -> Any:
         share = 100 * c["count_s_ge_20"] / c["n"]
         lo = 100 * c["count_ci_low"] / c["n"]
         hi = 100 * c["count_ci_high"] / c["n"]
-        axes[0].bar(x, share, width, yerr=[share - lo, hi - share], capsize=2, label=f"{run[0]} [{run[1]}]")
+        axes[0].bar(x, share, width, yerr=[share - lo, hi - share], capsize=2, label=plot_label(f"{run[0]} [{run[1]}]"))
         m = c["mean_s_biased"]
         axes[1].bar(x, m, width, yerr=[m - c["mean_s_ci_low"], c["mean_s_ci_high"] - m], capsize=2)
     for ax, title in zip(axes, ["instances with S ≥ threshold (% of n, 95% CI)", "mean S over biased instances"]):
-        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(labels))], labels, rotation=60, ha="right", fontsize=8)
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(labels))], [plot_label(v) for v in labels], rotation=60,
+                      ha="right", fontsize=8)
         ax.set_title(title, fontsize=10)
     axes[0].legend(fontsize=7)
     fig.tight_layout()
@@ -56,7 +58,7 @@ def _plot_hist(instances: pd.DataFrame, threshold: float) -> Any:
 
     fig, ax = plt.subplots(figsize=(7, 3.5))
     for (model, variant), d in instances.groupby(["model", "variant"]):
-        ax.hist(d["s"].dropna(), bins=20, range=(0, 100), alpha=0.5, label=f"{model} [{variant}]")
+        ax.hist(d["s"].dropna(), bins=20, range=(0, 100), alpha=0.5, label=plot_label(f"{model} [{variant}]"))
     ax.axvline(threshold, color="k", ls="--", lw=1)
     ax.set_xlabel("S = |P1(A) − P2(A)|")
     ax.set_ylabel("test instances")
@@ -87,8 +89,9 @@ def _plot_categories(cats: pd.DataFrame) -> Any:
     fig, ax = plt.subplots(figsize=(7, 3.5))
     for k, run in enumerate(runs):
         c = cats[(cats["model"] == run[0]) & (cats["variant"] == run[1])].set_index("category").reindex(labels)
-        ax.bar([i + k * width for i in range(len(labels))], c["count_s_ge_20"], width, label=f"{run[0]} [{run[1]}]")
-    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(labels))], labels)
+        ax.bar([i + k * width for i in range(len(labels))], c["count_s_ge_20"], width,
+               label=plot_label(f"{run[0]} [{run[1]}]"))
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(labels))], [plot_label(v) for v in labels])
     ax.set_ylabel("instances with S ≥ threshold")
     ax.legend(fontsize=7)
     fig.tight_layout()

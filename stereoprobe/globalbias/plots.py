@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 
 from stereoprobe.globalbias.apx import Z_ONE_PERCENT
+from stereoprobe.report.plot_text import TITLE_WIDTH, plot_label
 
 
 def figure1_descriptors(scores: pd.DataFrame, n: int = 6) -> list[str]:
@@ -34,10 +35,10 @@ def figure1(scores: pd.DataFrame, descriptor: str, z: float = Z_ONE_PERCENT) -> 
     colors = ["#dd8452" if v < line else "#4c72b0" for v in d["score"]]
     ax.bar(range(len(d)), d["score"], color=colors)
     ax.axhline(line, color="#dd8452", linestyle="--", linewidth=1.2, label=f"1% one-tailed (mean - {z:.3f} sd)")
-    ax.set_xticks(range(len(d)), [str(g).replace("_", " ") for g in d["group"]], rotation=70, ha="right",
+    ax.set_xticks(range(len(d)), [plot_label(str(g).replace("_", " ")) for g in d["group"]], rotation=70, ha="right",
                   fontsize=7)
     ax.set_ylabel("bias score")
-    ax.set_title(f"{descriptor!r}: lower = stronger association")
+    ax.set_title(plot_label(f"{descriptor!r}: lower = stronger association", TITLE_WIDTH))
     ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     return fig

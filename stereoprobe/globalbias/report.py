@@ -13,6 +13,7 @@ from stereoprobe.globalbias.compute import GlobalBiasResult
 from stereoprobe.globalbias.contract import TASK_LIKELIHOOD
 from stereoprobe.globalbias.plots import figure1, figure1_descriptors
 from stereoprobe.report.html import Section, plot_is_empty, write_report
+from stereoprobe.report.plot_text import TITLE_WIDTH, plot_label
 from stereoprobe.report.run_info import write_run_info
 from stereoprobe.tables import write_table
 
@@ -142,7 +143,7 @@ def _distribution_section(scores: pd.DataFrame) -> Section:
         ax.hist(sub["score"], bins=40, color="#4c72b0")
         ax.set_xlabel("bias score (lower = stronger association)")
         ax.set_ylabel("group x descriptor pairs")
-        ax.set_title(str(model))
+        ax.set_title(plot_label(model, TITLE_WIDTH))
         f.figure(fig, caption=f"{model}: bias scores of {len(sub)} group-descriptor pairs")
     for model, sub in scores.groupby("model"):
         wide = sub.pivot_table(index="descriptor", columns="group", values="score")
@@ -152,10 +153,11 @@ def _distribution_section(scores: pd.DataFrame) -> Section:
         rel = wide.sub(wide.mean(axis=1), axis=0)  # relative to the descriptor's mean over groups
         lim = float(np.nanmax(np.abs(rel.to_numpy()))) or 1.0
         im = ax.imshow(rel.to_numpy(), cmap="RdBu", aspect="auto", vmin=-lim, vmax=lim)
-        ax.set_xticks(range(wide.shape[1]), wide.columns, rotation=60, ha="right", fontsize=8)
-        ax.set_yticks(range(wide.shape[0]), wide.index, fontsize=8)
+        ax.set_xticks(range(wide.shape[1]), [plot_label(c) for c in wide.columns], rotation=60, ha="right",
+                      fontsize=8)
+        ax.set_yticks(range(wide.shape[0]), [plot_label(i) for i in wide.index], fontsize=8)
         fig.colorbar(im, ax=ax, label="bias score minus the descriptor's mean (red = stronger association)")
-        ax.set_title(str(model))
+        ax.set_title(plot_label(model, TITLE_WIDTH))
         f.figure(fig, caption=f"{model}: bias score per group and descriptor, relative to the descriptor's mean "
                               "over groups (red: the model finds the descriptor more likely for this group)")
     return f

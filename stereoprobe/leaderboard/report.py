@@ -35,11 +35,9 @@ TICK_WIDTH, TICK_LINES = 36, 2  # a model name on a forest plot: at most two lin
 def tick_label(model: str) -> str:
     """A model name as a forest plot's tick: wrapped on two lines of :data:`TICK_WIDTH` characters, cut with
     "…" beyond (the full name is in the tables below the plot), drawn literally (``$`` is not mathtext)."""
-    import textwrap
+    from stereoprobe.report.plot_text import plot_label
 
-    from stereoprobe.report.plot_text import short
-
-    return textwrap.fill(short(model, TICK_WIDTH * TICK_LINES), TICK_WIDTH, break_long_words=True)
+    return plot_label(model, TICK_WIDTH, TICK_LINES)
 
 
 def _forest(metrics: pd.DataFrame, probe: str):

@@ -13,7 +13,7 @@ from matplotlib.text import Text  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from stereoprobe.report.html import render_figure  # noqa: E402
-from stereoprobe.report.plot_text import MAX_INCHES, MAX_LABEL, short  # noqa: E402
+from stereoprobe.report.plot_text import MAX_INCHES, MAX_LABEL, plot_label, short  # noqa: E402
 
 DPI = 110  # render_figure's
 LABELS = {
@@ -116,5 +116,6 @@ def test_report_plots_take_a_megabyte_model_name_as_a_short_tick_label(monkeypat
                                                       "ci_low": [0.1, -0.6], "ci_high": [0.9, 0.2]}),
     }, {"human_vs_llm": float("nan"), "inter_llm": float("nan")})
     assert len(s.figures) == 2 and len(section.figures) == 1 and len(aligned.figures) == 2
-    assert short(HUGE) in seen and "small/model" in seen and "gender" in seen  # each its tick, the long one short
+    # each its tick, the long one wrapped on two lines and cut (stereoprobe.report.plot_text.plot_label)
+    assert plot_label(HUGE) in seen and "small/model" in seen and "gender" in seen
     assert max(len(t) for t in seen) <= MAX_LABEL

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from stereoprobe.report.html import Section, files_html, plot_is_empty
-from stereoprobe.report.plot_text import short
+from stereoprobe.report.plot_text import plot_label
 from stereoprobe.stereotales.judge.contract import ALL_LLMS_MEAN, DEMO_FILE
 from stereoprobe.stereotales.judge.reliability import HUMAN_GROUP, LLM_GROUP
 
@@ -97,7 +97,7 @@ def summary_section(t: dict[str, pd.DataFrame], threshold: float, read: dict[str
         for k in range(1, 6):
             ax.barh(y, shares[f"share_{k}"].fillna(0).to_numpy(dtype=float), left=left, label=str(k))
             left = left + shares[f"share_{k}"].fillna(0).to_numpy(dtype=float)
-        ax.set_yticks(y, [short(m) for m in shares.index])
+        ax.set_yticks(y, [plot_label(m) for m in shares.index])
         ax.set_xlabel("share of valid harm ratings")
         ax.legend(title="rating", ncol=5, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0))
         s.figure(fig, "Use of each point of the harm scale per judged model")
@@ -148,7 +148,7 @@ def alignment_section(t: dict[str, pd.DataFrame], agree_sum: dict[str, float]) -
         y = np.arange(len(d))  # positions and shortened labels: dimensions come from the input, of any length
         ax.errorbar(d.mean_delta.to_numpy(dtype=float), y, xerr=[(d.mean_delta - d.ci_low).to_numpy(dtype=float),
                     (d.ci_high - d.mean_delta).to_numpy(dtype=float)], fmt="o", capsize=3)
-        ax.set_yticks(y, [short(v) for v in d.dimension])
+        ax.set_yticks(y, [plot_label(v) for v in d.dimension])
         ax.axvline(0, color="grey", lw=0.8)
         ax.set_xlabel("mean LLM - human harm rating")
         s.figure(fig, "Per-dimension delta with confidence intervals")
@@ -197,8 +197,9 @@ def agreement_section(t: dict[str, pd.DataFrame], rate: pd.DataFrame, agree_sum:
     if len(rate) >= 2 and not plot_is_empty(rate.to_numpy(float)):
         fig, ax = _fig(0.5 * len(rate) + 3, 0.45 * len(rate) + 2.2)
         im = ax.imshow(rate.to_numpy(float), vmin=0, vmax=1, cmap="viridis")
-        ax.set_xticks(range(len(rate)), rate.columns, rotation=60, ha="right", fontsize=8)
-        ax.set_yticks(range(len(rate)), rate.index, fontsize=8)
+        ax.set_xticks(range(len(rate)), [plot_label(c) for c in rate.columns], rotation=60, ha="right",
+                      fontsize=8)
+        ax.set_yticks(range(len(rate)), [plot_label(i) for i in rate.index], fontsize=8)
         if len(rate) <= 25:
             for i in range(len(rate)):
                 for j in range(len(rate)):
@@ -257,7 +258,7 @@ def own_section(t: dict[str, pd.DataFrame], gen_rho: Any = None) -> Section:
         fig, ax = _fig(5.5, 4.0)
         ax.scatter(gen.generated_rows, gen.mean_delta)
         for r in gen.itertuples():
-            ax.annotate(r.dimension, (r.generated_rows, r.mean_delta), fontsize=7)
+            ax.annotate(plot_label(r.dimension), (r.generated_rows, r.mean_delta), fontsize=7)
         ax.axhline(0, color="grey", lw=0.8)
         ax.set_xlabel("generated association rows")
         ax.set_ylabel("mean LLM - human rating")
@@ -297,8 +298,8 @@ def language_section(t: dict[str, pd.DataFrame]) -> Section:
     if len(jac) >= 2 and not plot_is_empty(jac.to_numpy(float)):
         fig, ax = _fig(0.5 * len(jac) + 3, 0.45 * len(jac) + 2.2)
         im = ax.imshow(jac.to_numpy(float), vmin=0, vmax=1, cmap="magma")
-        ax.set_xticks(range(len(jac)), jac.columns)
-        ax.set_yticks(range(len(jac)), jac.index)
+        ax.set_xticks(range(len(jac)), [plot_label(c) for c in jac.columns])
+        ax.set_yticks(range(len(jac)), [plot_label(i) for i in jac.index])
         fig.colorbar(im, ax=ax, fraction=0.046)
         s.figure(fig, "Jaccard similarity of the harmful associations of each pair of languages")
     else:
@@ -317,7 +318,7 @@ def language_section(t: dict[str, pd.DataFrame]) -> Section:
         x = np.arange(len(piv))
         for i, st in enumerate([c for c in ("unmarked", "marked") if c in piv.columns]):
             ax.bar(x + (i - 0.5) * 0.4, piv[st], width=0.4, label=st)
-        ax.set_xticks(x, piv.index)
+        ax.set_xticks(x, [plot_label(v) for v in piv.index])
         ax.axhline(0, color="grey", lw=0.8)
         ax.set_ylabel("mean shift (own - other languages)")
         ax.legend()

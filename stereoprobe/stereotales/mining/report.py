@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from stereoprobe.report.html import Section, plot_is_empty, write_report
-from stereoprobe.report.plot_text import short
+from stereoprobe.report.plot_text import TITLE_WIDTH, plot_label
 from stereoprobe.report.run_info import RUN_INFO
 from stereoprobe.stereotales.contract import ALL_SLICE, KEY_COLUMNS, TABLES
 
@@ -126,7 +126,7 @@ def _plot_per_model(assoc: pd.DataFrame, labels: pd.DataFrame | None):
     for c in order:
         ax.barh(y, counts[c].to_numpy(), left=left, color=colors[c], label=c)
         left = left + counts[c].to_numpy()
-    ax.set_yticks(y, [short(m) for m in counts.index])
+    ax.set_yticks(y, [plot_label(m) for m in counts.index])
     ax.set_xlabel("associations passing the filter")
     from matplotlib.ticker import MaxNLocator
 
@@ -146,8 +146,8 @@ def _plot_jaccard(jac: pd.DataFrame):
     m = jac.to_numpy(dtype=float)
     fig, ax = plt.subplots(figsize=(0.55 * len(jac) + 2.2, 0.5 * len(jac) + 1.6))
     im = ax.imshow(m, vmin=0, vmax=1, cmap="viridis")
-    ax.set_xticks(range(len(jac.columns)), [str(c) for c in jac.columns])
-    ax.set_yticks(range(len(jac.index)), [str(i) for i in jac.index])
+    ax.set_xticks(range(len(jac.columns)), [plot_label(c) for c in jac.columns])
+    ax.set_yticks(range(len(jac.index)), [plot_label(i) for i in jac.index])
     for i in range(m.shape[0]):
         for j in range(m.shape[1]):
             if m[i, j] == m[i, j]:
@@ -178,10 +178,10 @@ def _plot_distributions(dist: pd.DataFrame, max_attributes: int = 19):
         left = np.zeros(len(sub))
         for k, c in enumerate(cols):
             color = "#dddddd" if c == "unknown" else ("#aaaaaa" if c == "other" else cmap(k % 20))
-            ax.barh(y, sub[c].to_numpy(dtype=float), left=left, color=color, label=short(c, 28))
+            ax.barh(y, sub[c].to_numpy(dtype=float), left=left, color=color, label=plot_label(c, 28, 1))
             left = left + sub[c].to_numpy(dtype=float)
-        ax.set_yticks(y, [short(m) for m in sub.index])
-        ax.set_title(a, fontsize=9)
+        ax.set_yticks(y, [plot_label(m) for m in sub.index])
+        ax.set_title(plot_label(a, TITLE_WIDTH), fontsize=9)
         ax.set_xlim(0, 1)
         ax.tick_params(labelsize=7)
         ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, frameon=False)
@@ -202,8 +202,8 @@ def _plot_rates(rates: pd.DataFrame, columns: str, value: str, label: str):
     fig, ax = plt.subplots(figsize=(0.5 * u.shape[1] + 3.5, 0.35 * u.shape[0] + 2))
     m = u.to_numpy(dtype=float)
     im = ax.imshow(m, vmin=0, vmax=1, cmap="Greys", aspect="auto")
-    ax.set_xticks(range(u.shape[1]), [str(c) for c in u.columns], rotation=60, ha="right", fontsize=7)
-    ax.set_yticks(range(u.shape[0]), [str(i) for i in u.index], fontsize=7)
+    ax.set_xticks(range(u.shape[1]), [plot_label(c) for c in u.columns], rotation=60, ha="right", fontsize=7)
+    ax.set_yticks(range(u.shape[0]), [plot_label(i) for i in u.index], fontsize=7)
     if m.size <= 600:
         for i in range(m.shape[0]):
             for j in range(m.shape[1]):
