@@ -84,7 +84,7 @@ demo: $(STAMP)
 	  echo "stereotales judge: no associations in $(DEMO_OUT)/stereotales/associations.csv; judging the bundled DEMO file $$A"; fi; \
 	rm -rf $(DEMO_LOGS)/stereotales_judge; \
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/stereotales_judge --model transformers/default -T associations=$$A \
-	  -T epochs=2 -T max_tokens=16 -T run_settings=none --limit 4 --log-dir $(DEMO_LOGS)/stereotales_judge --display $(DEMO_DISPLAY) && \
+	  -T epochs=2 -T max_tokens=16 -T run_settings=none -T prompt=bundled --limit 4 --log-dir $(DEMO_LOGS)/stereotales_judge --display $(DEMO_DISPLAY) && \
 	$(OFFLINE) $(VENV)/bin/stereoprobe judge-report $(DEMO_LOGS)/stereotales_judge --out $$O
 	# DBB: multiple choice in logprob mode (both option orders) + DBB-SG, one bundled template x age/gender/SES
 	rm -rf $(DEMO_LOGS)/dbb

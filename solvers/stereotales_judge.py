@@ -7,13 +7,13 @@ from inspect_ai.model._generate_config import active_generate_config
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from stereoprobe.stereotales.judge.contract import META_ORDER
-from stereoprobe.stereotales.judge.prompt import JudgePrompt, question_order
+from stereoprobe.stereotales.judge.prompt import AnyJudgePrompt, question_order
 from stereoprobe.stereotales.run_settings import JUDGE_DEFAULTS, request_settings
 
 
 @solver
 def judge_association(
-    prompt: JudgePrompt, value_lists: dict[str, list[str]], repetition_base: int = 0, order_model: str | None = None,
+    prompt: AnyJudgePrompt, value_lists: dict[str, list[str]], repetition_base: int = 0, order_model: str | None = None,
     run_settings: str = "upstream",
 ) -> Solver:
     """Render the judge prompt for the sample's association and generate the answer.

@@ -165,6 +165,31 @@ def fetch(key: str, path: str, local: str | os.PathLike[str] | None = None, veri
     return cached
 
 
+def _assigned_constant(tree: ast.Module, variable: str, kind: type) -> object | None:
+    """The literal of type ``kind`` assigned to ``variable`` at the top level of ``tree`` (None if none)."""
+    for node in tree.body:
+        if not isinstance(node, ast.Assign):
+            continue
+        named = any(isinstance(t, ast.Name) and t.id == variable for t in node.targets)
+        if named and isinstance(node.value, ast.Constant) and isinstance(node.value.value, kind):
+            return node.value.value
+    return None
+
+
+def python_constant(path: Path, variable: str, kind: type = str) -> object:
+    """The literal (of type ``kind``) assigned to ``variable`` at the top level of the Python file ``path``
+    (upstream keeps some prompts in code: parsed with ``ast``, never imported or executed). One-line error
+    when the file does not parse or assigns no such literal."""
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"), filename=str(path))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as e:
+        raise UpstreamDataError(f"{path}: not a readable Python file ({e})") from None
+    value = _assigned_constant(tree, variable, kind)
+    if value is None:
+        raise UpstreamDataError(f"{path}: no top-level assignment of a {kind.__name__} literal to {variable}")
+    return value
+
+
 def notebook_string(path: Path, variable: str) -> str:
     """The string literal assigned to ``variable`` in a code cell of the Jupyter notebook ``path`` (upstream
     keeps some prompts in notebooks: read as data, never executed). One-line error when there is none."""
@@ -180,10 +205,7 @@ def notebook_string(path: Path, variable: str) -> str:
             tree = ast.parse(source)
         except SyntaxError:
             continue  # shell or magic lines: not an assignment we read
-        for node in tree.body:
-            if not isinstance(node, ast.Assign):
-                continue
-            named = any(isinstance(t, ast.Name) and t.id == variable for t in node.targets)
-            if named and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-                return node.value.value
+        value = _assigned_constant(tree, variable, str)
+        if isinstance(value, str):
+            return value
     raise UpstreamDataError(f"{path}: no code cell assigns a string to {variable}")

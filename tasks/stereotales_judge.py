@@ -28,7 +28,7 @@ from stereoprobe.solvers.stereotales_judge import judge_association
 from stereoprobe.stereotales.judge.dataset import judge_dataset, select_associations
 from stereoprobe.params import boolean, choice, integer, names, number, one_line_errors
 from stereoprobe.stereotales.run_settings import JUDGE_DEFAULTS, check_run_config
-from stereoprobe.stereotales.judge.prompt import VALUE_LISTS, attribute_value_lists, load_judge_prompt
+from stereoprobe.stereotales.judge.prompt import VALUE_LISTS, attribute_value_lists, select_judge_prompt
 from stereoprobe.strict_params import refuse_unknown
 
 TASK_VERSION = task_version("stereotales_judge")  # tasks/<probe>.eval.yaml
@@ -53,7 +53,7 @@ def stereotales_judge(
     value_lists: str = "taxonomy",
     repetition_base: int = 0,
     order_model: str | None = None,
-    prompt: str | None = None,
+    prompt: str = "upstream",
     upstream_dir: str | None = None,
     normalize_apostrophes: bool = False,
     run_settings: str = "upstream",
@@ -80,8 +80,12 @@ def stereotales_judge(
             `scripts/04_evaluate_associations.py`).
         order_model: model name used in the order rule instead of the judged model's inspect name (e.g. the
             LiteLLM id upstream used, to reproduce its question orders).
-        prompt: a custom prompt YAML (same keys as ``datasets/stereotales/judge/prompt.yaml``).
-        upstream_dir: local copy of the upstream repositories for ``associations=upstream`` (offline use).
+        prompt: ``"upstream"`` (default: the published prompt, ``EVAL_PROMPT_JINJA_TEMPLATE`` of the pipeline's
+            ``src/stereotales_pipeline/template.py`` at the pinned commit, read at run time: downloaded once and
+            verified, or read from ``$STEREOPROBE_UPSTREAM_DIR``), ``"bundled"`` (stereoprobe's wording,
+            ``datasets/stereotales/judge/prompt.yaml``) or a prompt YAML of your own with the bundled file's keys.
+        upstream_dir: local copy of the upstream repositories for ``associations=upstream`` and
+            ``prompt=upstream`` (offline use).
         normalize_apostrophes: read curly apostrophes in the realism answer as straight ones (``I don’t
             know``); upstream does not (default false).
         run_settings: ``"upstream"`` (default: the judged model's entry of the published run configuration
@@ -104,7 +108,7 @@ def stereotales_judge(
         associations, names(generator_model, "generator_model", sep=None), names(slices, "slices", sep=None),
         upstream_dir,
     )
-    judge_prompt = load_judge_prompt(prompt)
+    judge_prompt = select_judge_prompt(prompt, upstream_dir)
     if run_settings == "upstream":  # the pinned file is needed: fail here, in one line, not per sample
         check_run_config("or send temperature 1 and 4096 tokens only with -T run_settings=none")
     return Task(

@@ -77,7 +77,7 @@ def _judge(logs: Path) -> None:
         return _usage(ModelOutput.from_content(model="default", content=f"Harmful: {harm}\nRealism: No"))
 
     task = stereotales_judge(associations=str(dataset_file("stereotales/judge/demo_associations.csv")), epochs=2,
-                             run_settings="none")
+                             run_settings="none", prompt="bundled")
     inspect_eval(task, model=get_model("mockllm/default", custom_outputs=judge), display="none",
                  log_dir=str(logs / "stereotales_judge"), log_realtime=False)
 

@@ -111,7 +111,7 @@ def _judge_log(folder: Path) -> Path:
         return o
 
     demo = dataset_file("stereotales", "judge", "demo_associations.csv")
-    [log] = inspect_eval(stereotales_judge(associations=str(demo), epochs=1, run_settings="none"), display="none", log_dir=str(folder),
+    [log] = inspect_eval(stereotales_judge(associations=str(demo), epochs=1, run_settings="none", prompt="bundled"), display="none", log_dir=str(folder),
                          model=get_model("mockllm/model", custom_outputs=out))
     return Path(log.location)
 

@@ -311,7 +311,7 @@ def _judge_logs(folder: Path) -> None:
         return o
 
     demo = dataset_file("stereotales", "judge", "demo_associations.csv")
-    inspect_eval(stereotales_judge(associations=str(demo), epochs=1, run_settings="none"), model=get_model("mockllm/model", custom_outputs=out),
+    inspect_eval(stereotales_judge(associations=str(demo), epochs=1, run_settings="none", prompt="bundled"), model=get_model("mockllm/model", custom_outputs=out),
                  display="none", log_dir=str(folder))
 
 

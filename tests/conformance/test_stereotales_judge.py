@@ -6,17 +6,30 @@ three repetitions each (the published setting), one user message per repetition,
 upstream's rule (``sha256("{model}\\n{A}\\n{a}\\n{B}\\n{b}\\n{repetition}")``, first byte even: realism first;
 repetitions 0, 1, 2), and the settings ``evaluate.py`` sends: the model's entry of
 ``stereotales-pipeline/configs/stereotales_run.json`` with temperature 1 and 4,096 tokens where the entry has
-none. The prompt's wording is stereoprobe's (row J1): upstream keeps its template in code, not in a file.
+none; and the prompt, rendered here byte for byte from upstream's ``src/stereotales_pipeline/template.py``:
+its ``EVAL_PROMPT_JINJA_TEMPLATE`` read with ``ast`` and rendered with Jinja2 as ``build_prompt`` does
+(``StrictUndefined``, no autoescaping), the value lists being the attribute's values minus other/unknown joined
+with ", " (flare's schema, read from ``flare/rendered_ATTR_EXTRACTION_PROMPT_TEMPLATE.txt``; the pinned flare
+prompt still names ``ethnicity``, so ``geographic_origin``'s list is read from the taxonomy data file, row J12).
+``template.py`` is not among the shared upstream copies: it is looked up in ``$STEREOPROBE_UPSTREAM_DIR`` and
+the refdata folder (``stereotales-pipeline/src/stereotales_pipeline/template.py``), and the prompt test skips
+without it; ``tests/stereotales/test_judge_upstream_prompt.py`` checks the reading and filling on a synthetic
+file of the same shape.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
+import os
+import re
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import pytest
+import yaml
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, ModelUsage
 
 from tests.conformance._render import assert_allowed, capture_model, refdata_file, render
@@ -25,11 +38,15 @@ pytestmark = pytest.mark.refdata
 
 QUESTIONS = "stereotales-human-study/data/questions.json"
 RUN = "stereotales-pipeline/configs/stereotales_run.json"
+TEMPLATE = "stereotales-pipeline/src/stereotales_pipeline/template.py"
+FLARE_PROMPT = "flare/rendered_ATTR_EXTRACTION_PROMPT_TEMPLATE.txt"
+TAXONOMY = Path(__file__).resolve().parents[2] / "datasets" / "stereotales" / "taxonomy.yaml"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "refdata"  # the shared upstream copies (development)
 JUDGE_BASE = {"temperature": 1, "max_tokens": 4096}  # evaluate.py: "temperature or 1", MAX_TOKENS = 4096
 REPETITIONS = 3
 #: departures of the default requests, each allowed by its docs/fidelity.md row
 DEPARTURES = {
-    "J1": "the prompt's wording is stereoprobe's (same structure, answer lines and option spellings)",
+    "J12": "geographic_origin's value list: the pinned flare prompt predates the field (taxonomy data file)",
     "J2": "the order rule hashes the inspect model name (equal to the LiteLLM id for the models checked here)",
 }
 
@@ -56,6 +73,48 @@ def _realism_first(model: str, assoc: tuple[str, str, str, str], repetition: int
     return hashlib.sha256(raw.encode()).digest()[0] % 2 == 0
 
 
+def _template_file(copies: Path) -> Path:
+    """upstream's template.py in ``$STEREOPROBE_UPSTREAM_DIR`` or the copies' folder; skip when absent."""
+    roots = [Path(os.environ["STEREOPROBE_UPSTREAM_DIR"])] if os.environ.get("STEREOPROBE_UPSTREAM_DIR") else []
+    for root in [*roots, copies]:
+        if (root / TEMPLATE).is_file():
+            return root / TEMPLATE
+    pytest.skip(f"no upstream copy of {TEMPLATE} (set STEREOPROBE_UPSTREAM_DIR to a folder holding it)")
+
+
+def _template_text(path: Path) -> str:
+    """EVAL_PROMPT_JINJA_TEMPLATE of ``path``, read from the parsed module (the file is never run)."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [
+                "EVAL_PROMPT_JINJA_TEMPLATE"]:
+            return node.value.value  # type: ignore[attr-defined]
+    raise AssertionError(f"{path}: no EVAL_PROMPT_JINJA_TEMPLATE")
+
+
+def _value_lists(refdata: Path) -> dict[str, str]:
+    """Per attribute, its values minus other/unknown joined with ", " (upstream's build_prompt)."""
+    lines = refdata_file(refdata, FLARE_PROMPT).read_text(encoding="utf-8").splitlines()
+    raw: dict[str, list[str]] = {}
+    for line in lines:
+        m = re.match(r'^\s+([a-z_]+): (".*");$', line)
+        if m:
+            raw[m.group(1)] = re.findall(r'"([^"]*)"', m.group(2))
+    taxonomy = yaml.safe_load(TAXONOMY.read_text(encoding="utf-8"))  # the field the pinned flare prompt lacks
+    [origin] = [a for a in taxonomy["attributes"] if a["key"] == "geographic_origin"]
+    raw["geographic_origin"] = [v["key"] for v in origin["values"]]
+    return {k: ", ".join(v for v in vs if v not in ("other", "unknown")) for k, vs in raw.items()}
+
+
+def _expected_prompt(template: str, lists: dict[str, str], assoc: tuple[str, str, str, str],
+                     realism_first: bool) -> str:
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)  # build_prompt's environment
+    return env.from_string(template).render(
+        base_attribute=assoc[0], base_attr_values=lists[assoc[0]], base_value=assoc[1],
+        compared_attribute=assoc[2], compared_attr_values=lists[assoc[2]], compared_value=assoc[3],
+        question_order="realism_first" if realism_first else "harmful_first",
+    )
+
+
 def _reply(messages: list[ChatMessage], config: GenerateConfig) -> ModelOutput:
     out = ModelOutput.from_content("capture", "Harmful: 3\nYes,")  # realism read by upstream's fallback line
     out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
@@ -63,15 +122,42 @@ def _reply(messages: list[ChatMessage], config: GenerateConfig) -> ModelOutput:
 
 
 @pytest.fixture
-def upstream_env(refdata: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("STEREOPROBE_UPSTREAM_DIR", str(refdata))
-    return refdata
+def copies(refdata: Path) -> Path:
+    """The folder of upstream copies holding the human study's questions: the refdata folder, else the shared
+    copies (when ``$STEREOPROBE_UPSTREAM_DIR`` holds template.py alone)."""
+    for root in (refdata, SHARED):
+        if (root / QUESTIONS).is_file():
+            return root
+    pytest.skip(f"no upstream copy of {QUESTIONS}")
+
+
+@pytest.fixture
+def upstream_env(copies: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The shared upstream copies as the task's upstream folder (the default prompt needs template.py too:
+    tests of the dataset and the parser ask for the bundled prompt, the request test uses ``template_env``)."""
+    monkeypatch.setenv("STEREOPROBE_UPSTREAM_DIR", str(copies))
+    return copies
+
+
+@pytest.fixture
+def template_env(copies: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder of upstream copies holding the copies' files and template.py (skip without it) for the task."""
+    template = _template_file(copies)
+    mirror, pipeline = tmp_path / "upstream", copies / "stereotales-pipeline"
+    (mirror / TEMPLATE).parent.mkdir(parents=True)
+    links = [c for c in copies.iterdir() if c != pipeline]
+    links += [c for c in pipeline.iterdir() if c.name != "src"] if pipeline.is_dir() else []
+    for child in links:
+        (mirror / child.relative_to(copies)).symlink_to(child.resolve())
+    (mirror / TEMPLATE).symlink_to(template.resolve())
+    monkeypatch.setenv("STEREOPROBE_UPSTREAM_DIR", str(mirror))
+    return copies
 
 
 def test_default_dataset_is_the_human_studys_associations(upstream_env: Path) -> None:
     from stereoprobe.tasks.stereotales_judge import stereotales_judge
 
-    task = stereotales_judge()
+    task = stereotales_judge(prompt="bundled")  # the dataset does not depend on the prompt
     expected = _questions(upstream_env)
     assert len(expected) == 1_580
     got = [(s.metadata["base_attribute"], s.metadata["base_value"], s.metadata["compared_attribute"],
@@ -84,15 +170,16 @@ def test_default_dataset_is_the_human_studys_associations(upstream_env: Path) ->
     ("anthropic", "claude-haiku-4-5", "anthropic/claude-haiku-4-5"),  # 1,024-token thinking budget, temperature 1
     ("azure_ai", "gpt-5-mini", "azure_ai/gpt-5-mini"),  # 8,192 tokens, reasoning effort low
 ])
-def test_default_requests(upstream_env: Path, provider: str, name: str, litellm: str) -> None:
+def test_default_requests(template_env: Path, provider: str, name: str, litellm: str) -> None:
     from stereoprobe.tasks.stereotales_judge import stereotales_judge
 
-    questions = _questions(upstream_env)
+    questions = _questions(template_env)
+    template, lists = _template_text(_template_file(template_env)), _value_lists(template_env)
     n = 4
     model = capture_model(name, reply=_reply, received=[], provider=provider)
     requests = render(stereotales_judge(), model=model, limit=n)
     assert len(requests) == n * REPETITIONS
-    want = _expected_settings(upstream_env, litellm)
+    want = _expected_settings(template_env, litellm)
     by_sample: dict[Any, list] = {}
     for r in requests:
         by_sample.setdefault(r.sample_id, []).append(r)
@@ -106,9 +193,7 @@ def test_default_requests(upstream_env: Path, provider: str, name: str, litellm:
             [(role, text)] = r.messages
             assert role == "user" and r.prefill is None
             assert r.config == want
-            assert all(v in text for v in (assoc[1], assoc[3]))
-            harm_line, realism_line = text.rfind("Harmful:"), text.rfind("Realism:")
-            assert (realism_line < harm_line) == _realism_first(litellm, assoc, r.epoch - 1), (assoc, r.epoch)
+            assert text == _expected_prompt(template, lists, assoc, _realism_first(litellm, assoc, r.epoch - 1))
     assert_allowed(DEPARTURES)
 
 
@@ -119,7 +204,8 @@ def test_realism_fallback_reaches_the_score(upstream_env: Path, tmp_path: Path) 
     from stereoprobe.tasks.stereotales_judge import stereotales_judge
 
     model = capture_model("claude-haiku-4-5", reply=_reply, received=[], provider="anthropic")
-    [log] = inspect_eval(stereotales_judge(epochs=1), model=model, limit=2, display="none", log_dir=str(tmp_path))
+    task = stereotales_judge(epochs=1, prompt="bundled")  # the reply is fixed: any prompt
+    [log] = inspect_eval(task, model=model, limit=2, display="none", log_dir=str(tmp_path))
     assert log.status == "success", log.error
     for sample in log.samples or []:
         value = next(iter(sample.scores.values())).value

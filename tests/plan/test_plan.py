@@ -180,7 +180,7 @@ def test_dbb_counts_questions_not_samples():
 def test_stereotales_judge_main_model_is_the_judge(upstream):
     from stereoprobe.tasks.stereotales_judge import stereotales_judge
 
-    p = plan_task(stereotales_judge(run_settings="none"), model="openai/gpt-4o-mini")
+    p = plan_task(stereotales_judge(run_settings="none", prompt="bundled"), model="openai/gpt-4o-mini")
     assert set(p.model_calls) == {"judge"} and p.epochs == 3
     assert p.model_calls["judge"] == 3 * p.samples and p.items == p.samples
 

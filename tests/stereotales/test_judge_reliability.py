@@ -25,8 +25,8 @@ from stereoprobe.stereotales.judge.api import analyze, write
 from stereoprobe.tasks.stereotales_judge import stereotales_judge as published_stereotales_judge
 
 # mock judges, offline: flare's base settings (temperature 1, 4096 tokens) without the pinned run configuration;
-# the per-model settings are checked by tests/conformance/test_stereotales_judge.py
-stereotales_judge = partial(published_stereotales_judge, run_settings="none")
+# the per-model settings and the published prompt are checked by tests/conformance/test_stereotales_judge.py
+stereotales_judge = partial(published_stereotales_judge, run_settings="none", prompt="bundled")
 
 NAN = math.nan
 # Krippendorff (2011), example C: 4 coders x 12 units; published alpha interval 0.849, ordinal 0.815.

@@ -16,8 +16,8 @@ from stereoprobe.stereotales.judge import association_id
 from stereoprobe.tasks.stereotales_judge import stereotales_judge as published_stereotales_judge
 
 # mock judges, offline: flare's base settings (temperature 1, 4096 tokens) without the pinned run configuration;
-# the per-model settings are checked by tests/conformance/test_stereotales_judge.py
-stereotales_judge = partial(published_stereotales_judge, run_settings="none")
+# the per-model settings and the published prompt are checked by tests/conformance/test_stereotales_judge.py
+stereotales_judge = partial(published_stereotales_judge, run_settings="none", prompt="bundled")
 
 ASSOC_CSV = (
     "model,slice,base_attribute,base_value,compared_attribute,compared_value,n,fraction,lift\n"

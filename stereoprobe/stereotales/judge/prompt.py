@@ -1,6 +1,8 @@
 """The judge prompt and the question-order rule of the StereoTales harm judge.
 
-The prompt template is ``datasets/stereotales/judge/prompt.yaml`` (or a user file with the same keys); the
+The default prompt is the published one, read at run time from the pinned upstream file
+(:mod:`stereoprobe.stereotales.judge.upstream_prompt`); stereoprobe's own wording is
+``datasets/stereotales/judge/prompt.yaml`` (``prompt="bundled"``, or a user file with the same keys). The
 question order per (model, association, repetition) follows the upstream pipeline's rule.
 """
 
@@ -19,6 +21,7 @@ import yaml
 from stereoprobe.errors import InputError
 from stereoprobe.paths import dataset_file
 from stereoprobe.stereotales.judge.associations import attribute_display_name
+from stereoprobe.stereotales.judge.upstream_prompt import UpstreamJudgePrompt, upstream_judge_prompt
 
 QuestionOrder = Literal["realism_first", "harmful_first"]
 
@@ -109,6 +112,19 @@ def load_judge_prompt(path: str | Path | None = None) -> JudgePrompt:
     if missing:
         raise InputError(f"judge prompt {p}: missing text field(s) {', '.join(missing)}")
     return JudgePrompt(parts={k: raw[k] for k in _PROMPT_KEYS}, version=str(raw.get("version", "1")), path=str(p))
+
+
+PROMPT_SOURCES = ("upstream", "bundled")  # the named choices of -T prompt (else: a prompt YAML of one's own)
+AnyJudgePrompt = JudgePrompt | UpstreamJudgePrompt
+
+
+def select_judge_prompt(source: str | None, local: str | None = None) -> AnyJudgePrompt:
+    """The judge prompt of ``-T prompt``: ``"upstream"`` (default, also None: the pinned pipeline template,
+    ``local`` = a local copy of the upstream repositories), ``"bundled"`` (stereoprobe's wording) or the path
+    of a prompt YAML with the bundled file's keys."""
+    if source in (None, "", "upstream"):
+        return upstream_judge_prompt(local)
+    return load_judge_prompt(None if source == "bundled" else source)
 
 
 @cache
