@@ -30,9 +30,11 @@ def test_synthetic_workloads_have_the_published_shapes(bench) -> None:
 
 
 @pytest.mark.slow
-def test_tiny_run_agrees_and_writes_json(bench, tmp_path: Path) -> None:
+@pytest.mark.refdata
+def test_tiny_run_agrees_and_writes_json(bench, tmp_path: Path, refdata: Path, monkeypatch) -> None:
     from stereoprobe.providers.default_model import default_model_dir
 
+    monkeypatch.setenv("STEREOPROBE_UPSTREAM_DIR", str(refdata))  # DBB's default prompts are upstream's files
     out = tmp_path / "gpu.json"
     res = bench.main(["--tokenizer", str(default_model_dir()), "--tiny", "--gb-sentences", "20",
                       "--dbb-requests", "2", "--dbb-epochs", "1", "--device", "cpu", "--json", str(out)])
