@@ -176,9 +176,10 @@ def goal_lines(result: dict[str, Any]) -> list[tuple[str, bool | None, str]]:
         r, d = _find(rows, label, "inspect_eval"), _find(rows, label, "provider_direct")
         if r and d:
             ratio = r["texts_per_s"] / d["texts_per_s"]
+            per_request = 1000 * (r["seconds"] - d["seconds"]) / max(1, r.get("requests") or 1)
             out.append((name, r["projected_full_minutes"] <= 4 and ratio >= 0.9,
                         f"{r['projected_full_minutes']:.1f} min ({r['texts_per_s']:.0f}/s), {ratio:.2f}x direct "
-                        f"({d['projected_full_minutes']:.1f} min)"))
+                        f"({d['projected_full_minutes']:.1f} min); inspect adds {per_request:.2f} ms per request"))
         else:
             out.append((name, None, "route missing"))
     gen = {g["route"]: g for g in result.get("generation", [])}

@@ -17,7 +17,6 @@ True
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -85,6 +84,8 @@ def demo_reason_of_folder(folder: str | Path) -> str | None:
 
 
 def demo_banner(reason: str) -> str:
-    """The banner shown at the top of a demo page."""
-    return (f'<div class="demo-banner" role="note"><b>DEMO</b> — this page was {html.escape(reason)}. '
-            "Do not quote or compare these figures; no model is ranked.</div>")
+    """The banner shown at the top of a demo page (the template every page includes,
+    :data:`stereoprobe.report.pages.DEMO_BANNER`)."""
+    from stereoprobe.report.pages import DEMO_BANNER, render_page
+
+    return render_page(DEMO_BANNER, demo=reason)

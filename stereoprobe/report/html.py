@@ -14,6 +14,10 @@ no CDN). The shared conventions of every stereoprobe report live here:
 - every figure also saved beside the report as PNG and SVG (``figures/<report>-<caption>.png|.svg``, linked
   under the figure) by :func:`write_report`, for papers and slides;
 - wide tables keep their first column in view (sticky) and wrap long cells.
+
+The page itself (head, inline styles and script, DEMO banner, navigation, sections) is the jinja2 template
+``templates/page.html.j2`` (:mod:`stereoprobe.report.pages`); the blocks built here are inserted into it as
+trusted HTML.
 """
 
 from __future__ import annotations
@@ -40,89 +44,6 @@ MISSING = "–"
 
 SEARCH_MIN_ROWS = 25
 """Tables with more rows than this (about one screen) get a search box and per-column filters."""
-
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;
- padding:0 1rem;color:#1d1d1f;line-height:1.45}
-h1{font-size:1.7rem}h2{font-size:1.3rem;border-bottom:1px solid #ddd;padding-bottom:.2rem;margin-top:2rem}
-h3{font-size:1.05rem}
-table{border-collapse:separate;border-spacing:0;font-size:.85rem;margin:.5rem 0 1rem}
-th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical-align:top;max-width:28rem;
- overflow-wrap:break-word}
-thead{position:sticky;top:0;z-index:2}
-thead th{background:#f4f4f6}
-thead tr.filters th{cursor:default}
-th.sortkey{cursor:pointer;user-select:none}
-th.sorted-asc::after{content:" \\25B2"}th.sorted-desc::after{content:" \\25BC"}
-tbody td:first-child,thead th:first-child{position:sticky;left:0;z-index:1;background:#fff}
-thead th:first-child{z-index:3;background:#f4f4f6}
-tr:nth-child(even) td{background:#fafafa}
-tbody tr:nth-child(even) td:first-child{background:#fafafa}
-.table-wrap{max-height:32rem;overflow:auto;border:1px solid #eee;margin-bottom:.3rem}
-.table-tools{margin:.4rem 0;font-size:.85rem}.table-tools input{padding:.15rem .3rem;min-width:16rem}
-tr.filters input{width:100%;box-sizing:border-box;font-size:.8rem;min-width:3rem}
-.note{color:#555;font-size:.9rem}.meta{color:#666;font-size:.85rem}
-.empty-note{color:#555;font-style:italic;border-left:3px solid #ccc;padding-left:.6rem}
-img{max-width:100%;height:auto}
-nav ul{columns:2}
-table.comparison td.best,table.comparison tr:nth-child(even) td.best{background:#e6f4ea}
-table.comparison td.worst,table.comparison tr:nth-child(even) td.worst{background:#fdecea}
-.demo-banner{background:#fff3cd;border:2px solid #b58100;color:#5c4100;padding:.5rem .8rem;margin:.6rem 0;border-radius:.3rem}
-.badge{font-size:.7rem;border-radius:.6rem;padding:0 .35rem;margin-left:.2rem;white-space:nowrap}
-.badge.best{background:#1e7e34;color:#fff}.badge.worst{background:#b02a37;color:#fff}
-table.comparison th,table.comparison td{max-width:9rem}
-table.comparison th.group{text-align:center;background:#e9e9ef}
-table.comparison .dir{font-weight:normal;color:#666;font-size:.72rem}
-table.comparison .ci{color:#555;font-size:.75rem;white-space:nowrap}
-ul.readings{font-size:.85rem;padding-left:1.2rem}ul.readings li{margin:.15rem 0}
-.table-wrap.compare{max-height:none}
-details>summary{cursor:pointer;color:#333;margin:.4rem 0}
-"""
-
-_JS = """
-document.querySelectorAll('table.sortable').forEach(function(t){
-  var hr = t.tHead.rows, headRow = hr[0];  // the header row to sort by: 'sortrow' where a group row sits above
-  for (var k = 0; k < hr.length; k++) if ((' ' + (hr[k].className || '') + ' ').indexOf(' sortrow ') >= 0) headRow = hr[k];
-  var heads = headRow.cells;
-  Array.prototype.forEach.call(heads, function(th, i){
-    th.addEventListener('click', function(){
-      var asc = !th.classList.contains('sorted-asc');
-      Array.prototype.forEach.call(heads, function(h){h.classList.remove('sorted-asc','sorted-desc');});
-      th.classList.add(asc ? 'sorted-asc' : 'sorted-desc');
-      var body = t.tBodies[0], rows = Array.prototype.slice.call(body.rows);
-      rows.sort(function(a, b){
-        var x = a.cells[i].getAttribute('data-v'), y = b.cells[i].getAttribute('data-v');
-        if (x === null) x = a.cells[i].textContent;
-        if (y === null) y = b.cells[i].textContent;
-        var nx = parseFloat(x), ny = parseFloat(y);
-        var c = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
-        return asc ? c : -c;
-      });
-      rows.forEach(function(r){body.appendChild(r);});
-    });
-  });
-});
-document.querySelectorAll('table.searchable').forEach(function(t){
-  var box = document.getElementById(t.id + '-search'), count = document.getElementById(t.id + '-count');
-  var filters = Array.prototype.slice.call(t.querySelectorAll('tr.filters input'));
-  function apply(){
-    var q = box.value.toLowerCase(), shown = 0, rows = t.tBodies[0].rows;
-    var fs = filters.map(function(f){return f.value.toLowerCase();});
-    for (var r = 0; r < rows.length; r++){
-      var row = rows[r], ok = !q || row.textContent.toLowerCase().indexOf(q) >= 0;
-      for (var c = 0; ok && c < fs.length; c++){
-        if (fs[c] && row.cells[c].textContent.toLowerCase().indexOf(fs[c]) < 0) ok = false;
-      }
-      row.style.display = ok ? '' : 'none';
-      if (ok) shown++;
-    }
-    count.textContent = shown + ' of ' + rows.length + ' rows';
-  }
-  box.addEventListener('input', apply);
-  filters.forEach(function(f){f.addEventListener('input', apply);});
-});
-"""
-
 
 def is_missing(value: Any) -> bool:
     """True for ``None``, NaN, ``pd.NA`` and ``NaT``."""
@@ -395,29 +316,20 @@ class Section:
 
 def render_report(title: str, sections: Sequence[Section], subtitle: str | None = None, nav: bool = True,
                   demo: str | None = None) -> str:
-    """The complete HTML document (navigation unless ``nav`` is false, sections, inline CSS and JavaScript);
-    ``demo``: why the page is a demo (:mod:`stereoprobe.report.demo`), shown in a DEMO banner on top."""
-    links = "".join(
-        f'<li><a href="#{s.anchor or f"s{i}"}">{html.escape(s.title)}</a></li>' for i, s in enumerate(sections)
-    )
-    nav_html = f"<nav><ul>{links}</ul></nav>" if nav else ""
-    body = "\n".join(
-        f'<section id="{s.anchor or f"s{i}"}"><h2>{html.escape(s.title)}</h2>\n'
-        + ("\n".join(s.blocks) if s.blocks else empty_note("Nothing to show in this section for these runs."))
-        + "</section>"
-        for i, s in enumerate(sections)
-    )
-    sub = f'<p class="meta">{html.escape(subtitle)}</p>' if subtitle else ""
-    if demo:
-        from stereoprobe.report.demo import demo_banner
+    """The complete HTML document (navigation unless ``nav`` is false, sections, inline CSS and JavaScript),
+    from the page template (:data:`stereoprobe.report.pages.PAGE`); ``demo``: why the page is a demo
+    (:mod:`stereoprobe.report.demo`), shown in a DEMO banner on top."""
+    from markupsafe import Markup
 
-        sub = demo_banner(demo) + sub
-    return (
-        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-        f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{html.escape(title)}</title>"
-        f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>{sub}{nav_html}\n{body}\n"
-        f"<script>{_JS}</script></body></html>\n"
-    )
+    from stereoprobe.report.pages import PAGE, render_page
+
+    page_sections = [
+        {"id": s.anchor or f"s{i}", "title": s.title,
+         "body": Markup("\n".join(s.blocks) if s.blocks else empty_note("Nothing to show in this section for these runs."))}
+        for i, s in enumerate(sections)
+    ]
+    return render_page(PAGE, title=title, subtitle=subtitle or None, nav=nav, demo=demo or None,
+                       sections=page_sections)
 
 
 def save_figures(path: str | Path, sections: Sequence[Section]) -> dict[str, str]:
