@@ -17,6 +17,7 @@ from stereoprobe.cli.common import (
     spinner,
 )
 from stereoprobe.cli.common import bootstrap_count, resample_count, seed
+from stereoprobe.redact import redact_text
 
 DESCRIPTION = """\
 Read the logs of the stereotales_judge task (files, folders or inspect eval-set folders; an interrupted log and
@@ -96,10 +97,10 @@ class _Steps:
 def run(args: argparse.Namespace) -> int:
     """Parse -> :func:`stereoprobe.stereotales.judge.analyze` -> :func:`~stereoprobe.stereotales.judge.write`
     -> one console line."""
-    from stereoprobe.stereotales.judge import JudgeReportOptions, analyze, write
+    from stereoprobe.stereotales.judge import JudgeOptions, analyze, write
 
     steps = _Steps()
-    options = JudgeReportOptions(
+    options = JudgeOptions(
         threshold=args.threshold, confidence=args.confidence, spearman_method=args.spearman_ci,
         n_resamples=args.bootstrap, dimension=args.dimension, reliability_resamples=args.reliability_resamples,
         split_half_splits=args.split_half_splits, seed=args.seed,
@@ -110,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
                          upstream_dir=args.upstream_dir, step=steps,
                          progress=lambda it: progress(it, description="reading judge logs"))
         for w in report.warnings:
-            print(w)
+            print(redact_text(w))  # a warning quoting a log's settings or path shows no credential
         write(report, Path(args.out), step=steps)
     finally:
         steps.close()

@@ -11,7 +11,7 @@ Stages, one module each:
 - :mod:`.alignment`, :mod:`.reliability`, :mod:`.languages` — the statistics (pure functions);
 - :mod:`.report` (+ :mod:`.sections`) — the tables and the report sections;
 - :mod:`.api` — the Python API of ``stereoprobe judge-report``: :func:`analyze` (read + compute, a
-  :class:`JudgeReportOptions` in, a :class:`JudgeResult` out) and :func:`write`, exported here like every probe
+  :class:`JudgeOptions` in, a :class:`JudgeResult` out) and :func:`write`, exported here like every probe
   package's pair; :mod:`.probe` — the descriptor (its ``harm_labels`` feed StereoTales' leaderboard figures).
 
 The names below are re-exported for convenience (``from stereoprobe.stereotales.judge import association_id``).
@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 # The Python API (:mod:`.api`), imported on first use: the solvers and scorers import this package cheaply.
-_API = ("JudgeResult", "JudgeReportOptions", "analyze", "write")
+_API = ("JudgeResult", "JudgeOptions", "analyze", "write")
 __all__ += list(_API)
 
 

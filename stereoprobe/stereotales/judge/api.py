@@ -1,8 +1,8 @@
 """The Python API of ``stereoprobe judge-report``: judge logs (+ human ratings, association rows) in, the judge's
 tables and report out.
 
-    from stereoprobe.stereotales.judge import JudgeReportOptions, analyze, write
-    report = analyze(["logs/judge"], JudgeReportOptions(threshold=4.0), out="results/st", human_csv="ratings.csv")
+    from stereoprobe.stereotales.judge import JudgeOptions, analyze, write
+    report = analyze(["logs/judge"], JudgeOptions(threshold=4.0), out="results/st", human_csv="ratings.csv")
     report.tables["harm_labels"]       # DataFrame per table name (judge.contract.TABLES); nothing written yet
     write(report, "results/st")         # tables + the judge sections in results/st/report.html
 
@@ -23,17 +23,17 @@ from typing import Any
 from stereoprobe.stereotales.judge.ratings import read_judge_ratings
 from stereoprobe.stereotales.judge.report import (
     JudgeResult,
-    JudgeReportOptions,
+    JudgeOptions,
     Step,
     compute_judge_tables,
     load_judge_inputs,
     write_judge_report,
 )
 
-__all__ = ["JudgeResult", "JudgeReportOptions", "analyze", "write"]
+__all__ = ["JudgeResult", "JudgeOptions", "analyze", "write"]
 
 
-def analyze(logs: Sequence[str | Path], options: JudgeReportOptions = JudgeReportOptions(), *,
+def analyze(logs: Sequence[str | Path], options: JudgeOptions = JudgeOptions(), *,
             out: str | Path | None = None, human_csv: str | Path | None = None,
             associations: str | Path | None = None, language_groups: str | Path | None = None,
             upstream_dir: str | Path | None = None, step: Step | None = None,

@@ -30,7 +30,7 @@ Step = Callable[[str], Any]
 
 
 @dataclass(frozen=True)
-class JudgeReportOptions:
+class JudgeOptions:
     """Settings of the judge report (the ``judge-report`` options)."""
 
     threshold: float = 4.0
@@ -78,7 +78,7 @@ class JudgeResult:
 
     tables: dict[str, pd.DataFrame]
     facts: dict[str, Any]
-    options: JudgeReportOptions
+    options: JudgeOptions
     warnings: list[str] = field(default_factory=list)
     path: Path | None = None
 
@@ -175,7 +175,7 @@ def agreement_tables(per_eval: pd.DataFrame, human: pd.DataFrame | None, thresho
 
 
 def human_alignment_tables(
-    per_eval: pd.DataFrame, hl: pd.DataFrame, keys: pd.DataFrame, options: JudgeReportOptions
+    per_eval: pd.DataFrame, hl: pd.DataFrame, keys: pd.DataFrame, options: JudgeOptions
 ) -> dict[str, pd.DataFrame]:
     """Per-association means, correlations (all LLMs and per evaluator) and per-dimension deltas."""
     llm_mean = per_eval.groupby("association_id")["mean_harm"].mean().rename("llm_mean")
@@ -214,10 +214,10 @@ def language_tables(rows: pd.DataFrame, label_map: dict[str, bool], groups: lg.L
     }
 
 
-def compute_judge_tables(inputs: JudgeInputs, options: JudgeReportOptions | None = None, step: Step | None = None) -> JudgeResult:
+def compute_judge_tables(inputs: JudgeInputs, options: JudgeOptions | None = None, step: Step | None = None) -> JudgeResult:
     """Every table of the judge report from validated inputs (no I/O). ``step(description)`` is called before
     each long step (a progress hook)."""
-    o = options or JudgeReportOptions()
+    o = options or JudgeOptions()
     say = step or (lambda _d: None)
     ratings, human = inputs.ratings, inputs.human
     keys = _keys(inputs)
