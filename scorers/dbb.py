@@ -246,8 +246,8 @@ def _group_mcq_score(results: dict[str, dict[str, Any]]) -> Score:
     """Score of a grouped logprob-mode sample: per question the per-order ``a`` and ``valid`` lists (``None``
     and a reason for a failed question) in compact aligned lists; value = the means over scored answers."""
     ids = list(results)
-    a = [None if results[q]["error"] else results[q]["a"] for q in ids]
-    valid = [None if results[q]["error"] else results[q]["valid"] for q in ids]
+    a = [None if results[q]["error"] else results[q][C.KEY_A] for q in ids]
+    valid = [None if results[q]["error"] else results[q][C.KEY_VALID] for q in ids]
     errors = [results[q]["error"] for q in ids]
     flat_a = [x for xs in a if xs for x in xs]
     flat_v = [x for xs in valid if xs for x in xs]

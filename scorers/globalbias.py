@@ -23,7 +23,7 @@ import math
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
-from stereoprobe.globalbias.contract import SCORE_KEYS
+from stereoprobe.globalbias.contract import PERPLEXITY, SCORE_KEYS
 from stereoprobe.likelihood import N_BYTES, N_TOKENS, SUM_LOGPROB, TEXTS_METADATA, read_results
 from stereoprobe.scorers.likelihood import mean_perplexity, text_logprobs, texts, unscored
 
@@ -135,17 +135,18 @@ def flagged_pairs() -> Metric:
 
         from stereoprobe.globalbias import apx as A
 
-        df = pd.DataFrame(_sentence_rows(scores), columns=["group", "descriptor", "axis", "template", "ppl"])
+        df = pd.DataFrame(_sentence_rows(scores), columns=["group", "descriptor", "axis", "template", PERPLEXITY])
         if df.empty:
             return float("nan")
         templates = df["template"].nunique()
         unit = df.groupby(["group", "descriptor"])
-        complete = unit["ppl"].transform(lambda x: x.notna().all()) & (unit["template"].transform("nunique") == templates)
+        complete = (unit[PERPLEXITY].transform(lambda x: x.notna().all())
+                    & (unit["template"].transform("nunique") == templates))
         df = df[complete]
         if df["group"].nunique() < 2:
             return float("nan")
         try:
-            table = A.score_table(df.astype({"ppl": float}), value="ppl")
+            table = A.score_table(df.astype({PERPLEXITY: float}), value=PERPLEXITY)
         except ValueError:  # a selection the statistics cannot score (InputError is a ValueError)
             return float("nan")
         return float(table["flagged"].fillna(False).astype(bool).sum())

@@ -327,7 +327,7 @@ def _score_metadata(refusal: _Refusal, ext: _Extraction, consensus_raw: dict[str
         "extraction_prompt": opts.extraction_prompt,
         "role_prompts": opts.role_prompts,
         "role_settings": opts.role_settings,
-        "taxonomy_fingerprint": fingerprint,
+        C.META_FINGERPRINT: fingerprint,
     }
 
 

@@ -27,7 +27,7 @@ def _stories(scores: list[SampleScore]) -> list[tuple[str, dict[str, Any], dict[
         meta = s.score.metadata or {}
         if not isinstance(value, Mapping) or C.SCORE_REFUSED not in value:
             continue
-        lang = str((s.sample_metadata or {}).get("language", "?"))
+        lang = str((s.sample_metadata or {}).get(C.META_LANGUAGE, "?"))
         out.append((lang, dict(value), meta))
     return out
 
