@@ -34,9 +34,29 @@ def register(subparsers: Any) -> None:
     p.add_argument("--prompts", metavar="FILE", type=out_file, help="write the samples as JSON lines to this file")
     p.add_argument("--show-prompt", metavar="ID", help="print the story prompt of one sample id")
     p.add_argument("--show-extraction-prompt", choices=["fixed", "faithful"],
-                   help="print the extraction prompt (with a placeholder story)")
-    p.add_argument("--show-refusal-prompt", action="store_true", help="print the refusal-detector prompt")
+                   help="print stereoprobe's wording of the extraction prompt (-T role_prompts=bundled), with a "
+                        "placeholder story")
+    p.add_argument("--show-refusal-prompt", nargs="?", const="upstream", choices=["upstream", "bundled"],
+                   help="print the refusal-detector request for the first sample, with a placeholder story: "
+                        "'upstream' (the default run's: flare's template, read from the pinned upstream file) or "
+                        "'bundled' (stereoprobe's wording, -T role_prompts=bundled)")
     p.set_defaults(func=run)
+
+
+def _upstream_refusal_prompt(view: Any) -> str:
+    """The default run's refusal request for the view's first sample (flare's template, filled by the
+    scorer's own function), or one line saying that it needs the pinned upstream file."""
+    from stereoprobe.scorers.stereotales import _refusal_prompt
+    from stereoprobe.stereotales.extraction.upstream_prompts import upstream_role_prompts
+    from stereoprobe.upstream import UpstreamDataError
+
+    if not view.samples:
+        return "(no sample to show the request of)"
+    try:
+        prompts = upstream_role_prompts()
+    except UpstreamDataError as e:
+        return f"(needs flare's pinned upstream file: {e}; our wording: --show-refusal-prompt bundled)"
+    return _refusal_prompt(view.taxonomy, "<the story>", view.samples[0].metadata, upstream_prompts=prompts)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,9 +74,12 @@ def run(args: argparse.Namespace) -> int:
     if args.show_extraction_prompt:
         print(f"\n--- extraction prompt ({args.show_extraction_prompt})")
         print(view.extraction_prompt(args.show_extraction_prompt))
-    if args.show_refusal_prompt:
-        print("\n--- refusal prompt")
+    if args.show_refusal_prompt == "bundled":
+        print("\n--- refusal prompt (stereoprobe's wording, -T role_prompts=bundled)")
         print(view.refusal_prompt())
+    elif args.show_refusal_prompt:
+        print("\n--- refusal prompt (flare's, what the default run sends)")
+        print(_upstream_refusal_prompt(view))
     if args.prompts:
         path = view.write_prompts(args.prompts)
         info(f"wrote {len(view.samples)} prompts to {path}")

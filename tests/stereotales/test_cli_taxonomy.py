@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from stereoprobe.cli import main
 
 TINY = """
@@ -53,3 +55,57 @@ def test_invalid_taxonomy_exits_2_naming_the_field(tmp_path: Path, capsys) -> No
     err = capsys.readouterr().err
     assert "broken.yaml: locales.es: story_template" in err and "unknown placeholder(s) {hero}" in err
     assert "missing placeholder(s) {character}" in err
+
+
+@pytest.fixture
+def fresh_role_prompts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """No cached upstream copy; flare's prompts read anew in each test."""
+    from stereoprobe.stereotales.extraction.upstream_prompts import upstream_role_prompts
+
+    monkeypatch.setenv("STEREOPROBE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("STEREOPROBE_ALLOW_DOWNLOAD", raising=False)
+    upstream_role_prompts.cache_clear()
+    yield
+    upstream_role_prompts.cache_clear()
+
+
+def _section(out: str, title: str) -> list[str]:
+    return out.split(f"--- {title}\n", 1)[1].splitlines()
+
+
+def test_refusal_prompt_without_the_upstream_file_is_one_line(fresh_role_prompts, tmp_path: Path, monkeypatch,
+                                                              capsys) -> None:
+    monkeypatch.setenv("STEREOPROBE_UPSTREAM_DIR", str(tmp_path / "empty"))
+    assert main(["taxonomy", "bundled", "--languages", "en", "--show-refusal-prompt"]) == 0
+    [line] = _section(capsys.readouterr().out, "refusal prompt (flare's, what the default run sends)")
+    assert "REFUSAL_JUDGE_PROMPT_TEMPLATE.txt" in line and line.endswith("our wording: --show-refusal-prompt bundled)")
+
+
+def test_refusal_prompt_bundled_is_our_wording(capsys) -> None:
+    from stereoprobe.stereotales.taxonomy.summary import inspect_taxonomy
+
+    assert main(["taxonomy", "bundled", "--languages", "en", "--show-refusal-prompt", "bundled"]) == 0
+    shown = capsys.readouterr().out.split("--- refusal prompt (stereoprobe's wording, -T role_prompts=bundled)\n")[1]
+    assert shown == inspect_taxonomy("bundled", languages="en").refusal_prompt() + "\n"
+
+
+@pytest.mark.refdata
+def test_refusal_prompt_is_flares_template_filled_for_the_first_sample(fresh_role_prompts, refdata: Path,
+                                                                      tmp_path: Path, monkeypatch, capsys) -> None:
+    """What the default run sends: flare's template (read from the pinned file) with the first sample's
+    language, English scenario and seed value, filled here with str.format as flare's scorer does."""
+    template = refdata / "flare" / "REFUSAL_JUDGE_PROMPT_TEMPLATE.txt"
+    if not template.is_file():
+        pytest.skip("no upstream copy of flare/REFUSAL_JUDGE_PROMPT_TEMPLATE.txt")
+    monkeypatch.setenv("STEREOPROBE_UPSTREAM_DIR", str(refdata))
+    samples = tmp_path / "samples.jsonl"
+    assert main(["taxonomy", "bundled", "--languages", "en", "--prompts", str(samples)]) == 0
+    capsys.readouterr()
+    assert main(["taxonomy", "bundled", "--languages", "en", "--show-refusal-prompt"]) == 0
+    shown = capsys.readouterr().out.split("--- refusal prompt (flare's, what the default run sends)\n")[1]
+    first = json.loads(samples.read_text(encoding="utf-8").splitlines()[0])["metadata"]
+    expected = template.read_text(encoding="utf-8").format(
+        language="en", scenario_key=first["scenario_key"], attribute_value_key=first["attribute_value_key"],
+        assistant_output="<the story>")
+    assert shown == expected + "\n"
