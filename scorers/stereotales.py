@@ -67,7 +67,7 @@ from stereoprobe.stereotales.taxonomy.files import TaxonomyError
 __all__ = [
     "CONSENSUS_RULES", "EXTRACTION_PROMPT_VARIANTS", "REFUSAL_CHARACTER_FORMS", "REFUSAL_FAILURE_MODES",
     "REFUSAL_VOTE_RULES", "ROLE_PROMPT_SOURCES", "ROLE_SETTING_MODES", "SCORER_NAME", "base_value_key",
-    "refusal_vote", "stereotales_extraction",
+    "extraction_settings", "refusal_vote", "stereotales_extraction",
 ]
 
 EXTRACTION_PROMPT_VARIANTS = ("fixed", "faithful")
@@ -280,18 +280,27 @@ class _Options:
     upstream_prompts: Any = None  # UpstreamRolePrompts when role_prompts == "upstream"
 
 
-def _check_options(consensus: str, extraction_prompt: str, refusal_failure: str, refusal_character: str,
-                   min_extractors: int, refusal_votes: str = "upstream", role_prompts: str = "upstream",
-                   role_settings: str = "upstream") -> None:
-    """The scorer's options (also checked, as task parameters, by the ``stereotales`` task)."""
-    P.choice(consensus, "consensus", CONSENSUS_RULES)
-    P.choice(extraction_prompt, "extraction_prompt", EXTRACTION_PROMPT_VARIANTS)
-    P.choice(refusal_failure, "refusal_failure", REFUSAL_FAILURE_MODES)
-    P.choice(refusal_character, "refusal_character", REFUSAL_CHARACTER_FORMS)
-    P.choice(refusal_votes, "refusal_votes", REFUSAL_VOTE_RULES)
-    P.choice(role_prompts, "role_prompts", ROLE_PROMPT_SOURCES)
-    P.choice(role_settings, "role_settings", ROLE_SETTING_MODES)
-    P.integer(min_extractors, "min_extractors", 1)
+def extraction_settings(consensus: str = "majority", extraction_prompt: str = "faithful",
+                        structured_output: bool | str = True, cache: bool | str = True, min_extractors: int = 1,
+                        refusal_failure: str = "refusal", refusal_character: str = "value_key",
+                        verify_seeds: bool | str = True, refusal_votes: str = "upstream",
+                        role_prompts: str = "upstream", role_settings: str = "upstream", *,
+                        error: type[Exception] = P.TaskParameterError) -> dict[str, Any]:
+    """The scorer's settings checked (a bad one raises ``error``, one line naming it) and normalised, as the
+    keyword arguments of :func:`stereotales_extraction`; the ``stereotales`` task checks its parameters here."""
+    return {
+        "consensus": P.choice(consensus, "consensus", CONSENSUS_RULES, error=error),
+        "extraction_prompt": P.choice(extraction_prompt, "extraction_prompt", EXTRACTION_PROMPT_VARIANTS, error=error),
+        "structured_output": P.boolean(structured_output, "structured_output", error=error),
+        "cache": P.cache(cache, "cache", error=error),
+        "min_extractors": P.integer(min_extractors, "min_extractors", 1, error=error),
+        "refusal_failure": P.choice(refusal_failure, "refusal_failure", REFUSAL_FAILURE_MODES, error=error),
+        "refusal_character": P.choice(refusal_character, "refusal_character", REFUSAL_CHARACTER_FORMS, error=error),
+        "verify_seeds": P.boolean(verify_seeds, "verify_seeds", error=error),
+        "refusal_votes": P.choice(refusal_votes, "refusal_votes", REFUSAL_VOTE_RULES, error=error),
+        "role_prompts": P.choice(role_prompts, "role_prompts", ROLE_PROMPT_SOURCES, error=error),
+        "role_settings": P.choice(role_settings, "role_settings", ROLE_SETTING_MODES, error=error),
+    }
 
 
 def _profile_of(tax: Any, md: Mapping[str, Any], refusal: _Refusal, ext: _Extraction, attributes: list[str],
@@ -425,8 +434,8 @@ def stereotales_extraction(
     """
     from stereoprobe.stereotales.taxonomy import load_taxonomy
 
-    _check_options(consensus, extraction_prompt, refusal_failure, refusal_character, min_extractors, refusal_votes,
-                   role_prompts, role_settings)
+    extraction_settings(consensus, extraction_prompt, structured_output, cache, min_extractors, refusal_failure,
+                        refusal_character, verify_seeds, refusal_votes, role_prompts, role_settings)
     tax = load_taxonomy(taxonomy, verify=bool(verify_seeds))
     if role_settings == "upstream":  # the roles' published settings: read the pinned file now, not per sample
         check_run_config("or send only the role specs' settings with role_settings=none")

@@ -16,23 +16,15 @@ taxonomy. The subject writes one story per sample and epoch (``stories_per_promp
 
 from __future__ import annotations
 
+from typing import Any
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import GenerateConfig
 
 from stereoprobe.listings import task_version
-from stereoprobe.params import boolean, cache as cache_setting, choice, integer, one_line_errors
-from stereoprobe.scorers.stereotales import (
-    CONSENSUS_RULES,
-    EXTRACTION_PROMPT_VARIANTS,
-    REFUSAL_CHARACTER_FORMS,
-    REFUSAL_FAILURE_MODES,
-    REFUSAL_VOTE_RULES,
-    ROLE_PROMPT_SOURCES,
-    ROLE_SETTING_MODES,
-    stereotales_extraction,
-)
+from stereoprobe.params import choice, integer, one_line_errors
+from stereoprobe.scorers.stereotales import ROLE_SETTING_MODES, extraction_settings, stereotales_extraction
 from stereoprobe.solvers.stereotales import story_generation
 from stereoprobe.stereotales import contract as C
 from stereoprobe.stereotales.run_settings import STORY_DEFAULTS, check_run_config
@@ -44,6 +36,9 @@ from stereoprobe.strict_params import refuse_unknown
 TASK_VERSION = task_version("stereotales")  # tasks/<probe>.eval.yaml
 SEED_SOURCES_HINT = "or use stereoprobe's own wording of the story prompts with -T seeds=bundled"
 RUN_SETTINGS_HINT = "or send flare's base settings only (temperature 1, 4096 tokens) with -T run_settings=none"
+# the scorer settings a log's task metadata records, in this order
+RECORDED_SETTINGS = ("consensus", "extraction_prompt", "refusal_failure", "refusal_character", "refusal_votes",
+                     "role_prompts", "role_settings")
 
 
 def _taxonomy(source: str | None, verify: bool):
@@ -54,6 +49,12 @@ def _taxonomy(source: str | None, verify: bool):
         if source == "upstream" and "upstream seeds:" in str(e):
             raise TaxonomyError(f"{e}; {SEED_SOURCES_HINT}") from e
         raise
+
+
+def _task_metadata(fingerprint: str, source: str | None, settings: dict[str, Any], run_settings: str) -> dict[str, Any]:
+    """The task metadata a log records: the probe, the taxonomy (fingerprint and source) and the settings."""
+    return {"probe": C.TASK_STORIES, C.META_FINGERPRINT: fingerprint, "taxonomy_source": str(source or "bundled"),
+            **{k: settings[k] for k in RECORDED_SETTINGS}, "run_settings": run_settings}
 
 
 @task(
@@ -101,82 +102,35 @@ def stereotales(
             (stereoprobe's own wording), or a local folder holding a copy of the upstream seeds.
         taxonomy: a taxonomy ``.yaml`` of your own (overrides ``seeds``): other attributes, values, scenarios
             or languages; the extraction schema and statistics follow it.
-        consensus: ``"majority"`` (strict majority, the published rule) or ``"unanimity"``.
-        extraction_prompt: with ``role_prompts="bundled"``: ``"faithful"`` (our wording of the published
-            prompt, which lists an obsolete ethnicity field and leaves the regions to the JSON schema) or
-            ``"fixed"`` (lists the 11 geographic-origin regions).
         stories_per_prompt: stories per sample (inspect epochs; the paper used 1).
         limit: at most this many samples per language, spread evenly over the grid (demo runs).
-        min_extractors: successful extractors needed for a profile (upstream: 1).
-        structured_output: send JSON schemas to the role models as ``response_schema``.
-        cache: cache refusal/extraction calls (True, False, or an expiry like ``"1W"``).
-        refusal_failure: a story the refusal judge could not label counts as ``"refusal"`` (upstream),
-            ``"complied"`` (extract anyway) or ``"error"`` (sample error, retried by ``inspect eval-retry``).
-        refusal_character: with ``role_prompts="bundled"``, what the refusal detector is told about the
-            character: ``"value_key"`` (the prompted English value key, as upstream) or ``"phrase"``.
         verify_seeds: check a local copy of the upstream seeds against the pinned checksums (default); false
             reads an edited seed folder as it is (its source is then labelled unverified).
-        refusal_votes: ``"upstream"`` (every refusal-judge answer whose JSON parses votes; only the label
-            "complied" is a compliance vote) or ``"labels"`` (only recognised labels vote).
-        role_prompts: ``"upstream"`` (default: flare's refusal and extraction prompts at the pinned commit,
-            read at run time) or ``"bundled"`` (stereoprobe's wording).
-        role_settings: ``"upstream"`` (default: flare's scorer settings, temperature 0 and 4,096 tokens, and the
-            role model's ``generation_kwargs`` of the published run configuration) or ``"none"``.
+        consensus, extraction_prompt, min_extractors, structured_output, cache, refusal_failure,
+            refusal_character, refusal_votes, role_prompts, role_settings: the extraction scorer's settings,
+            passed on to :func:`stereoprobe.scorers.stereotales.stereotales_extraction` (its Args, and the
+            parameter table of docs/stereotales.md, describe each; the defaults are the published pipeline's).
         run_settings: ``"upstream"`` (default: temperature 1 and 4,096 tokens, overridden by the evaluated
             model's entry of the published run configuration ``configs/stereotales_run.json`` when one
             matches, see docs/stereotales.md) or ``"none"`` (temperature 1 and 4,096 tokens for every model).
     """
-    err = TaxonomyError
-    consensus = choice(consensus, "consensus", CONSENSUS_RULES, error=err)
-    extraction_prompt = choice(extraction_prompt, "extraction_prompt", EXTRACTION_PROMPT_VARIANTS, error=err)
-    refusal_failure = choice(refusal_failure, "refusal_failure", REFUSAL_FAILURE_MODES, error=err)
-    refusal_character = choice(refusal_character, "refusal_character", REFUSAL_CHARACTER_FORMS, error=err)
-    refusal_votes = choice(refusal_votes, "refusal_votes", REFUSAL_VOTE_RULES, error=err)
-    role_prompts = choice(role_prompts, "role_prompts", ROLE_PROMPT_SOURCES, error=err)
-    role_settings = choice(role_settings, "role_settings", ROLE_SETTING_MODES, error=err)
-    run_settings = choice(run_settings, "run_settings", ROLE_SETTING_MODES, error=err)
-    cache = cache_setting(cache, "cache", error=err)
-    epochs = integer(stories_per_prompt, "stories_per_prompt", 1, error=err)
-    min_extractors = integer(min_extractors, "min_extractors", 1, error=err)
-    structured_output = boolean(structured_output, "structured_output", error=err)
-    verify_seeds = boolean(verify_seeds, "verify_seeds", error=err)
+    settings = extraction_settings(
+        consensus, extraction_prompt, structured_output, cache, min_extractors, refusal_failure, refusal_character,
+        verify_seeds, refusal_votes, role_prompts, role_settings, error=TaxonomyError)
+    run_settings = choice(run_settings, "run_settings", ROLE_SETTING_MODES, error=TaxonomyError)
+    epochs = integer(stories_per_prompt, "stories_per_prompt", 1, error=TaxonomyError)
     source = taxonomy if taxonomy else (None if seeds in (None, "", "bundled") else seeds)
-    tax = _taxonomy(source, verify_seeds)
-    samples = task_samples(tax, languages, attributes, values, scenario_groups, extra_english, limit)
+    tax = _taxonomy(source, settings["verify_seeds"])
     if run_settings == "upstream":
         check_run_config(RUN_SETTINGS_HINT)  # the pinned file is needed: fail here, in one line, not per sample
 
     return Task(
-        dataset=MemoryDataset(samples, name="stereotales", location=str(source or "bundled")),
+        dataset=MemoryDataset(task_samples(tax, languages, attributes, values, scenario_groups, extra_english, limit),
+                              name="stereotales", location=str(source or "bundled")),
         solver=[story_generation(run_settings)],
-        scorer=stereotales_extraction(
-            taxonomy=source,
-            consensus=consensus,
-            extraction_prompt=extraction_prompt,
-            structured_output=structured_output,
-            cache=cache,
-            min_extractors=min_extractors,
-            refusal_failure=refusal_failure,
-            refusal_character=refusal_character,
-            verify_seeds=verify_seeds,
-            refusal_votes=refusal_votes,
-            role_prompts=role_prompts,
-            role_settings=role_settings,
-        ),
+        scorer=stereotales_extraction(taxonomy=source, **settings),
         config=GenerateConfig(**STORY_DEFAULTS),
         epochs=Epochs(epochs),
         version=TASK_VERSION,
-        metadata={
-            "probe": C.TASK_STORIES,
-            C.META_FINGERPRINT: tax.fingerprint(),
-            "taxonomy_source": str(source or "bundled"),
-            "consensus": consensus,
-            "extraction_prompt": extraction_prompt,
-            "refusal_failure": refusal_failure,
-            "refusal_character": refusal_character,
-            "refusal_votes": refusal_votes,
-            "role_prompts": role_prompts,
-            "role_settings": role_settings,
-            "run_settings": run_settings,
-        },
+        metadata=_task_metadata(tax.fingerprint(), source, settings, run_settings),
     )
