@@ -330,12 +330,17 @@ class EpochsBoundTask(Task):
 
     @epochs.setter
     def epochs(self, value: int | None) -> None:
+        self.check_epochs(value)
+        self._bounded_epochs = value
+
+    def check_epochs(self, value: int | None, option: str = "inspect eval --epochs") -> None:
+        """:class:`TaskParameterError` unless ``value`` (None: the task's own) is within the bound; ``option``
+        names the setting in the message (``stereoprobe plan`` checks its ``--epochs`` here too)."""
         low, high, why = self._epochs_bounds
         if value is not None and (value < low or (high is not None and value > high)):
             bound = f"exactly {low}" if high == low else f"at least {low}" if high is None else f"{low} to {high}"
-            raise TaskParameterError(f"epochs (inspect eval --epochs) must be {bound} for this task"
+            raise TaskParameterError(f"epochs ({option}) must be {bound} for this task"
                                      f"{f' ({why})' if why else ''}, got epochs={value}")
-        self._bounded_epochs = value
 
 
 EXPIRY = re.compile(r"[1-9][0-9]*[smhDWMY]")  # inspect's cache expiry: a count and a unit, e.g. "1W", "30m"

@@ -232,6 +232,12 @@ def plan_task(task: Any, model: str | None = None, roles: Mapping[str, Sequence[
     name = _short_name(task)
     if epochs is not None and int(epochs) < 1:
         raise InputError(f"--epochs must be >= 1, got {epochs}")
+    check_epochs = getattr(task, "check_epochs", None)  # a task bounding its epochs (params.EpochsBoundTask)
+    if epochs is not None and check_epochs is not None:
+        try:
+            check_epochs(int(epochs), "--epochs")
+        except ValueError as exc:
+            raise InputError(f"task {name}: {exc}") from None
     cfg = getattr(task, "config", None)
     if model:  # a likelihood task on a chat API is refused, not priced
         require_logprobs(model, logprob_requirement(cfg), f"task {name}")
