@@ -95,7 +95,7 @@ class BusyMeter:
 
 def globalbias_end_to_end(model: Any, tokenizer: Any, args: Any, dtype: torch.dtype, plain_scores: Any,
                           scorer_cls: Any, model_args: dict[str, Any] | None = None, suffix: str = "",
-                          baselines: bool = True) -> list[dict[str, Any]]:
+                          baselines: bool = True, post: bool = True) -> list[dict[str, Any]]:
     """Rows for the end-to-end route and (``baselines``) the provider-direct and plain-loop routes on the same
     tokens; ``model_args``: extra ``-M`` settings of the provider, ``suffix`` appended to the route names."""
     from inspect_ai import eval as inspect_eval
@@ -129,12 +129,13 @@ def globalbias_end_to_end(model: Any, tokenizer: Any, args: Any, dtype: torch.dt
         if log.status != "success":
             raise SystemExit(f"inspect eval failed: {log.error}")
         t0 = time.perf_counter()
-        stereoprobe_main(["--quiet", "globalbias", str(work / "logs"), "--out", str(work / "out")])
-        post = time.perf_counter() - t0
+        if post:
+            stereoprobe_main(["--quiet", "globalbias", str(work / "logs"), "--out", str(work / "out")])
+        post_s = time.perf_counter() - t0
         busy, how = meter.share
         shape = m.api.shape
         rows.append(row("inspect_eval" + suffix, meter.wall, gpu_busy_share=busy, gpu_busy_measure=how,
-                        post_processing_seconds=post, batch_tokens=m.api.batch_tokens,
+                        post_processing_seconds=post_s, batch_tokens=m.api.batch_tokens,
                         fixed_shapes=None if shape is None else shape.tokens))
         scorer = scorer_cls(model, pad_id=int(m.api.pad_id))
         sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
@@ -146,7 +147,7 @@ def globalbias_end_to_end(model: Any, tokenizer: Any, args: Any, dtype: torch.dt
                          shape=shape)
         sync()
         rows.append(row("provider_direct" + suffix, time.perf_counter() - t0))
-        if not baselines:
+        if not baselines or not post:
             return rows
         t0 = time.perf_counter()
         plain_scores(model, seqs, args.gb_batch, int(m.api.pad_id))

@@ -306,8 +306,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                     help="bundled DBB templates of the DBB end-to-end routes (default all 8; --tiny 1)")
     ap.add_argument("--budget-s", type=float, default=None,
                     help="wall-clock budget of the bench: routes that would start after it are skipped")
+    ap.add_argument("--fixed-tokens", default="",
+                    help="comma-separated micro-batch sizes (tokens) to time GlobalBias end to end with, beside the "
+                         "default")
     ap.add_argument("--skip", default="",
-                    help="comma-separated routes to skip: e2e, fixed_cost, dbb_e2e, stability, generation")
+                    help="comma-separated routes to skip: synthetic, e2e, fixed_cost, dbb_e2e, stability, generation")
     ap.add_argument("--json", type=Path, default=None, help="write the results here")
     args = ap.parse_args(argv)
     small = args.tiny or args.quick
@@ -327,6 +330,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.gen_batch = args.gen_batch or (2 if args.tiny else 64)
     args.stability_texts = args.stability_texts or (60 if args.tiny else 2_000)
     args.skip = {x.strip() for x in args.skip.split(",") if x.strip()}
+    args.fixed_tokens = [int(x) for x in args.fixed_tokens.split(",") if x.strip()]
     return args
 
 
@@ -351,10 +355,11 @@ def run_routes(model: Any, tokenizer: Any, args: argparse.Namespace, dtype: torc
             out[key] = res
         save(out)
 
-    add_rows("globalbias", lambda: measure("globalbias", model, tokenizer, gb, FULL_GLOBALBIAS, args, args.gb_batch,
-                                           dtype))
-    add_rows("dbb_logprob", lambda: measure("dbb_logprob", model, tokenizer, dbb, FULL_DBB_REQUESTS, args,
-                                            args.dbb_batch, dtype))
+    if "synthetic" not in args.skip:
+        add_rows("globalbias", lambda: measure("globalbias", model, tokenizer, gb, FULL_GLOBALBIAS, args,
+                                               args.gb_batch, dtype))
+        add_rows("dbb_logprob", lambda: measure("dbb_logprob", model, tokenizer, dbb, FULL_DBB_REQUESTS, args,
+                                                args.dbb_batch, dtype))
     if args.no_inspect:
         return out
     reg, meter = gpu_routes.register, gpu_routes.BusyMeter
@@ -365,6 +370,10 @@ def run_routes(model: Any, tokenizer: Any, args: argparse.Namespace, dtype: torc
         add_rows("globalbias_e2e_unfixed", lambda: gpu_routes.globalbias_end_to_end(
             model, tokenizer, args, dtype, plain_scores, CausalScorer, {"batch_invariant": "false"}, "_unfixed",
             baselines=False), 30)
+    for tokens in args.fixed_tokens:  # the fixed-shape cost against the micro-batch size (no post-processing)
+        add_rows(f"globalbias_e2e_fixed{tokens}", lambda t=tokens: gpu_routes.globalbias_end_to_end(
+            model, tokenizer, args, dtype, plain_scores, CausalScorer, {"microbatch_tokens": t, "batch_invariant": "true"},
+            f"_fixed{t}", baselines=False, post=False), 20)
     if "dbb_e2e" not in args.skip:
         add_rows("dbb_logprob_e2e", lambda: gpu_e2e.dbb_end_to_end(model, tokenizer, args, dtype, "logprob", meter,
                                                                    reg), 15)

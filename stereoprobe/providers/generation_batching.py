@@ -178,6 +178,9 @@ def _continuous_outputs(api: Any, reqs: list[Any], config: Any, metadata: dict[s
     gen_config.return_dict_in_generate = False
     gen_config.output_logits = False
     gen_config.num_return_sequences = 1
+    for name, neutral in (("min_p", 0.0), ("epsilon_cutoff", 0.0), ("eta_cutoff", 0.0)):
+        if getattr(gen_config, name, None) == neutral:  # the same distribution without a no-op warper, which
+            setattr(gen_config, name, None)             # continuous batching would run on every step
     prompts = [list(r.payload["ids"]) for r in reqs]
     results = list(api.model.generate_batch(inputs=prompts, generation_config=gen_config, progress_bar=False,
                                             warmup=False).values())

@@ -24,6 +24,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 WIDTH_STEP = 4  # canonical widths are multiples of this: at most 3 padding tokens per sequence
+FANOUT = 8  # fixed shapes: prefix groups of at least this many sequences get a prefix pass of rows // 8 + 2 rows
 
 
 def bucket_width(n: int) -> int:
@@ -103,7 +104,7 @@ class Chunk:
     prefix_lens: list[int]
     prefix_width: int = 0
     width: int = 0
-    fanout: int = 0  # fixed shapes: the key's prefix-group size bucket (a power of 2; 0 without shared prefixes)
+    fanout: int = 0  # fixed shapes: the key's prefix-group class (FANOUT or 1; 0 without shared prefixes)
 
     @property
     def shared(self) -> bool:
@@ -147,10 +148,11 @@ def plan_chunks(
     is ``None``, of as many sequences as fit ``max_tokens`` padded tokens (prefix width + width per sequence;
     at least one). Keys are visited from the widest down.
 
-    ``fanout`` (fixed shapes, :mod:`.microbatch`): the key also holds the size of the sequence's prefix group
-    within its own request, rounded down to a power of 2 (``f``), so a batch of ``rows`` sequences, whose
-    prefix groups are contiguous and at least ``f`` long, meets at most ``rows // f + 2`` distinct prefixes:
-    the fixed row count of its prefix pass (:func:`prefix_rows`), a function of the key alone.
+    ``fanout`` (fixed shapes, :mod:`.microbatch`): the key also holds the class of the sequence's prefix group
+    within its own request and width key (``f`` = :data:`FANOUT` when it has at least that many members, else
+    1), so a batch of ``rows`` sequences, whose prefix groups are contiguous and at least ``f`` long, meets at
+    most ``rows // f + 2`` distinct prefixes: the fixed row count of its prefix pass (:func:`prefix_rows`), a
+    function of the key alone. Two classes only, so few keys (each key's last batch of a plan is padded).
     """
     if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be ≥ 1, got {batch_size}")
@@ -169,7 +171,7 @@ def plan_chunks(
                 sizes[group_key(i)] = sizes.get(group_key(i), 0) + 1
     buckets: dict[tuple[int, int, int], list[int]] = {}
     for i in range(len(seqs)):
-        f = 1 << (sizes[group_key(i)].bit_length() - 1) if fanout and prefix[i] else 0
+        f = (FANOUT if sizes[group_key(i)] >= FANOUT else 1) if fanout and prefix[i] else 0
         buckets.setdefault((*widths[i], f), []).append(i)
     first_of_prefix: dict[tuple[object, tuple[int, ...]], int] = {}
     plan: list[Chunk] = []
