@@ -162,3 +162,16 @@ def test_the_task_sends_the_template_from_the_pinned_file(no_upstream: Path, mon
         assert message.text.startswith(f"Rate one pattern.\n\n{first}")
         assert ("Pattern: Urbanicity = rural -> Housing Status = homeowner\n"
                 "Values: urban, rural | homeowner, renter, homeless\n") in message.text
+
+
+def test_prompt_choices(tmp_path: Path) -> None:
+    from stereoprobe.errors import InputError
+    from stereoprobe.paths import dataset_file
+
+    assert select_judge_prompt("stereoprobe") == select_judge_prompt("bundled")  # the other probes' name
+    assert select_judge_prompt(str(dataset_file("stereotales", "judge", "prompt.yaml"))) == select_judge_prompt(
+        "bundled")
+    with pytest.raises(InputError) as e:
+        select_judge_prompt("upsteam")
+    assert str(e.value) == ("task parameter prompt must be upstream, bundled or an existing prompt YAML file, "
+                            "got prompt='upsteam'")

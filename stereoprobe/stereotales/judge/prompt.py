@@ -19,6 +19,7 @@ import pandas as pd
 import yaml
 
 from stereoprobe.errors import InputError
+from stereoprobe.params import fail
 from stereoprobe.paths import dataset_file
 from stereoprobe.stereotales.judge.associations import attribute_display_name
 from stereoprobe.stereotales.judge.upstream_prompt import UpstreamJudgePrompt, upstream_judge_prompt
@@ -120,11 +121,16 @@ AnyJudgePrompt = JudgePrompt | UpstreamJudgePrompt
 
 def select_judge_prompt(source: str | None, local: str | None = None) -> AnyJudgePrompt:
     """The judge prompt of ``-T prompt``: ``"upstream"`` (default, also None: the pinned pipeline template,
-    ``local`` = a local copy of the upstream repositories), ``"bundled"`` (stereoprobe's wording) or the path
-    of a prompt YAML with the bundled file's keys."""
+    ``local`` = a local copy of the upstream repositories), ``"bundled"`` (stereoprobe's wording; also
+    ``"stereoprobe"``, the name the other probes give their own wording) or the path of a prompt YAML with the
+    bundled file's keys. Anything else is one line naming the choices."""
     if source in (None, "", "upstream"):
         return upstream_judge_prompt(local)
-    return load_judge_prompt(None if source == "bundled" else source)
+    if source in ("bundled", "stereoprobe"):
+        return load_judge_prompt()
+    if not Path(str(source)).is_file():
+        fail("prompt", source, "upstream, bundled or an existing prompt YAML file")
+    return load_judge_prompt(source)
 
 
 @cache
