@@ -13,7 +13,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterable, Iterator
-from typing import TypeVar
+from typing import TextIO, TypeVar
 
 T = TypeVar("T")
 
@@ -32,12 +32,30 @@ def is_quiet() -> bool:
     return QUIET
 
 
-
-
 def info(message: str) -> None:
-    """Print a result line on stdout (e.g. "wrote DIR/report.html"), unless ``--quiet``."""
+    """Print a result line on stdout (e.g. "wrote DIR/report.html"), unless ``--quiet``; credentials redacted
+    (:func:`stereoprobe.redact.redact_text`: a key inside a model name, a base URL or a log path)."""
     if not QUIET:
-        print(message, flush=True)
+        from stereoprobe.redact import redact_text
+
+        print(redact_text(str(message)), flush=True)
+
+
+def show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                 file: TextIO | None = None, line: str | None = None) -> None:
+    """A replacement of :func:`warnings.showwarning` (the command line installs it for the length of a
+    command): Python's own format, credentials redacted, on stderr. A warning of a library quoting a run's
+    settings (``base_url='https://user:pw@...'``) shows no key."""
+    import warnings
+
+    from stereoprobe.redact import redact_text
+
+    text = redact_text(warnings.formatwarning(message, category, filename, lineno, line))
+    stream = sys.stderr if file is None else file
+    try:
+        stream.write(text)
+    except (OSError, ValueError):  # stderr closed or gone: a warning is not worth a traceback
+        pass
 
 
 def _show_progress() -> bool:

@@ -30,7 +30,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["REDACTED", "is_secret_name", "redact", "redact_text"]
+__all__ = ["REDACTED", "is_secret_name", "redact", "redact_html", "redact_text"]
 
 REDACTED = "***"
 
@@ -139,6 +139,40 @@ def redact_text(text: str) -> str:
     text = _AUTH_SCHEME.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
     text = _pairs(text)
     return _KEY_SHAPES.sub(REDACTED, text)
+
+
+_HTML_PARTS = re.compile(r"(?is)(<script\b.*?</script\s*>|<style\b.*?</style\s*>|<!--.*?-->|<[^>]*>)")
+_HTML_ATTRIBUTE = re.compile(r"""(?s)(\s[\w:-]+=)(["'])(.*?)\2""")
+
+
+def _redact_escaped(escaped: str) -> str:
+    """Escaped HTML text (a text node, an attribute value) with its credentials redacted, re-escaped only
+    where something was redacted (the page's bytes are kept otherwise)."""
+    import html
+
+    raw = html.unescape(escaped)
+    clean = redact_text(raw)
+    return escaped if clean == raw else html.escape(clean)
+
+
+def redact_html(page: str) -> str:
+    """An HTML page with credentials redacted in its text and attribute values (a table cell quoting a log's
+    settings or path, a link's address, a caption), read unescaped so that ``{&quot;api_key&quot;: ...}`` is
+    seen as the JSON it shows; scripts, styles, comments and embedded ``data:`` images are left as they are.
+
+    >>> redact_html('<td>{&quot;api_key&quot;: &quot;abc123&quot;}</td><img src="data:image/png;base64,AAA=">')
+    '<td>{&quot;api_key&quot;: &quot;***&quot;}</td><img src="data:image/png;base64,AAA=">'
+    """
+
+    def tag(part: str) -> str:
+        if part.startswith(("<script", "<style", "<!--", "<SCRIPT", "<STYLE")):
+            return part
+        return _HTML_ATTRIBUTE.sub(
+            lambda m: m.group(0) if m.group(3).startswith("data:")
+            else f"{m.group(1)}{m.group(2)}{_redact_escaped(m.group(3))}{m.group(2)}", part)
+
+    return "".join(tag(part) if i % 2 else _redact_escaped(part)
+                   for i, part in enumerate(_HTML_PARTS.split(page)))
 
 
 def check_public_url(text: str, what: str = "URL") -> str:

@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from stereoprobe.cli.common import HelpFormatter, claim_outputs, set_quiet
+from stereoprobe.console import show_warning
 from stereoprobe.errors import InputError, one_line
 from stereoprobe.redact import redact_text
 
@@ -291,6 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     set_command_line([PROG, *(sys.argv[1:] if argv is None else argv)])  # run_info.json's "command"
     quiet_warnings = warnings.catch_warnings()
     quiet_warnings.__enter__()
+    warnings.showwarning = show_warning  # credentials redacted; catch_warnings restores Python's own on exit
     if getattr(args, "quiet", False):  # library warnings (matplotlib's layout notes, pandas) are console lines too
         warnings.simplefilter("ignore")
     try:

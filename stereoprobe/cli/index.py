@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from stereoprobe.cli.common import HelpFormatter, existing_dir
+from stereoprobe.redact import redact_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,5 +43,5 @@ def _page(args: argparse.Namespace) -> list[Path]:
 def _run(args: argparse.Namespace) -> int:
     from stereoprobe.report.index import build_index
 
-    print(build_index(Path(args.dir)))
+    print(redact_text(str(build_index(Path(args.dir)))))  # the path of the page, no credential
     return 0

@@ -190,7 +190,7 @@ class CalibrationProgress:
         if stage == "samples" and done:
             elapsed = now - self.started
             line += f", {elapsed:,.0f} s elapsed, ETA {elapsed / done * (total - done):,.0f} s"
-        print(line, file=sys.stderr, flush=True)
+        _say(line, file=sys.stderr)
 
 
 def cost_line(plan: Any, prices: Any) -> str:

@@ -366,5 +366,7 @@ def write_report(path: str | Path, title: str, sections: Sequence[Section], subt
     text = render_report(title, sections, subtitle, nav, demo if demo is not None else demo_reason_of_folder(p.parent))
     for marker, links in save_figures(p, sections).items():
         text = text.replace(marker, links)
-    p.write_text(text, encoding="utf-8")
+    from stereoprobe.redact import redact_html
+
+    p.write_text(redact_html(text), encoding="utf-8")  # no credential in a cell, link or caption (issue 28.0)
     return p

@@ -30,6 +30,7 @@ from stereoprobe.probes import ProbeDescriptor, registered
 from stereoprobe.outputs import atomic_output_file
 from stereoprobe.report.html import MISSING, Section, empty_note, render_report
 from stereoprobe.report.run_info import read_run_info
+from stereoprobe.redact import redact_html
 
 TABLE_SUFFIXES = (".csv", ".parquet")
 INDEX = "index.html"
@@ -219,5 +220,5 @@ def build_index(root: Path) -> Path:
     text = render_report(f"stereoprobe results — {root.name}", [section], None, True, demo)
     text = text.replace("<meta charset='utf-8'>", f"<meta charset='utf-8'>{MARKER}", 1)
     with atomic_output_file(page, inputs=[]) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_text(redact_html(text), encoding="utf-8")  # no credential in a folder name or setting
     return page

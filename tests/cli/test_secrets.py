@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -196,9 +197,11 @@ def results(logs, tmp_path_factory) -> tuple[Path, dict[str, str]]:
         err, out = io.StringIO(), io.StringIO()
         capture.setattr(sys, "stderr", err)
         capture.setattr(sys, "stdout", out)
-        code = main(argv(logs, root / cmd))
+        with warnings.catch_warnings(record=True) as caught:  # warnings not shown on stderr are read here
+            warnings.simplefilter("always")
+            code = main(argv(logs, root / cmd))
         capture.undo()
-        consoles[cmd] = err.getvalue() + out.getvalue()
+        consoles[cmd] = err.getvalue() + out.getvalue() + "".join(f"{w.message}\n" for w in caught)
         assert code == 0, consoles[cmd]
     return root, consoles
 
@@ -286,3 +289,67 @@ def test_an_lm_eval_model_args_string_naming_no_model_is_labelled_without_its_ke
     label = model_label(f"api_key={ROLE_KEY},base_url={BASE_URL}")
     assert not [s for s in SECRETS if s in label] and "api_key=***" in label
     assert model_label(f"model=gpt-4o,api_key={ROLE_KEY}") == "gpt-4o"
+
+
+# ------------------------------------------------------- console lines, warnings and pages of every command
+
+
+def test_every_console_line_is_redacted(capsys) -> None:
+    from stereoprobe.console import info
+
+    info(f"wrote {BASE_URL}/report.html for openai/gpt-4o (api_key={ROLE_KEY}, key {KEY})")
+    out = capsys.readouterr().out
+    assert not [s for s in SECRETS if s in out] and "llm.example.org" in out
+
+
+def test_a_warning_shown_during_a_command_is_redacted(tmp_path, monkeypatch, capsys) -> None:
+    """A library's warning quoting a run's settings reaches stderr through the command line's redaction."""
+    import stereoprobe.cli.index as index_cli
+
+    def warn_then_index(args):
+        warnings.warn(f"retrying {BASE_URL} with api_key={ROLE_KEY} and Bearer {TOKEN} ({KEY})", UserWarning)
+        return 0
+
+    monkeypatch.setattr(index_cli, "_run", warn_then_index)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        assert main(["index", str(tmp_path)]) == 0
+        shown_before = warnings.showwarning
+    err = capsys.readouterr().err
+    assert "retrying https://***@llm.example.org" in err and "UserWarning" in err
+    assert not [s for s in SECRETS if s in err], err
+    assert shown_before is warnings.showwarning  # Python's own display is back after the command
+
+
+def test_a_report_page_redacts_cells_links_and_captions(tmp_path) -> None:
+    """A page quoting a log's settings, path or error (in a cell, as escaped JSON, a link, a caption, a note)
+    holds no secret; its figure and script are kept byte for byte."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from stereoprobe.report.html import Section, write_report
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    table = pd.DataFrame({"log": [f"{BASE_URL}/logs/run.eval"],
+                          "model_args": [json.dumps({"api_key": ROLE_KEY, "base_url": BASE_URL})],
+                          "error": [f"401: Incorrect API key provided: {KEY}"],
+                          "link": [(f"log ?token={TOKEN}", f"https://h.example/x?token={TOKEN}")]})
+    section = (Section("runs").text(f"settings: password={PASSWORD}").note(f"read from {BASE_URL}")
+               .table(table, caption=f"api_key={ROLE_KEY}", links=["link"]).figure(fig, "a plot"))
+    page = write_report(tmp_path / "report.html", f"runs of {BASE_URL}", [section]).read_text()
+    assert not [s for s in SECRETS if s in page], page
+    assert "llm.example.org" in page and "Incorrect API key provided: ***" in page
+    assert "data:image/png;base64," in page and "<script" in page
+
+
+def test_the_page_redaction_keeps_a_page_without_secrets_byte_for_byte() -> None:
+    from stereoprobe.redact import redact_html
+
+    page = ('<html><head><style>td{color:red}</style><script>const key = "x"; m = {token: t};</script></head>'
+            '<body><p class="meta">score_first_token=true max_tokens=16 &amp; &quot;quoted&quot;</p>'
+            '<a href="runs.csv?x=1&amp;y=2">runs</a><img alt="plot" src="data:image/png;base64,QUl6YQ==">'
+            '<!-- token: kept --></body></html>')
+    assert redact_html(page) == page
