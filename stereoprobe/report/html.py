@@ -34,7 +34,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from markupsafe import Markup
 
+from stereoprobe.report.pages import FILES, PAGE, TABLE, render_page
 from stereoprobe.report.plot_text import literal_text
 
 literal_text()  # every figure drawn for a report shows its labels literally ("$x$" is not mathtext)
@@ -95,28 +97,24 @@ def plot_is_empty(*values: Any) -> bool:
     return True
 
 
-def _link(text: str, href: str) -> str:
-    return f'<a href="{html.escape(href, quote=True)}">{html.escape(text)}</a>'
-
-
-def _cell(v: Any, link: bool = False) -> str:
+def _cell(v: Any, link: bool = False) -> tuple[str, str | None, str | None]:
+    """One cell of :data:`stereoprobe.report.pages.TABLE`: its text, its sort value (``data-v``; None: sorted
+    by the text) and, in a link column, its href (None: no link)."""
     if link and not is_missing(v):
         if isinstance(v, tuple) and len(v) == 2:
             text, href = str(v[0]), str(v[1])
         else:
             text = href = str(v)
-        if not href:
-            return f"<td>{html.escape(text)}</td>"
-        return f"<td>{_link(text, href)}</td>"
+        return text, None, href or None
     if is_missing(v):
-        return f'<td data-v="">{MISSING}</td>'
+        return MISSING, "", None
     if isinstance(v, (bool, np.bool_)):
-        return f"<td>{bool(v)}</td>"
+        return str(bool(v)), None, None
     if isinstance(v, (float, np.floating)):
-        return f'<td data-v="{float(v)!r}">{format_value(v)}</td>'
+        return format_value(v), repr(float(v)), None
     if isinstance(v, (int, np.integer)):
-        return f'<td data-v="{int(v)}">{int(v)}</td>'
-    return f"<td>{html.escape(str(v))}</td>"
+        return str(int(v)), str(int(v)), None
+    return str(v), None, None
 
 
 _TABLE_IDS = [0]
@@ -132,8 +130,8 @@ def files_html(paths: Iterable[str | Path], base: str | Path | None = None, labe
     links = []
     for p in paths:
         rel = _relative(p, base)
-        links.append(_link(Path(rel).name if base is None else rel, rel))
-    return f'<p class="meta">{html.escape(label)}{", ".join(links)}</p>' if links else ""
+        links.append({"text": Path(rel).name if base is None else rel, "href": rel})
+    return render_page(FILES, label=label, links=links) if links else ""
 
 
 def _relative(path: str | Path, base: str | Path | None) -> str:
@@ -168,34 +166,14 @@ def table_html(
         return empty_note(f"{what}no rows.") + files_html(files or [], base)
     shown = df.head(max_rows)
     flags = [str(c) in link_cols for c in shown.columns]
-    searchable = len(shown) > SEARCH_MIN_ROWS if search is None else search
-    tid = _next_table_id()
-    # column names break only after an underscore (no mid-word breaks in narrow columns)
-    head = "".join(f'<th class="sortkey">{html.escape(str(c)).replace("_", "_<wbr>")}</th>' for c in shown.columns)
-    filters = ""
-    if searchable:
-        filters = '<tr class="filters">' + "".join(
-            f'<th><input type="search" aria-label="filter {html.escape(str(c), quote=True)}" placeholder="filter"></th>'
-            for c in shown.columns
-        ) + "</tr>"
-    rows = "\n".join(
-        "<tr>" + "".join(_cell(v, f) for v, f in zip(rec, flags)) + "</tr>" for rec in shown.itertuples(index=False)
-    )
     cap = caption or ""
     if len(df) > max_rows:
         cap += f" (first {max_rows} of {len(df)} rows; the CSV has all)"
-    cap_html = f"<caption class='meta'>{html.escape(cap)}</caption>" if cap else ""
-    tools = ""
-    classes = "sortable"
-    if searchable:
-        classes += " searchable"
-        tools = (
-            f'<div class="table-tools"><input type="search" id="{tid}-search" placeholder="search all columns" '
-            f'aria-label="search table"> <span class="meta" id="{tid}-count">{len(shown)} of {len(shown)} rows</span></div>'
-        )
-    return (
-        f'{tools}<div class="table-wrap"><table id="{tid}" class="{classes}">{cap_html}<thead><tr>{head}</tr>'
-        f"{filters}</thead><tbody>\n{rows}\n</tbody></table></div>" + files_html(files or [], base)
+    return render_page(
+        TABLE, id=_next_table_id(), caption=cap, columns=[str(c) for c in shown.columns],
+        rows=[[_cell(v, f) for v, f in zip(rec, flags)] for rec in shown.itertuples(index=False)],
+        searchable=len(shown) > SEARCH_MIN_ROWS if search is None else search,
+        files=Markup(files_html(files or [], base)),
     )
 
 
@@ -319,10 +297,6 @@ def render_report(title: str, sections: Sequence[Section], subtitle: str | None 
     """The complete HTML document (navigation unless ``nav`` is false, sections, inline CSS and JavaScript),
     from the page template (:data:`stereoprobe.report.pages.PAGE`); ``demo``: why the page is a demo
     (:mod:`stereoprobe.report.demo`), shown in a DEMO banner on top."""
-    from markupsafe import Markup
-
-    from stereoprobe.report.pages import PAGE, render_page
-
     page_sections = [
         {"id": s.anchor or f"s{i}", "title": s.title,
          "body": Markup("\n".join(s.blocks) if s.blocks else empty_note("Nothing to show in this section for these runs."))}

@@ -42,7 +42,7 @@ def test_text_is_escaped_and_built_html_is_kept() -> None:
     assert f'<p class="meta">{ESCAPED}</p>' in page  # the subtitle
     assert f'<li><a href="#s">{ESCAPED}</a></li>' in page and f'<section id="s"><h2>{ESCAPED}</h2>\n' in page
     assert "<p class='x'>built</p></section>" in page  # a section's blocks inserted as built, not escaped twice
-    assert "<td>&lt;script&gt;alert(1)&lt;/script&gt; &amp; &#x27;q&#x27; &quot;dq&quot;</td>" in page
+    assert f"<td>{ESCAPED}</td>" in page  # a table cell, from the table template
     assert f"this page was {ESCAPED}. Do not quote" in page and page.index("demo-banner") < page.index("<nav>")
 
 
@@ -70,3 +70,23 @@ def test_templates_ship_in_the_wheel_and_jinja2_is_a_core_dependency() -> None:
     assert {PAGE, DEMO_BANNER} <= set(shipped) and set(templates().list_templates()) == set(shipped)
     assert any(re.match(r"jinja2\b", d) for d in project["project"]["dependencies"])
     assert templates().autoescape is True
+
+
+def test_a_table_from_its_template_escapes_every_text_and_keeps_sort_values_and_links() -> None:
+    from stereoprobe.report.html import MISSING, table_html
+
+    df = pd.DataFrame({"model_name": [HOSTILE, None], "score": [0.12345, float("nan")], "n": [3, 4],
+                       "page": [(HOSTILE, "https://x.org/?a=1&b='2'"), ("no link", "")]})
+    html = table_html(df, caption=HOSTILE, links=["page"], files=["t.csv"], search=True)
+    assert "<script>alert(1)" not in html
+    assert f"<caption class='meta'>{ESCAPED}</caption>" in html
+    assert '<th class="sortkey">model_<wbr>name</th>' in html  # a column name breaks after its underscore only
+    named = table_html(pd.DataFrame({HOSTILE: [1]}), search=True)  # a column named by the data
+    assert f'<th class="sortkey">{ESCAPED}</th>' in named and f'aria-label="filter {ESCAPED}"' in named
+    assert '<th><input type="search" aria-label="filter model_name" placeholder="filter"></th>' in html
+    row1 = (f'<tr><td>{ESCAPED}</td><td data-v="0.12345">0.1235</td><td data-v="3">3</td>'
+            f'<td><a href="https://x.org/?a=1&amp;b=&#39;2&#39;">{ESCAPED}</a></td></tr>')
+    row2 = f'<tr><td data-v="">{MISSING}</td><td data-v="">{MISSING}</td><td data-v="4">4</td><td>no link</td></tr>'
+    assert f"<tbody>\n{row1}\n{row2}\n</tbody></table></div>" in html  # one line per row, as before
+    assert html.startswith('<div class="table-tools">') and '<span class="meta" id="' in html
+    assert "2 of 2 rows</span>" in html and html.endswith('<p class="meta">files: <a href="t.csv">t.csv</a></p>')
