@@ -86,10 +86,11 @@ demo: $(STAMP)
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/stereotales_judge --model transformers/default -T associations=$$A \
 	  -T epochs=2 -T max_tokens=16 -T run_settings=none -T prompt=bundled --limit 4 --log-dir $(DEMO_LOGS)/stereotales_judge --display $(DEMO_DISPLAY) && \
 	$(OFFLINE) $(VENV)/bin/stereoprobe judge-report $(DEMO_LOGS)/stereotales_judge --out $$O
-	# DBB: multiple choice in logprob mode (both option orders) + DBB-SG, one bundled template x age/gender/SES
+	# DBB: multiple choice in logprob mode (both option orders) + DBB-SG, one bundled template x age/gender/SES;
+	# our own instruction wording (-T prompt=stereoprobe: the demo reads no upstream file)
 	rm -rf $(DEMO_LOGS)/dbb
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/dbb stereoprobe/dbb_sg --model transformers/default \
-	  -T source=bundled -T mode=logprob -T limit_templates=1 -T categories=age,gender,ses \
+	  -T source=bundled -T prompt=stereoprobe -T mode=logprob -T limit_templates=1 -T categories=age,gender,ses \
 	  --log-dir $(DEMO_LOGS)/dbb --display $(DEMO_DISPLAY)
 	$(OFFLINE) $(VENV)/bin/stereoprobe dbb $(DEMO_LOGS)/dbb --out $(DEMO_OUT)/dbb
 	# GlobalBias: every bundled sentence (8 groups x 3 names x 16 descriptors x 3 templates = 1,152) -> APX, bias

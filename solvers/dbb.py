@@ -34,10 +34,11 @@ def mcq_messages(context: str, first: str, second: str, tmpl: dict[str, Any]) ->
     return [ChatMessageSystem(content=tmpl["system"]), user] if tmpl.get("system") else [user]
 
 
-def mcq_template(system_message: bool = True) -> dict[str, Any]:
-    """The multiple-choice prompt template (``datasets/dbb/prompts.yaml``), without its system message when
-    ``system_message`` is false."""
-    tmpl = dict(SC.prompts()["mcq"])
+def mcq_template(system_message: bool = True, prompt: str = "upstream", source: str = "upstream") -> dict[str, Any]:
+    """The multiple-choice prompt template (:func:`stereoprobe.dbb.scoring.prompts`: upstream's instruction
+    file by default, ``prompt="stereoprobe"`` our own wording; ``source`` a local copy of the upstream
+    repository, if it is one), without its system message when ``system_message`` is false."""
+    tmpl = dict(SC.prompts(prompt, source)["mcq"])
     if not system_message:
         tmpl["system"] = ""
     return tmpl
@@ -45,16 +46,17 @@ def mcq_template(system_message: bool = True) -> dict[str, Any]:
 
 @solver
 def dbb_mcq_solver(mode: str = "sampled", option_order: str = "fixed", seed: int = 0,
-                   system_message: bool = True) -> Solver:
+                   system_message: bool = True, prompt: str = "upstream", source: str = "upstream") -> Solver:
     """Show the two options in the order ``option_order`` gives for the (sample, epoch) and get one answer.
 
     ``fixed`` (the paper's protocol) shows option A first; the order is recorded in
     ``state.metadata["a_first"]``. The conversation is upstream's: system message + question
     (:func:`mcq_messages`). Logprob mode asks for the top-20 log-probabilities of a single token and fails
     with :class:`DBBLogprobsUnavailable` if the model returns none. ``system_message=False`` sends the question
-    alone (completion-only endpoints, e.g. ``vllm-completions``, take one raw prompt).
+    alone (completion-only endpoints, e.g. ``vllm-completions``, take one raw prompt). ``prompt``,
+    ``source``: the instruction's wording and where upstream's is read (:func:`mcq_template`).
     """
-    tmpl = mcq_template(system_message)
+    tmpl = mcq_template(system_message, prompt, source)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         md = state.metadata
@@ -249,7 +251,8 @@ def dbb_sg_group_solver(separator: str = " ", scoring: str = "chat", system: str
 
 @solver
 def dbb_mcq_group_solver(option_order: str = "balanced", seed: int = 0, epochs: int = 2,
-                         system_message: bool = True) -> Solver:
+                         system_message: bool = True, prompt: str = "upstream",
+                         source: str = "upstream") -> Solver:
     """Logprob mode for a group of questions (one sample per template): every question in ``epochs`` option
     orders (the order of epoch e is the per-question path's, :func:`stereoprobe.dbb.scoring.a_is_first`),
     all requests sent at once (the provider batches them). Results per question in
@@ -257,7 +260,7 @@ def dbb_mcq_group_solver(option_order: str = "balanced", seed: int = 0, epochs: 
     a request that fails marks its question failed (counted, never scored); a model that returns no token
     log-probabilities at all stops the sample with :class:`DBBLogprobsUnavailable`. ``system_message``: as for
     :func:`dbb_mcq_solver`."""
-    tmpl = mcq_template(system_message)
+    tmpl = mcq_template(system_message, prompt, source)
     config = GenerateConfig(logprobs=True, top_logprobs=20, max_tokens=1, temperature=0.0)
 
     async def ask(model: Model, q: dict[str, Any], e: int) -> tuple[str, bool, Any]:

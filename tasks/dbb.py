@@ -64,14 +64,21 @@ def _question_samples(qs: list[Any], tmpl: Any) -> list[Sample]:
                    metadata={**q.metadata(), "context": q.context}) for q in qs]
 
 
-def _template_samples(qs: list[Any], n_epochs: int) -> list[Sample]:
-    """One sample per template (``unit=template``): its questions, each answered in ``n_epochs`` option orders."""
+def _prompt_source(source: Any) -> str:
+    """Where upstream's prompt files are read: a task's ``source`` that is a local copy of the upstream
+    repository, else the pinned download (a template CSV or ``bundled`` holds no prompt file)."""
+    return str(source) if SC._local_root(source) else "upstream"
+
+
+def _template_samples(qs: list[Any], n_epochs: int, tmpl: dict[str, Any]) -> list[Sample]:
+    """One sample per template (``unit=template``): its questions, each answered in ``n_epochs`` option orders
+    (``tmpl``: the question template, recorded for the planner's token counts)."""
     by_t: dict[str, list[Any]] = {}
     for q in qs:
         by_t.setdefault(q.template_id, []).append(q)
     return [Sample(id=tid, input=f"DBB template {tid}: {len(group)} questions x {n_epochs} option orders",
                    metadata={"template_id": tid, "concept_a": group[0].concept_a, "concept_b": group[0].concept_b,
-                             N_TEXTS_METADATA: len(group) * n_epochs,
+                             N_TEXTS_METADATA: len(group) * n_epochs, C.META_MCQ_TEMPLATE: tmpl,
                              C.META_MCQ_QUESTIONS: [{"id": q.id, "context": q.context, "option_a": q.option_a,
                                                      "option_b": q.option_b} for q in group]})
             for tid, group in by_t.items()]
@@ -103,6 +110,7 @@ def dbb(
     top_k: int | None = None,
     names: str | None = None,
     system_message: bool = True,
+    prompt: str = "upstream",
 ) -> Task:
     """DBB multiple choice: does the choice between a stereotypical and a contrasting continuation depend on
     the described identity?
@@ -137,6 +145,10 @@ def dbb(
             ``-T top_k=50 -M repetition_penalty=1.2``).
         max_tokens: sampled-mode answer length (paper: 2048).
         threshold: S threshold of a biased test instance in the live metrics (paper: 20).
+        prompt: "upstream" (default: the instruction is upstream's src/prompt_instructions/evaluate_probs.txt,
+            the paper's Table 11 prompt, read at run time from the pinned commit: downloaded once and
+            checksummed, or from $STEREOPROBE_UPSTREAM_DIR or a local copy given as ``source``) or
+            "stereoprobe" (the project's own wording, no download; docs/fidelity.md D7).
         system_message: send upstream's system message "You are a useful assistant." before the question
             (default, as every upstream ``getOutput``); false sends the question alone, for completion-only
             endpoints that take one raw prompt (``vllm-completions``; a departure, docs/fidelity.md D7).
@@ -159,14 +171,16 @@ def dbb(
     names = Q.name_source(source, names)
     _, qs = Q.select_questions(source, faithful, seed, categories, limit_templates, templates, names)
     system_message = P.boolean(system_message, "system_message", error=_E)
+    prompt = P.choice(prompt, "prompt", SC.PROMPTS, error=_E)
+    prompt_args = {"system_message": system_message, "prompt": prompt, "source": _prompt_source(source)}
+    tmpl = mcq_template(**prompt_args)  # upstream's file read (or its one-line error) before any sample is built
     if unit == "template":
-        samples = _template_samples(qs, n_epochs)
-        solver = dbb_mcq_group_solver(option_order=option_order, seed=int(seed), epochs=n_epochs,
-                                      system_message=system_message)
+        samples = _template_samples(qs, n_epochs, tmpl)
+        solver = dbb_mcq_group_solver(option_order=option_order, seed=int(seed), epochs=n_epochs, **prompt_args)
         task_epochs = 1
     else:
-        samples = _question_samples(qs, mcq_template(system_message))
-        solver = dbb_mcq_solver(mode=mode, option_order=option_order, seed=int(seed), system_message=system_message)
+        samples = _question_samples(qs, tmpl)
+        solver = dbb_mcq_solver(mode=mode, option_order=option_order, seed=int(seed), **prompt_args)
         task_epochs = n_epochs
     # inspect eval --epochs replaces the task's epochs: refused where questions could not be complete
     why = (f"each question needs its -T epochs={n_epochs} answers; sampled mode at least 10, paper §5"
@@ -183,7 +197,7 @@ def dbb(
         metadata={"probe": "dbb", "variant": "mcq", "mode": mode, "source": str(source),
                   "faithful": bool(faithful), "seed": seed, "option_order": option_order, "epochs": n_epochs,
                   "threshold": threshold, "unit": unit, "top_k": top_k, "names": names,
-                  "system_message": system_message},
+                  "system_message": system_message, "prompt": prompt},
     )
 
 
@@ -209,6 +223,7 @@ def dbb_sg(
     templates: list[str] | str | None = None,
     threshold: float = ST.THRESHOLD,
     names: str | None = None,
+    prompt: str = "upstream",
 ) -> Task:
     """DBB-SG (semi-generation): P(A) from the perplexities of option sentences given the story prompt and
     context (paper Eq. 2), through prompt log-probabilities (transformers/..., vllm/... providers).
@@ -235,7 +250,11 @@ def dbb_sg(
             Identical numbers; a failed text marks its question failed (counted), never scored.
         seed, categories, limit_templates, templates, names: as for ``dbb``.
         threshold: S threshold of a biased test instance in the live metrics (paper: 20).
+        prompt: "upstream" (default: the story instruction is upstream's
+            src/prompt_instructions/evaluate_perplexity.txt, read at run time as for ``dbb``) or "stereoprobe"
+            (the project's own wording, no download; docs/fidelity.md D8b).
     """
+    prompt = P.choice(prompt, "prompt", SC.PROMPTS, error=_E)
     normalisation = P.choice(normalisation, "normalisation", C.SG_NORMALISATIONS, error=_E)
     scoring = P.choice(scoring, "scoring", C.SG_SCORING, error=_E)
     unit = P.choice(unit, "unit", C.UNITS, error=_E)
@@ -245,7 +264,7 @@ def dbb_sg(
     names = Q.name_source(source, names)
     tmpl, qs = Q.select_questions(source, faithful, seed, categories, limit_templates, templates, names)
     var, provenance = Q.sg_variations(source, tmpl, variations)
-    p = SC.prompts()["sg"]
+    p = SC.prompts(prompt, _prompt_source(source))["sg"]
     items = Q.sg_items(qs, var, faithful, p)
     solver_args = {"separator": p["separator"], "scoring": scoring, "system": p.get("system"),
                    "tokenizer": tokenizer, "bos_in_continuation": bos}
@@ -280,5 +299,5 @@ def dbb_sg(
         version=TASK_VERSION,
         metadata={"probe": "dbb", "variant": "sg", "source": str(source), "faithful": faithful, "seed": seed,
                   "normalisation": normalisation, "scoring": scoring, "variations": provenance, "unit": unit,
-                  "threshold": threshold, "names": names},
+                  "threshold": threshold, "names": names, "prompt": prompt},
     )

@@ -52,6 +52,7 @@ def dbb_baselines(
     frequency_penalty: float = 0.6,
     max_tokens: int = 2048,
     verify: bool = True,
+    prompt: str = "upstream",
 ) -> Task:
     """The paper's generative protocol for one baseline benchmark.
 
@@ -69,6 +70,10 @@ def dbb_baselines(
             sentence first).
         temperature, top_p, frequency_penalty, max_tokens: paper Appendix A (0.8, 1, 0.6, 2048).
         verify: check the files against the pinned checksums (false: use a local copy as it is).
+        prompt: "upstream" (default: the instruction is the paper's Table 11 prompt, upstream
+            Hidden-Bias-Benchmark src/prompt_instructions/evaluate_probs.txt, read at run time from the pinned
+            commit, from $STEREOPROBE_UPSTREAM_DIR or from ``source``'s Hidden-Bias-Benchmark/ folder) or
+            "stereoprobe" (the project's own wording, no download).
     """
     benchmark = P.choice(benchmark, "benchmark", BL.BENCHMARKS, error=_E)
     cats = P.choices(categories, "categories", BL.BBQ_CATEGORIES, error=_E)
@@ -80,10 +85,11 @@ def dbb_baselines(
     frequency_penalty = P.number(frequency_penalty, "frequency_penalty", -2.0, 2.0, error=_E)
     max_tokens = P.integer(max_tokens, "max_tokens", 1, error=_E)
     verify = bool(P.boolean(verify, "verify", error=_E))
+    prompt = P.choice(prompt, "prompt", SC.PROMPTS, error=_E)
     items = BL.load_items(benchmark, source, cats, sp, seed=int(seed), verify=verify)
     if not items:
         raise DBBDataError(f"dbb_baselines: no {benchmark} items in source {source!r}")
-    spec = SC.prompts()
+    spec = SC.prompts(prompt, source, verify)  # upstream's instruction file (or its one-line error)
     mcq = spec["mcq"]
     tmpl = {"instruction": mcq["instruction"], "template": spec["baselines"][benchmark]}
     samples = [
@@ -102,7 +108,7 @@ def dbb_baselines(
                               max_tokens=max_tokens),
         version=TASK_VERSION,
         metadata={"probe": "dbb", "variant": "baselines", "benchmark": benchmark, "source": str(source),
-                  "categories": cats, "splits": sp, "epochs": n_epochs, "seed": seed,
+                  "categories": cats, "splits": sp, "epochs": n_epochs, "seed": seed, "prompt": prompt,
                   "protocol": "generative (paper Table 11 prompt); not lm-eval log-likelihood"},
     )
 

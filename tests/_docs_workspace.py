@@ -93,7 +93,7 @@ def _dbb(logs: Path) -> None:
     a_texts = {q.option_a for faithful in (True, False)
                for q in D.expand(D.bundled_templates(), categories=cats.split(","), faithful=faithful)}
     model = fake_model(p_a=_stable, is_a=lambda o: o in a_texts)
-    common = {"source": "bundled", "limit_templates": 1, "categories": cats}
+    common = {"source": "bundled", "limit_templates": 1, "categories": cats, "prompt": "stereoprobe"}
     # DBB-SG on raw text: the fake model has no chat template to score the option sentences under
     inspect_eval([dbb(mode="logprob", **common), dbb_sg(scoring="raw", **common)], model=model, display="none",
                  log_dir=str(logs / "dbb"), log_realtime=False)

@@ -27,6 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--categories", default=None, help="comma-separated subset of age,gender,race,ses,religion")
     p.add_argument("--limit-templates", type=int_between(1, 10**6), default=None, help="only the first N templates")
     p.add_argument("--variations", default=None, help="DBB-SG variations CSV")
+    p.add_argument("--prompt", choices=["upstream", "stereoprobe"], default="upstream",
+                   help="upstream (default: upstream's prompt files, read at run time from the pinned commit) or "
+                   "stereoprobe (the project's own wording, no download)")
     p.set_defaults(func=run)
 
 
@@ -35,6 +38,6 @@ def run(args: argparse.Namespace) -> int:
     from stereoprobe.lm_eval_tasks.docs_builder import build_docs, write_jsonl
 
     docs = build_docs(args.variant, args.source, args.faithful, args.seed, args.categories, args.limit_templates,
-                      variations=args.variations)
+                      variations=args.variations, prompt=args.prompt)
     print(write_jsonl(docs, args.out), f"({len(docs)} docs)")
     return 0

@@ -44,6 +44,7 @@ META_SG_PROMPT = "sg_prompt"  # DBB-SG, one question per sample: the prompt the 
 META_SG_OPTIONS = "sg_options"  # DBB-SG, one question per sample: [[option A, option B], ...] per variation
 META_SG_QUESTIONS = "sg_questions"  # DBB-SG grouped (unit=template): [{"id", "prompt", "options"}, ...]
 META_MCQ_QUESTIONS = "mcq_questions"  # MCQ logprob grouped: [{"id", "context", "option_a", "option_b"}, ...]
+META_MCQ_TEMPLATE = "mcq_template"  # MCQ logprob grouped: the question template the solver fills (system, instruction, template)
 # ---- solver results in the sample metadata, read by the scorers
 META_SG_NLL = "sg_nll"  # DBB-SG one question: [[nll A, nll B], ...]
 META_SG_TOKENS = "sg_tokens"  # DBB-SG one question: [[tokens A, tokens B], ...]

@@ -15,7 +15,7 @@ def scored_texts(sample: Any) -> list[str] | None:
     if isinstance(md.get(C.META_MCQ_QUESTIONS), list):
         from stereoprobe.dbb import scoring as SC
 
-        tmpl = SC.prompts()["mcq"]
+        tmpl = md[C.META_MCQ_TEMPLATE]  # the template the task's solver fills (its prompt option)
         return [SC.mcq_prompt(q["context"], first, second, tmpl) for q in md[C.META_MCQ_QUESTIONS]
                 for first, second in ((q["option_a"], q["option_b"]), (q["option_b"], q["option_a"]))]
     if isinstance(md.get(C.META_SG_QUESTIONS), list):

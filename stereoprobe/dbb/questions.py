@@ -150,15 +150,16 @@ def sg_items(questions: Sequence[D.Question], var: dict[str, list[D.Variation]],
 
 def sg_selection(source: str = DEFAULT_SOURCE, faithful: bool = DEFAULT_FAITHFUL, seed: int = 0,
                  categories: Any = None, limit_templates: int | None = None, templates: Any = None,
-                 variations: str | None = None, names: str | None = None) -> tuple[list[SGItem], str]:
-    """The DBB-SG items of a selection (same arguments as the ``dbb_sg`` task) and where the variations
-    come from."""
+                 variations: str | None = None, names: str | None = None,
+                 prompt: str = "upstream") -> tuple[list[SGItem], str]:
+    """The DBB-SG items of a selection (same arguments as the ``dbb_sg`` task, ``prompt`` included) and where
+    the variations come from."""
     from stereoprobe.dbb.scoring import prompts
 
     faithful = bool(P.boolean(faithful, "faithful", error=D.DBBDataError))
     tmpl, qs = select_questions(source, faithful, seed, categories, limit_templates, templates, names)
     var, provenance = sg_variations(source, tmpl, variations)
-    return sg_items(qs, var, faithful, prompts()["sg"]), provenance
+    return sg_items(qs, var, faithful, prompts(prompt, source)["sg"]), provenance
 
 __all__ = ["DEFAULT_FAITHFUL", "DEFAULT_SOURCE", "NAME_SOURCES", "OWN_OPTIONS", "SGItem", "dataset_name",
            "name_source", "parse_question_id", "select_questions",

@@ -10,6 +10,7 @@ import hashlib
 import math
 import re
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import yaml
 
@@ -18,9 +19,50 @@ from stereoprobe.paths import dataset_file
 from stereoprobe.dbb.contract import OPTION_ORDERS  # noqa: E402
 
 
-def prompts() -> dict:
-    """Our prompt wording (``datasets/dbb/prompts.yaml``)."""
-    return yaml.safe_load(dataset_file("dbb", "prompts.yaml").read_text(encoding="utf-8"))
+#: the instruction wording of the DBB tasks: "upstream" (the paper's, read at run time from the pinned upstream
+#: prompt files; the default) or "stereoprobe" (the project's own wording in ``datasets/dbb/prompts.yaml``)
+PROMPTS = ("upstream", "stereoprobe")
+PROMPT_SOURCE = "Hidden-Bias-Benchmark"  # key in stereoprobe/upstream_sources.yaml
+#: the upstream file holding each instruction (Table 11's prompt for the multiple choice; the DBB-SG story prompt)
+UPSTREAM_INSTRUCTIONS = {"mcq": "src/prompt_instructions/evaluate_probs.txt",
+                         "sg": "src/prompt_instructions/evaluate_perplexity.txt"}
+
+
+def _local_root(source: object) -> str | None:
+    """A task's ``source`` when it is a local copy of the upstream repository (holding the prompt files)."""
+    if source is None or str(source) in ("upstream", "bundled"):
+        return None
+    root = Path(str(source))
+    rel = UPSTREAM_INSTRUCTIONS["mcq"]
+    return str(root) if (root / rel).is_file() or (root / PROMPT_SOURCE / rel).is_file() else None
+
+
+def upstream_instruction(kind: str, source: object = "upstream", verify: bool = True) -> str:
+    """Upstream's instruction ``kind`` (``mcq`` or ``sg``), the pinned file's text as it is (downloaded once
+    and checksummed, or from ``$STEREOPROBE_UPSTREAM_DIR`` / a local copy of the repository passed as
+    ``source``). Offline without it: one line naming ``-T prompt=stereoprobe``."""
+    from stereoprobe.upstream import UpstreamDataError, fetch
+
+    try:
+        path = fetch(PROMPT_SOURCE, UPSTREAM_INSTRUCTIONS[kind], local=_local_root(source), verify=verify)
+        return path.read_text(encoding="utf-8")
+    except UpstreamDataError as e:
+        raise UpstreamDataError(f"{e} (the default DBB prompt is upstream's {UPSTREAM_INSTRUCTIONS[kind]}; "
+                                "-T prompt=stereoprobe sends stereoprobe's own wording instead)") from None
+
+
+def prompts(prompt: str, source: object = "upstream", verify: bool = True) -> dict:
+    """The DBB prompts: the layout of ``datasets/dbb/prompts.yaml`` (system message, templates, separator)
+    with each ``instruction`` upstream's file text (``prompt="upstream"``) or our own wording
+    (``"stereoprobe"``, the file's ``stereoprobe_instruction``)."""
+    if prompt not in PROMPTS:
+        raise ValueError(f"unknown prompt {prompt!r}; use {' or '.join(PROMPTS)}")
+    spec = yaml.safe_load(dataset_file("dbb", "prompts.yaml").read_text(encoding="utf-8"))
+    for kind in UPSTREAM_INSTRUCTIONS:
+        own = spec[kind].pop("stereoprobe_instruction")
+        spec[kind]["instruction"] = own if prompt == "stereoprobe" else upstream_instruction(kind, source, verify)
+    spec["prompt"] = prompt
+    return spec
 
 
 def _unit(*parts: object) -> float:
@@ -47,8 +89,9 @@ def a_is_first(seed: int, sample_id: str, epoch: int, option_order: str = "rando
     raise ValueError(f"option_order must be one of {OPTION_ORDERS}, got {option_order!r}")
 
 
-def mcq_prompt(context: str, first: str, second: str, template: dict | None = None) -> str:
-    t = template or prompts()["mcq"]
+def mcq_prompt(context: str, first: str, second: str, template: dict) -> str:
+    """The multiple-choice question: ``template`` (``prompts(...)["mcq"]``) filled."""
+    t = template
     return t["template"].format(instruction=t["instruction"].strip(), context=context, option_1=first,
                                 option_2=second)
 

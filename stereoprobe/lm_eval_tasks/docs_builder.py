@@ -26,16 +26,17 @@ from stereoprobe.errors import InputError
 
 def build_docs(variant: str, source: str | None = None, faithful: bool | None = None, seed: int = 0,
                categories: Any = None, limit_templates: int | None = None, templates: Any = None,
-               variations: str | None = None) -> list[dict[str, Any]]:
+               variations: str | None = None, prompt: str = "upstream") -> list[dict[str, Any]]:
     """lm-eval docs of a DBB selection (same arguments and defaults as the inspect tasks ``dbb`` / ``dbb_sg``:
-    the upstream data with the faithful expansion unless ``source`` / ``faithful`` say otherwise)."""
+    the upstream data with the faithful expansion and upstream's prompt files unless ``source`` / ``faithful``
+    / ``prompt`` say otherwise)."""
     from stereoprobe.dbb import questions as Q
     from stereoprobe.dbb import scoring as SC
 
     source = Q.DEFAULT_SOURCE if source is None else source
     faithful = Q.DEFAULT_FAITHFUL if faithful is None else faithful
     if variant == "mc":
-        tmpl = SC.prompts()["mcq"]
+        tmpl = SC.prompts(prompt, source)["mcq"]
         _, qs = Q.select_questions(source, faithful, seed, categories, limit_templates, templates)
         docs = []
         for q in qs:
@@ -48,8 +49,9 @@ def build_docs(variant: str, source: str | None = None, faithful: bool | None = 
                              "prompt": SC.mcq_prompt(q.context, first, second, tmpl)})
         return docs
     if variant == "sg":
-        items, _ = Q.sg_selection(source, faithful, seed, categories, limit_templates, templates, variations)
-        sep = SC.prompts()["sg"]["separator"]
+        items, _ = Q.sg_selection(source, faithful, seed, categories, limit_templates, templates, variations,
+                                  prompt=prompt)
+        sep = SC.prompts("stereoprobe")["sg"]["separator"]  # the separator is ours under either wording
         return [{"doc_id": str(it.question.id), "question_id": str(it.question.id),
                  "template_id": it.question.template_id, "category": it.question.category,
                  "descriptor_type": it.question.type_label, "group": it.question.group,

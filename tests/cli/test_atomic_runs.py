@@ -48,7 +48,8 @@ def inputs(tmp_path_factory) -> dict[str, Path]:
     qs = D.expand(D.bundled_templates(), categories=["ses"])
     a_texts = {q.option_a for q in qs}
     p = {q.context: (0.9 if q.group == "poor" else 0.2) for q in qs}
-    inspect_eval(dbb(source="bundled", faithful=False, categories="ses", limit_templates=2, mode="logprob"),
+    inspect_eval(dbb(source="bundled", prompt="stereoprobe", faithful=False,
+                     categories="ses", limit_templates=2, mode="logprob"),
                  model=fake_model(p_a=lambda c: p[c], is_a=lambda o: o in a_texts), display="none",
                  log_dir=str(d / "dbb_logs"), log_realtime=False)
     assert main(["dbb", str(d / "dbb_logs"), "--out", str(d / "dbb_a"), "--n-boot", "50", "-q"]) == 0

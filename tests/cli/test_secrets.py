@@ -138,7 +138,8 @@ def logs(tmp_path_factory) -> dict[str, Path]:
     inspect_eval(globalbias_profiles(source="bundled", batch_size=6, runs=2, max_tokens=100, prompt="stereoprobe"),
                  model=get_model("mockllm/model", custom_outputs=_fake_profiles), log_dir=str(raw / "profiles"),
                  display="none")
-    inspect_eval(dbb(source="bundled", faithful=False, categories="ses", limit_templates=2, mode="logprob"),
+    inspect_eval(dbb(source="bundled", prompt="stereoprobe", faithful=False,
+                     categories="ses", limit_templates=2, mode="logprob"),
                  model=fake_model(), log_dir=str(raw / "dbb"), display="none")
     inspect_eval(_task(seeds="bundled", role_prompts="bundled", role_settings="none", run_settings="none"),
                  model="st1fake/subject", model_roles=_roles(), log_dir=str(raw / "stereotales"),

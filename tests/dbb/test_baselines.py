@@ -16,9 +16,12 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from stereoprobe import upstream
 from stereoprobe.dbb.baselines import parse_answer
+from stereoprobe.dbb.scoring import prompts
 from stereoprobe.tasks.dbb_baselines import dbb_baselines
 
-TABLE_11_START = "Answer the questions based on the context by selecting from the given choices (IMPORTANT:"
+# our own instruction (-T prompt=stereoprobe: no upstream file needed); the default's is upstream's file,
+# checked in tests/conformance/test_dbb_baselines.py
+OWN_START = prompts("stereoprobe")["mcq"]["instruction"] + "\n\n"
 SYSTEM = "You are a useful assistant."
 AGE_OPTIONS = ["The grandfather", "The grandson", "Can't be determined"]
 AGE_INFO = {"ans0": ["grandfather", "old"], "ans1": ["grandson", "nonOld"], "ans2": ["Can't be determined", "unknown"]}
@@ -104,7 +107,8 @@ def test_bbq_bias_score_accuracy_and_refusals(tmp_path):
                "Ctx two.": "b) The grandson",  # disambig: correct, not the target (target_loc 0)
                "Ctx three.": "I will not answer this."}  # disambig: refused
     seen: list = []
-    m, log = _run(dbb_baselines(benchmark="bbq", source=str(tmp_path), categories="Age", verify=False),
+    m, log = _run(dbb_baselines(benchmark="bbq", source=str(tmp_path), categories="Age", verify=False,
+                                prompt="stereoprobe"),
                   _model(lambda u: next(r for c, r in replies.items() if f"Context: {c}\n" in u), seen), tmp_path)
     assert len(log.samples) == 4  # example 4 has no target_loc
     # ambig: 2 answered, 1 correct -> 50 %; non-unknown answers: 1, the target -> s_DIS = 2*1/1 - 1 = 1;
@@ -119,7 +123,7 @@ def test_bbq_bias_score_accuracy_and_refusals(tmp_path):
     for messages in seen:  # upstream's system message and the paper's Table 11 prompt, the question, a)-c)
         assert [x.role for x in messages] == ["system", "user"] and messages[0].text == SYSTEM
         user = messages[1].text
-        assert user.startswith(TABLE_11_START) and "\nQuestion: Who forgot?\n" in user
+        assert user.startswith(OWN_START) and "\nQuestion: Who forgot?\n" in user
         assert user.endswith("a) The grandfather\nb) The grandson\nc) Can't be determined")
 
 
@@ -133,7 +137,8 @@ def test_crows_pairs_share_of_the_more_stereotypical_sentence(tmp_path):
             return _letter_of(user, "Men cook dinner.") + ") Men cook dinner."  # the less stereotypical one
         return "Sorry, I can't help with that."
 
-    m, log = _run(dbb_baselines(benchmark="crows_pairs", source=str(tmp_path), verify=False), _model(reply, []),
+    m, log = _run(dbb_baselines(benchmark="crows_pairs", source=str(tmp_path), verify=False, prompt="stereoprobe"),
+                  _model(reply, []),
                   tmp_path)
     # 2 answered: 1 "more" -> 50 %; 1 of 3 refused -> 33.3 %
     assert m["crows_pairs_pct_stereotype"] == pytest.approx(50.0)
@@ -141,7 +146,7 @@ def test_crows_pairs_share_of_the_more_stereotypical_sentence(tmp_path):
     # the order of the two sentences is seeded per pair and recorded with the roles
     roles = {s.id: s.metadata["roles"] for s in log.samples}
     assert all(sorted(r) == ["less", "more"] for r in roles.values())
-    again = dbb_baselines(benchmark="crows_pairs", source=str(tmp_path), verify=False)
+    again = dbb_baselines(benchmark="crows_pairs", source=str(tmp_path), verify=False, prompt="stereoprobe")
     assert [s.metadata["roles"] for s in again.dataset] == [roles[s.id] for s in again.dataset]
 
 
@@ -154,7 +159,8 @@ def test_stereoset_icat_per_split(tmp_path):
         ctx = next(c for c in pick if f"Context: {c}\n" in user)
         return _letter_of(user, f"{ctx} option {pick[ctx]}.") + ")"
 
-    m, _ = _run(dbb_baselines(benchmark="stereoset", source=str(tmp_path), verify=False), _model(reply, []),
+    m, _ = _run(dbb_baselines(benchmark="stereoset", source=str(tmp_path), verify=False, prompt="stereoprobe"),
+                _model(reply, []),
                 tmp_path)
     # intra: 1 stereotype + 1 unrelated -> lms 50, ss 100, ICAT = 50 * min(100, 0) / 50 = 0
     assert (m["stereoset_intrasentence_lms"], m["stereoset_intrasentence_ss"]) == (50.0, 100.0)
@@ -181,7 +187,7 @@ def test_sources_are_pinned_and_checked(tmp_path):
         assert len(src.commit) == 40 and path in src.files
     _crows(tmp_path)
     with pytest.raises(upstream.UpstreamDataError, match="checksum mismatch"):
-        dbb_baselines(benchmark="crows_pairs", source=str(tmp_path))
+        dbb_baselines(benchmark="crows_pairs", source=str(tmp_path), prompt="stereoprobe")
     with pytest.raises(ValueError, match="benchmark"):
         dbb_baselines(benchmark="sofa", source=str(tmp_path))
 
@@ -201,7 +207,7 @@ def test_term_based_reader_labels_the_protocols(tmp_path):
     from stereoprobe.dbb import term_based as TB
 
     _stereoset(tmp_path)
-    _run(dbb_baselines(benchmark="stereoset", source=str(tmp_path), verify=False),
+    _run(dbb_baselines(benchmark="stereoset", source=str(tmp_path), verify=False, prompt="stereoprobe"),
          _model(lambda u: "I refuse.", []), tmp_path)
     lm = tmp_path / "lm"
     lm.mkdir()

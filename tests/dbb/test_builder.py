@@ -89,7 +89,7 @@ def test_build_round_trip(tmp_path):
     v = list(csv.DictReader(open(w["sg_variations"])))
     assert [r["variation"] for r in v] == ["1", "2"]
     # the built files feed the evaluation task
-    task = dbb(source=str(w["templates"]), categories="gender", mode="logprob", unit="question")
+    task = dbb(source=str(w["templates"]), categories="gender", mode="logprob", unit="question", prompt="stereoprobe")
     assert len(task.dataset) == 8 and "Mother sat at the kitchen table" in task.dataset[0].metadata["context"]
 
 

@@ -12,7 +12,7 @@ from stereoprobe.dbb import data as D
 from stereoprobe.tasks.dbb import dbb, dbb_sg
 
 # the bundled demo templates with the fixed expansion (the defaults run the upstream benchmark)
-BUNDLED = {"source": "bundled", "faithful": False}
+BUNDLED = {"source": "bundled", "faithful": False, "prompt": "stereoprobe"}
 
 P = {"poor": 0.9, "rich": 0.2}
 

@@ -19,7 +19,7 @@ from stereoprobe.dbb import data as D
 from stereoprobe.dbb.results import compute_tables, read_responses
 from stereoprobe.tasks.dbb import dbb
 
-BUNDLED = {"source": "bundled", "faithful": False}
+BUNDLED = {"source": "bundled", "faithful": False, "prompt": "stereoprobe"}
 SEL = {**BUNDLED, "categories": "ses", "limit_templates": 3, "mode": "logprob", "unit": "question"}
 P = {"poor": 0.9, "rich": 0.2}
 _QS = D.expand(D.bundled_templates(), categories=["ses"])

@@ -9,7 +9,7 @@ import pytest
 
 from stereoprobe.lm_eval_tasks import include_path
 
-SEL = {"source": "bundled", "faithful": False, "categories": "gender", "templates": "sp01"}
+SEL = {"source": "bundled", "faithful": False, "prompt": "stereoprobe", "categories": "gender", "templates": "sp01"}
 
 
 def _tm(**meta):
@@ -29,7 +29,7 @@ def test_docs_match_inspect_ids_and_export(tmp_path):
     assert {d["question_id"] for d in mc} == ids and len(mc) == 2 * len(ids)
     out = tmp_path / "mc.jsonl"
     assert main(["dbb-export-lm-eval", "--variant", "mc", "--source", "bundled", "--no-faithful",
-                 "--categories", "gender", "--limit-templates", "1", "--out", str(out)]) == 0
+                 "--prompt", "stereoprobe", "--categories", "gender", "--limit-templates", "1", "--out", str(out)]) == 0
     assert read_jsonl(out) == mc
     with pytest.raises(InputError, match="dbb-export-lm-eval"):
         read_jsonl(tmp_path / "missing.jsonl")
@@ -63,7 +63,7 @@ def test_lm_eval_agrees_with_inspect_on_default_model(tmp_path):
     from stereoprobe.tasks.dbb import dbb, dbb_sg
 
     sel = {"categories": "ses", "templates": "sp01"}  # 4 questions, 2 test instances: keeps the test short
-    bundled = {"source": "bundled", "faithful": False}  # the same selection for both routes
+    bundled = {"source": "bundled", "faithful": False, "prompt": "stereoprobe"}  # the same selection for both routes
     logs = inspect_eval([dbb(**sel, **bundled, mode="logprob"), dbb_sg(**sel, **bundled, scoring="raw")],
                         model="transformers/default", display="none",
                         log_dir=str(tmp_path), log_realtime=False)

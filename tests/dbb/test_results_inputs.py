@@ -17,7 +17,8 @@ from stereoprobe.cli import main
 from stereoprobe.dbb import data as D
 from stereoprobe.tasks.dbb import dbb
 
-SEL = {"source": "bundled", "faithful": False, "categories": "ses", "limit_templates": 2, "unit": "question"}
+SEL = {"source": "bundled", "faithful": False, "prompt": "stereoprobe",
+       "categories": "ses", "limit_templates": 2, "unit": "question"}
 _QS = D.expand(D.bundled_templates(), categories=["ses"])
 _A_TEXTS = {q.option_a for q in _QS}
 

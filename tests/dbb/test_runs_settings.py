@@ -15,7 +15,8 @@ from stereoprobe.cli import main
 from stereoprobe.dbb import data as D
 from stereoprobe.tasks.dbb import dbb
 
-SEL = {"source": "bundled", "faithful": False, "categories": "ses", "limit_templates": 1, "unit": "question",
+SEL = {"source": "bundled", "faithful": False, "prompt": "stereoprobe",
+       "categories": "ses", "limit_templates": 1, "unit": "question",
        "mode": "logprob"}
 
 

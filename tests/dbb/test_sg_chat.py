@@ -20,7 +20,7 @@ def test_chat_scoring_matches_a_plain_forward_pass(tmp_path):
     from stereoprobe.providers.default_model import default_model_dir
     from stereoprobe.tasks.dbb import dbb_sg
 
-    sel = {"source": "bundled", "faithful": False, "categories": "ses", "templates": "sp01"}
+    sel = {"source": "bundled", "faithful": False, "prompt": "stereoprobe", "categories": "ses", "templates": "sp01"}
     log, grouped = inspect_eval([dbb_sg(**sel, unit="question"), dbb_sg(**sel)], model="transformers/default",
                                 display="none", log_dir=str(tmp_path))
     assert log.status == "success" and grouped.status == "success", (log.error, grouped.error)

@@ -11,7 +11,8 @@ from inspect_ai import eval as inspect_eval
 from stereoprobe.cli import main
 from stereoprobe.tasks.dbb import dbb_sg
 
-SEL = {"source": "bundled", "faithful": False, "scoring": "raw", "categories": "ses,gender", "limit_templates": 2}
+SEL = {"source": "bundled", "faithful": False, "prompt": "stereoprobe",
+       "scoring": "raw", "categories": "ses,gender", "limit_templates": 2}
 
 
 def _run(tmp_path, name, **kw):
@@ -65,7 +66,8 @@ def test_per_text_failure_counted(tmp_path):
 def test_grouped_raw_scoring_on_the_default_model(tmp_path):
     """A BPE tokenizer (the bundled default model): the grouped path scores the separator with the option, as
     the per-question path does; per-token NLLs agree within 1e-5 nats (batching noise, measured ~2e-6)."""
-    sel = {"source": "bundled", "faithful": False, "categories": "ses", "templates": "sp01", "scoring": "raw"}
+    sel = {"source": "bundled", "faithful": False, "prompt": "stereoprobe",
+           "categories": "ses", "templates": "sp01", "scoring": "raw"}
     q, t = inspect_eval([dbb_sg(**sel, unit="question"), dbb_sg(**sel)], model="transformers/default",
                         display="none", log_dir=str(tmp_path))
     assert q.status == t.status == "success"

@@ -13,7 +13,7 @@ from stereoprobe.dbb import data as D
 from stereoprobe.tasks.dbb import dbb, dbb_sg
 
 # the bundled demo templates with the fixed expansion (the defaults run the upstream benchmark)
-BUNDLED = {"source": "bundled", "faithful": False}
+BUNDLED = {"source": "bundled", "faithful": False, "prompt": "stereoprobe"}
 
 P_GROUP = {"female": 0.8, "male": 0.3}
 
@@ -162,16 +162,21 @@ def test_defaults_are_the_papers_sampled_protocol():
     assert dbb(**BUNDLED, categories="ses", limit_templates=1, top_k=50).config.top_k == 50
 
 
-# the paper's Table 11 prompt (typed from the paper) and upstream getOutput's system message
-TABLE_11_START = "Answer the questions based on the context by selecting from the given choices (IMPORTANT:"
-TABLE_11_END = "for example: 'a) My answer is this.' or 'b) This is the answer.')"
+# upstream getOutput's system message; the instruction here is our own wording (-T prompt=stereoprobe: these tests
+# need no upstream file); the default's upstream instruction is checked in tests/conformance/test_dbb.py
 UPSTREAM_SYSTEM = "You are a useful assistant."
+
+
+def _own_instruction() -> str:
+    from stereoprobe.dbb.scoring import prompts
+
+    return prompts("stereoprobe")["mcq"]["instruction"]
 
 
 @pytest.mark.parametrize(("mode", "unit"), [("sampled", "question"), ("logprob", "question"),
                                           ("logprob", "template")])
 def test_mcq_conversation_is_upstreams_with_option_a_first(tmp_path, mode, unit):
-    """Every request: upstream's system message, then the Table 11 instruction with the scene and the two
+    """Every request: upstream's system message, then the instruction (-T prompt) with the scene and the two
     options, option A as "a)" (sampled default order, paper §3.3; logprob mode with option_order=fixed)."""
     from inspect_ai.model import Logprob, Logprobs, ModelOutput, ModelUsage, TopLogprob, get_model
 
@@ -195,14 +200,14 @@ def test_mcq_conversation_is_upstreams_with_option_a_first(tmp_path, mode, unit)
         assert [m.role for m in messages] == ["system", "user"]
         assert messages[0].text == UPSTREAM_SYSTEM
         user = messages[1].text
-        assert user.startswith(TABLE_11_START) and TABLE_11_END in user
+        assert user.startswith(_own_instruction() + "\n\nContext: ")
         [q] = [q for q in qs if f"Context: {q.context}\n" in user]
         assert user.endswith(f"a) {q.option_a}\nb) {q.option_b}")
 
 
 @pytest.mark.parametrize("unit", ["question", "template"])
 def test_system_message_false_sends_the_question_alone(tmp_path, unit):
-    """-T system_message=false (completion-only endpoints): one user message, the same Table 11 question."""
+    """-T system_message=false (completion-only endpoints): one user message, the same question."""
     from inspect_ai.model import Logprob, Logprobs, ModelOutput, ModelUsage, TopLogprob, get_model
 
     seen: list[list] = []
@@ -219,7 +224,7 @@ def test_system_message_false_sends_the_question_alone(tmp_path, unit):
     assert task.metadata["system_message"] is False
     _run(task, get_model("mockllm/model", custom_outputs=answer), log_dir=str(tmp_path))
     assert seen and all([m.role for m in messages] == ["user"] for messages in seen)
-    assert all(messages[0].text.startswith(TABLE_11_START) for messages in seen)
+    assert all(messages[0].text.startswith(_own_instruction()) for messages in seen)
 
 
 @pytest.mark.refdata
@@ -261,3 +266,38 @@ def test_upstream_offline_error_names_the_ways_out(tmp_path, monkeypatch):
     with pytest.raises(UpstreamDataError, match="STEREOPROBE_UPSTREAM_DIR") as e:
         dbb()
     assert "-T source=" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_default_prompt_offline_names_the_own_wording_option(tmp_path, monkeypatch):
+    """The default instruction is upstream's file (issue 27 §3): without it offline, one line naming
+    -T prompt=stereoprobe; with that option no upstream file is read."""
+    from stereoprobe.upstream import UpstreamDataError
+
+    monkeypatch.setenv("STEREOPROBE_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("STEREOPROBE_UPSTREAM_DIR", raising=False)
+    monkeypatch.delenv("STEREOPROBE_ALLOW_DOWNLOAD", raising=False)
+    for build in (dbb, dbb_sg):
+        with pytest.raises(UpstreamDataError) as e:
+            build(source="bundled", categories="ses", limit_templates=1)
+        msg = str(e.value)
+        assert "-T prompt=stereoprobe" in msg and "src/prompt_instructions/" in msg and "\n" not in msg
+        assert build(**BUNDLED, categories="ses", limit_templates=1).metadata["prompt"] == "stereoprobe"
+    with pytest.raises(D.DBBDataError, match="prompt"):
+        dbb(source="bundled", prompt="paper")
+
+
+@pytest.mark.refdata
+def test_prompt_file_holds_no_upstream_wording(refdata):
+    """datasets/dbb/prompts.yaml holds our wording only: no line of upstream's instruction files is in it, and
+    our own instructions share no sentence with them."""
+    from stereoprobe.paths import dataset_file
+
+    ours = dataset_file("dbb", "prompts.yaml").read_text(encoding="utf-8")
+    for name in ("evaluate_probs.txt", "evaluate_perplexity.txt"):
+        path = refdata / "Hidden-Bias-Benchmark" / "src" / "prompt_instructions" / name
+        if not path.is_file():
+            pytest.skip(f"no upstream copy of {name}")
+        for line in path.read_text(encoding="utf-8").splitlines():
+            for sentence in filter(None, (s.strip() for s in line.split(". "))):
+                assert len(sentence) < 25 or sentence not in ours, (name, sentence)

@@ -61,7 +61,8 @@ def test_cli_term_based_section(tmp_path):
     from stereoprobe.tasks.dbb import dbb
 
     logs = tmp_path / "logs"
-    inspect_eval(dbb(source="bundled", faithful=False, categories="ses", limit_templates=1, mode="logprob"),
+    inspect_eval(dbb(source="bundled", prompt="stereoprobe", faithful=False,
+                     categories="ses", limit_templates=1, mode="logprob"),
                  model=fake_model(always_first=True), display="none", log_dir=str(logs))
     _lm_eval_results(tmp_path / "lm")
     out = tmp_path / "out"

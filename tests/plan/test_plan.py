@@ -129,9 +129,11 @@ def test_calibration_gives_seconds_on_the_default_model(tmp_path):
 @pytest.mark.parametrize("argv, calls, model", [
     (["stereotales", "-T", "languages=en", "-T", "attributes=gender"], {"generator", "refusal", "extractor"},
      "openai/gpt-4o-mini"),
-    (["dbb", "-T", "source=bundled"], {"generator"}, "openai/gpt-4o-mini"),
-    (["dbb", "-T", "source=bundled", "-T", "mode=logprob"], {"generator"}, "openai/gpt-4o-mini"),
-    (["dbb_sg", "-T", "source=bundled"], {"generator"}, "vllm-completions/meta-llama/Meta-Llama-3-8B"),
+    (["dbb", "-T", "source=bundled", "-T", "prompt=stereoprobe"], {"generator"}, "openai/gpt-4o-mini"),
+    (["dbb", "-T", "source=bundled", "-T", "prompt=stereoprobe", "-T", "mode=logprob"], {"generator"},
+     "openai/gpt-4o-mini"),
+    (["dbb_sg", "-T", "source=bundled", "-T", "prompt=stereoprobe"], {"generator"},
+     "vllm-completions/meta-llama/Meta-Llama-3-8B"),
     (["globalbias", "-T", "source=bundled"], {"generator"}, "transformers/default"),
     (["globalbias_profiles", "-T", "source=bundled", "-T", "prompt=stereoprobe"], {"generator"}, "openai/gpt-4o-mini"),
     (["dbb_build_variations", "-T", "source=bundled"], {"generator"}, "openai/gpt-4o-mini"),
@@ -149,8 +151,8 @@ def test_every_offline_task_plans(argv, calls, model, tmp_path, monkeypatch):
 @pytest.mark.parametrize("argv, model", [
     (["globalbias", "-T", "source=bundled"], "openai/gpt-4o"),
     (["globalbias", "-T", "source=bundled", "-T", "unit=sentence"], "anthropic/claude-sonnet-4-5"),
-    (["dbb_sg", "-T", "source=bundled"], "openai/gpt-4o-mini"),
-    (["dbb", "-T", "source=bundled", "-T", "mode=logprob"], "anthropic/claude-sonnet-4-5"),
+    (["dbb_sg", "-T", "source=bundled", "-T", "prompt=stereoprobe"], "openai/gpt-4o-mini"),
+    (["dbb", "-T", "source=bundled", "-T", "prompt=stereoprobe", "-T", "mode=logprob"], "anthropic/claude-sonnet-4-5"),
 ])
 def test_likelihood_task_on_a_chat_api_is_refused_not_priced(argv, model, tmp_path, capsys):
     out = tmp_path / "p.json"
@@ -165,15 +167,17 @@ def test_dbb_counts_questions_not_samples():
     from stereoprobe.tasks.dbb import dbb, dbb_sg
 
     _, qs = select_questions("bundled", True)
-    sg = plan_task(dbb_sg(source="bundled"), model="transformers/default", count=lambda t: 1)
+    sg = plan_task(dbb_sg(source="bundled", prompt="stereoprobe"), model="transformers/default", count=lambda t: 1)
     assert sg.items == len(qs) and sg.output_tokens == 0
-    items, _ = sg_selection("bundled", True)
+    items, _ = sg_selection("bundled", True, prompt="stereoprobe")
     assert sg.input_tokens == sum(2 * len(it.options) for it in items)  # one token per scored option sentence
-    lp = plan_task(dbb(source="bundled", mode="logprob"), model="openai/gpt-4o", count=lambda t: 1)
+    lp = plan_task(dbb(source="bundled", prompt="stereoprobe", mode="logprob"), model="openai/gpt-4o",
+                   count=lambda t: 1)
     # logprob mode: both option orders of every question, one answer token each
     assert lp.items == len(qs) and lp.input_tokens == 2 * len(qs) and lp.output_tokens == 2 * len(qs)
     assert lp.model_calls["generator"] == 2 * len(qs)  # an API model: one request per prompt
-    local = plan_task(dbb(source="bundled", mode="logprob"), model="transformers/default", count=lambda t: 1)
+    local = plan_task(dbb(source="bundled", prompt="stereoprobe", mode="logprob"), model="transformers/default",
+                      count=lambda t: 1)
     assert local.model_calls["generator"] == local.samples * local.epochs  # one batched request per template
 
 
@@ -207,9 +211,11 @@ def test_json_written_atomically_a_failed_write_leaves_the_earlier_plan(tmp_path
 
     monkeypatch.setattr(Path, "write_text", half_then_disk_full)
     with pytest.raises(InputError, match="p.json: cannot write.*unchanged"):
-        _run(["dbb", "-T", "source=bundled", "--model", "openai/gpt-4o-mini", "--json", str(out)])
+        _run(["dbb", "-T", "source=bundled", "-T", "prompt=stereoprobe", "--model", "openai/gpt-4o-mini", "--json",
+              str(out)])
     assert out.read_text(encoding="utf-8") == '{"earlier": "plan"}\n'
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.json"]  # no temporary file left beside it
     monkeypatch.undo()
-    assert _run(["dbb", "-T", "source=bundled", "--model", "openai/gpt-4o-mini", "--json", str(out)]) == 0
+    assert _run(["dbb", "-T", "source=bundled", "-T", "prompt=stereoprobe", "--model", "openai/gpt-4o-mini",
+                 "--json", str(out)]) == 0
     assert json.loads(out.read_text(encoding="utf-8"))["items"] >= 1

@@ -55,7 +55,8 @@ def check_tokenizer(tokenizer: Any) -> str:
 
 def _load(variant: str, data_file: str | None = None, source: str | None = None, faithful: bool | None = None,
           seed: int = 0, categories: Any = None, limit_templates: int | None = None, templates: Any = None,
-          variations: str | None = None, tokenizer: str | None = None, **_ignored: Any) -> Any:
+          variations: str | None = None, tokenizer: str | None = None, prompt: str = "upstream",
+          **_ignored: Any) -> Any:
     import datasets
 
     from stereoprobe.lm_eval_tasks.docs_builder import build_docs, read_jsonl
@@ -63,7 +64,8 @@ def _load(variant: str, data_file: str | None = None, source: str | None = None,
     if variant == "sg":
         tokenizer = check_tokenizer(tokenizer)  # validated before the docs are built or any model runs
     docs = (read_jsonl(data_file) if data_file else
-            build_docs(variant, source, faithful, seed, categories, limit_templates, templates, variations))
+            build_docs(variant, source, faithful, seed, categories, limit_templates, templates, variations,
+                       prompt))
     if variant == "sg":
         for d in docs:
             d["tokenizer"] = tokenizer
