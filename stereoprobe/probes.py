@@ -38,8 +38,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 __all__ = [
-    "Board", "LeaderboardOptions", "LmEvalFunction", "Metric", "PlanTask", "ProbeDescriptor", "RegistryView", "Setting", "board", "columns", "get", "plan_task",
-    "register", "registered", "unregister",
+    "Board", "HeadlineFunction", "LeaderboardOptions", "LmEvalFunction", "Metric", "PlanTask", "ProbeDescriptor",
+    "RegistryView", "ReportFolder", "Setting", "board", "columns", "get", "plan_task", "register",
+    "register_report_folder", "registered", "report_folders", "unregister",
 ]
 
 Better = Literal["lower", "higher", ""]
@@ -246,7 +247,7 @@ def _call(fn: LeaderboardFunction | LmEvalFunction, first: Any, offered: dict[st
     return fn(first, **offered)
 
 
-def _resolve(fn: LeaderboardFunction | LmEvalFunction) -> Callable[..., Any]:
+def _resolve(fn: Callable[..., Any] | str) -> Callable[..., Any]:
     if callable(fn):
         return fn
     module, _, attr = fn.partition(":")
@@ -275,14 +276,14 @@ def unregister(name: str) -> None:
         _REGISTRY.pop(name, None)
 
 
-def descriptor_modules() -> list[str]:
-    """Module names of the shipped descriptors: every ``probe.py`` one or two folders below ``stereoprobe/`` (each
-    folder of the package's ``__path__``)."""
+def descriptor_modules(file_name: str = "probe.py") -> list[str]:
+    """Module names of the shipped descriptors: every ``probe.py`` (or ``file_name``) one or two folders below
+    ``stereoprobe/`` (each folder of the package's ``__path__``)."""
     import stereoprobe
 
     names: list[str] = []
     for folder in map(Path, stereoprobe.__path__):
-        found = sorted(folder.glob("*/probe.py")) + sorted(folder.glob("*/*/probe.py"))
+        found = sorted(folder.glob(f"*/{file_name}")) + sorted(folder.glob(f"*/*/{file_name}"))
         names += [".".join(("stereoprobe", *p.relative_to(folder).with_suffix("").parts)) for p in found]
     return list(dict.fromkeys(names))
 
@@ -337,6 +338,52 @@ def columns(available: Iterable[str], *names: str) -> tuple[str, ...]:
     if missing:
         raise ValueError(f"columns {missing} are not in the contract's columns {sorted(have)}")
     return tuple(names)
+
+
+# ------------------------------------------------------------------------------------------- report folders
+#: ``folder -> one line of its headline figures`` (None: not a folder of this kind), or its ``"module:function"``
+HeadlineFunction = Callable[[Path], "str | None"] | str
+
+
+@dataclass(frozen=True)
+class ReportFolder:
+    """One kind of report folder and how the index page reads its headline figures, so that the index
+    (:mod:`stereoprobe.report.headlines`) names no package above it. The package that writes such folders
+    registers the kind in its module ``report_folder.py`` (found by file name, as the descriptors are): the
+    reference comparison (:mod:`stereoprobe.reference.report_folder`), the leaderboard and the probes' output
+    folders, whose figures are the boards' headline metrics (:mod:`stereoprobe.leaderboard.report_folder`).
+    ``headline``: tried in ``order`` (then name); the first line found is the folder's."""
+
+    name: str
+    headline: HeadlineFunction
+    order: int = 100
+
+    def read_headline(self, folder: Path) -> str | None:
+        """The headline line of ``folder``, or None when it is not a folder of this kind."""
+        return _resolve(self.headline)(folder)
+
+
+_REPORT_FOLDERS: dict[str, ReportFolder] = {}
+_FOLDERS_DISCOVERED = False
+
+
+def register_report_folder(kind: ReportFolder) -> ReportFolder:
+    """Add (or replace, by name) a kind of report folder; returns it."""
+    with _LOCK:
+        _REPORT_FOLDERS[kind.name] = kind
+    return kind
+
+
+def report_folders() -> list[ReportFolder]:
+    """Every kind of report folder, in the order the index tries them (the shipped ``report_folder.py`` modules
+    imported on the first call)."""
+    global _FOLDERS_DISCOVERED
+    with _LOCK:
+        if not _FOLDERS_DISCOVERED:
+            for module in descriptor_modules("report_folder.py"):
+                importlib.import_module(module)
+            _FOLDERS_DISCOVERED = True
+        return sorted(_REPORT_FOLDERS.values(), key=lambda k: (k.order, k.name))
 
 
 class RegistryView(Mapping[str, Any]):

@@ -9,7 +9,8 @@ solvers and scorers); inspect's entry point ``stereoprobe._registry``; the comma
 The graph is read from the source (``ast``): ``import`` and ``from ... import`` statements anywhere in a module
 (inside functions and ``if TYPE_CHECKING:`` blocks too) and ``importlib.import_module("...")`` calls with a
 literal name. A name imported from a package resolves to its submodule when there is one, else to the
-package's ``__init__``.
+package's ``__init__``. The same graph between the folders one level below the package (``stereoprobe/report``,
+``stereoprobe/leaderboard``, ...) has no cycle either.
 """
 
 from __future__ import annotations
@@ -146,6 +147,20 @@ def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
+def folder_graph(graph: Mapping[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph between folders: each module counted in its folder one level below the package
+    (``stereoprobe.report.headlines`` in ``stereoprobe.report``; a module directly under ``stereoprobe/`` is its own
+    node); an arrow from folder A to folder B for every import of a module of B by a module of A."""
+    def folder(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    folders: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        mine = folder(module)
+        folders.setdefault(mine, set()).update(folder(t) for t in targets if folder(t) != mine)
+    return folders
+
+
 # ------------------------------------------------------------------------------------------------ the checks
 
 
@@ -176,6 +191,24 @@ def test_the_checks_find_an_upward_import_and_a_cycle() -> None:
     assert upward_imports(clean) == [] and cycles(clean) == []
 
 
+def test_the_folder_check_finds_a_cycle_between_folders() -> None:
+    """Self-check: two folders importing each other through different modules form a cycle no module cycle shows."""
+    sources = {
+        "stereoprobe": ("", True),
+        "stereoprobe.report": ("", True),
+        "stereoprobe.report.html": ("", False),
+        "stereoprobe.report.headlines": ("from stereoprobe.leaderboard.headline import headline_table\n", False),
+        "stereoprobe.leaderboard": ("", True),
+        "stereoprobe.leaderboard.headline": ("", False),
+        "stereoprobe.leaderboard.report": ("from stereoprobe.report.html import write_report\n", False),
+    }
+    graph = import_graph(sources)
+    assert cycles(graph) == []
+    assert cycles(folder_graph(graph)) == [["stereoprobe.leaderboard", "stereoprobe.report"]]
+    sources["stereoprobe.report.headlines"] = ("", False)
+    assert cycles(folder_graph(import_graph(sources))) == []
+
+
 def test_the_graph_covers_the_package() -> None:
     graph = import_graph(module_sources())
     for module in ("stereoprobe.probes", "stereoprobe.cli", "stereoprobe.tasks.dbb", "stereoprobe.scorers.dbb",
@@ -192,3 +225,10 @@ def test_no_import_points_up_the_layers() -> None:
 
 def test_no_import_cycles() -> None:
     assert cycles(import_graph(module_sources())) == []
+
+
+def test_no_import_cycles_between_folders() -> None:
+    """The folders of the library form layers too: the report pages (``stereoprobe/report``) never import the
+    leaderboard or the reference that write through them (the index reads their headline figures through
+    :func:`stereoprobe.probes.report_folders`), and no two folders import each other."""
+    assert cycles(folder_graph(import_graph(module_sources()))) == []
