@@ -297,11 +297,9 @@ def render_report(title: str, sections: Sequence[Section], subtitle: str | None 
     """The complete HTML document (navigation unless ``nav`` is false, sections, inline CSS and JavaScript),
     from the page template (:data:`stereoprobe.report.pages.PAGE`); ``demo``: why the page is a demo
     (:mod:`stereoprobe.report.demo`), shown in a DEMO banner on top."""
-    page_sections = [
-        {"id": s.anchor or f"s{i}", "title": s.title,
-         "body": Markup("\n".join(s.blocks) if s.blocks else empty_note("Nothing to show in this section for these runs."))}
-        for i, s in enumerate(sections)
-    ]
+    nothing = empty_note("Nothing to show in this section for these runs.")
+    page_sections = [{"id": s.anchor or f"s{i}", "title": s.title,
+                      "body": Markup("\n".join(s.blocks) if s.blocks else nothing)} for i, s in enumerate(sections)]
     return render_page(PAGE, title=title, subtitle=subtitle or None, nav=nav, demo=demo or None,
                        sections=page_sections)
 
