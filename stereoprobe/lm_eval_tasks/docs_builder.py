@@ -36,8 +36,8 @@ def build_docs(variant: str, source: str | None = None, faithful: bool | None = 
     source = Q.DEFAULT_SOURCE if source is None else source
     faithful = Q.DEFAULT_FAITHFUL if faithful is None else faithful
     if variant == "mc":
-        tmpl = SC.prompts(prompt, source)["mcq"]
         _, qs = Q.select_questions(source, faithful, seed, categories, limit_templates, templates)
+        tmpl = SC.prompts(prompt, source)["mcq"]  # after the selection: a bad selection is the error shown
         docs = []
         for q in qs:
             for a_first in (True, False):

@@ -14,7 +14,8 @@ import yaml
 
 from stereoprobe.lm_eval_tasks import include_path
 
-DBB_SEL = {"source": "bundled", "faithful": False, "categories": "gender", "templates": "sp01"}
+DBB_SEL = {"source": "bundled", "faithful": False, "prompt": "stereoprobe", "categories": "gender",
+           "templates": "sp01"}
 GB_SEL = {"source": "bundled", "templates": [1]}  # every bundled group: 384 sentences
 
 
