@@ -9,6 +9,8 @@ metrics in ``scorers/dbb.py``.
     inspect eval stereoprobe/dbb --model openai/gpt-4o
     # exact P(A) from next-token probabilities, both option orders (models that return logprobs)
     inspect eval stereoprobe/dbb --model transformers/default -T mode=logprob -T source=bundled
+    # our own instruction wording instead of upstream's prompt files (read at run time; no download needed)
+    inspect eval stereoprobe/dbb --model transformers/default -T source=bundled -T prompt=stereoprobe
     # DBB-SG: perplexity of option sentences given the story prompt (prompt log-probabilities)
     inspect eval stereoprobe/dbb_sg --model transformers/default -T source=bundled
 """
@@ -81,6 +83,64 @@ def _template_samples(qs: list[Any], n_epochs: int, tmpl: dict[str, Any]) -> lis
                              N_TEXTS_METADATA: len(group) * n_epochs, C.META_MCQ_TEMPLATE: tmpl,
                              C.META_MCQ_QUESTIONS: [{"id": q.id, "context": q.context, "option_a": q.option_a,
                                                      "option_b": q.option_b} for q in group]})
+            for tid, group in by_t.items()]
+
+
+def _mcq_shape(mode: str, unit: str | None, option_order: str | None, epochs: int | None) -> tuple[str, str, str, int]:
+    """The multiple choice's run shape, checked: (mode, unit, option order, epochs per question), each unset one
+    the mode's default (logprob: one sample per template, both option orders; sampled: per question, the
+    paper's fixed order and at least 10 answers, §5)."""
+    mode = P.choice(mode, "mode", C.MODES, error=_E)
+    unit = P.choice(unit or ("template" if mode == "logprob" else "question"), "unit",
+                    C.UNITS if mode == "logprob" else ("question",), error=_E)
+    option_order = P.choice(option_order or DEFAULT_OPTION_ORDER[mode], "option_order", C.OPTION_ORDERS, error=_E)
+    n_epochs = P.integer(epochs, "epochs", 1, optional=True, error=_E) or C.DEFAULT_EPOCHS[mode]
+    if mode == "sampled" and n_epochs < 10:
+        raise Q.D.DBBDataError(f"epochs: sampled mode needs at least 10 epochs per question (paper §5), "
+                               f"got {n_epochs}")
+    return mode, unit, option_order, n_epochs
+
+
+def _epochs_bound(unit: str, n_epochs: int) -> str:
+    """Why ``inspect eval --epochs`` (which replaces the task's epochs) is refused where questions could not be
+    complete."""
+    if unit == "question":
+        return f"each question needs its -T epochs={n_epochs} answers; sampled mode at least 10, paper §5"
+    return "-T unit=template answers every option order inside one sample; use -T epochs"
+
+
+def _sg_settings(prompt: str, normalisation: str, scoring: str, unit: str, bos_in_continuation: bool,
+                 threshold: float, faithful: bool) -> tuple[str, str, str, str, bool, float, bool]:
+    """DBB-SG's settings, checked (a bad one raises one line naming it) and normalised, in the order given."""
+    return (P.choice(prompt, "prompt", SC.PROMPTS, error=_E),
+            P.choice(normalisation, "normalisation", C.SG_NORMALISATIONS, error=_E),
+            P.choice(scoring, "scoring", C.SG_SCORING, error=_E),
+            P.choice(unit, "unit", C.UNITS, error=_E),
+            P.boolean(bos_in_continuation, "bos_in_continuation", error=_E),
+            P.number(threshold, "threshold", 0.0, 100.0, error=_E),
+            P.boolean(faithful, "faithful", error=_E))
+
+
+def _sg_question_samples(items: list[Q.SGItem]) -> list[Sample]:
+    """DBB-SG, one sample per question: its story prompt and option sentences."""
+    return [Sample(id=it.question.id, input=it.prompt,
+                   metadata={**it.question.metadata(), "context": it.question.context, C.META_SG_PROMPT: it.prompt,
+                             C.META_SG_OPTIONS: it.options})
+            for it in items]
+
+
+def _sg_template_samples(items: list[Q.SGItem]) -> list[Sample]:
+    """DBB-SG, one sample per template (``unit=template``): its questions' prompts and option sentences, scored
+    as one batch of texts."""
+    by_t: dict[str, list[Q.SGItem]] = {}
+    for it in items:
+        by_t.setdefault(it.question.template_id, []).append(it)
+    return [Sample(id=tid, input=f"DBB-SG template {tid}: {len(group)} questions",
+                   metadata={"template_id": tid, "concept_a": group[0].question.concept_a,
+                             "concept_b": group[0].question.concept_b,
+                             N_TEXTS_METADATA: sum(2 * len(it.options) for it in group),
+                             C.META_SG_QUESTIONS: [{"id": it.question.id, "prompt": it.prompt,
+                                                    "options": it.options} for it in group]})
             for tid, group in by_t.items()]
 
 
@@ -157,14 +217,7 @@ def dbb(
             counted) or "question" (one sample per question, one epoch per option order). Sampled mode:
             "question" only.
     """
-    mode = P.choice(mode, "mode", C.MODES, error=_E)
-    unit = P.choice(unit or ("template" if mode == "logprob" else "question"), "unit",
-                    C.UNITS if mode == "logprob" else ("question",), error=_E)
-    option_order = P.choice(option_order or DEFAULT_OPTION_ORDER[mode], "option_order", C.OPTION_ORDERS, error=_E)
-    n_epochs = P.integer(epochs, "epochs", 1, optional=True, error=_E) or C.DEFAULT_EPOCHS[mode]
-    if mode == "sampled" and n_epochs < 10:
-        raise Q.D.DBBDataError(f"epochs: sampled mode needs at least 10 epochs per question (paper §5), "
-                               f"got {n_epochs}")
+    mode, unit, option_order, n_epochs = _mcq_shape(mode, unit, option_order, epochs)
     top_k = P.top_k(top_k, error=_E)  # 0 or none: no top-k (None: not sent, so neutral on every provider)
     config = _mcq_config(mode, temperature, top_p, frequency_penalty, max_tokens, top_k)
     threshold = P.number(threshold, "threshold", 0.0, 100.0, error=_E)
@@ -175,18 +228,13 @@ def dbb(
     prompt_args = {"system_message": system_message, "prompt": prompt, "source": _prompt_source(source)}
     tmpl = mcq_template(**prompt_args)  # upstream's file read (or its one-line error) before any sample is built
     if unit == "template":
-        samples = _template_samples(qs, n_epochs, tmpl)
+        samples, task_epochs = _template_samples(qs, n_epochs, tmpl), 1
         solver = dbb_mcq_group_solver(option_order=option_order, seed=int(seed), epochs=n_epochs, **prompt_args)
-        task_epochs = 1
     else:
-        samples = _question_samples(qs, tmpl)
+        samples, task_epochs = _question_samples(qs, tmpl), n_epochs
         solver = dbb_mcq_solver(mode=mode, option_order=option_order, seed=int(seed), **prompt_args)
-        task_epochs = n_epochs
-    # inspect eval --epochs replaces the task's epochs: refused where questions could not be complete
-    why = (f"each question needs its -T epochs={n_epochs} answers; sampled mode at least 10, paper §5"
-           if unit == "question" else "-T unit=template answers every option order inside one sample; use -T epochs")
     return P.EpochsBoundTask(
-        min_epochs=task_epochs, max_epochs=None if unit == "question" else 1, why=why,
+        min_epochs=task_epochs, max_epochs=None if unit == "question" else 1, why=_epochs_bound(unit, n_epochs),
         dataset=MemoryDataset(samples, name=Q.dataset_name(source)),
         solver=solver,
         scorer=dbb_mcq_scorer(mode=mode),
@@ -254,13 +302,8 @@ def dbb_sg(
             src/prompt_instructions/evaluate_perplexity.txt, read at run time as for ``dbb``) or "stereoprobe"
             (the project's own wording, no download; docs/fidelity.md D8b).
     """
-    prompt = P.choice(prompt, "prompt", SC.PROMPTS, error=_E)
-    normalisation = P.choice(normalisation, "normalisation", C.SG_NORMALISATIONS, error=_E)
-    scoring = P.choice(scoring, "scoring", C.SG_SCORING, error=_E)
-    unit = P.choice(unit, "unit", C.UNITS, error=_E)
-    bos = P.boolean(bos_in_continuation, "bos_in_continuation", error=_E)
-    threshold = P.number(threshold, "threshold", 0.0, 100.0, error=_E)
-    faithful = P.boolean(faithful, "faithful", error=_E)
+    prompt, normalisation, scoring, unit, bos, threshold, faithful = _sg_settings(
+        prompt, normalisation, scoring, unit, bos_in_continuation, threshold, faithful)
     names = Q.name_source(source, names)
     tmpl, qs = Q.select_questions(source, faithful, seed, categories, limit_templates, templates, names)
     var, provenance = Q.sg_variations(source, tmpl, variations)
@@ -269,26 +312,11 @@ def dbb_sg(
     solver_args = {"separator": p["separator"], "scoring": scoring, "system": p.get("system"),
                    "tokenizer": tokenizer, "bos_in_continuation": bos}
     if unit == "question":
-        samples = [Sample(id=it.question.id, input=it.prompt,
-                          metadata={**it.question.metadata(), "context": it.question.context, C.META_SG_PROMPT: it.prompt,
-                                    C.META_SG_OPTIONS: it.options})
-                   for it in items]
-        solver = dbb_sg_solver(**solver_args)
+        samples, solver = _sg_question_samples(items), dbb_sg_solver(**solver_args)
     else:
-        by_t: dict[str, list[Q.SGItem]] = {}
-        for it in items:
-            by_t.setdefault(it.question.template_id, []).append(it)
-        samples = [Sample(id=tid, input=f"DBB-SG template {tid}: {len(group)} questions",
-                          metadata={"template_id": tid, "concept_a": group[0].question.concept_a,
-                                    "concept_b": group[0].question.concept_b,
-                                    N_TEXTS_METADATA: sum(2 * len(it.options) for it in group),
-                                    C.META_SG_QUESTIONS: [{"id": it.question.id, "prompt": it.prompt,
-                                                      "options": it.options} for it in group]})
-                   for tid, group in by_t.items()]
-        solver = dbb_sg_group_solver(**solver_args)
+        samples, solver = _sg_template_samples(items), dbb_sg_group_solver(**solver_args)
     return P.EpochsBoundTask(
-        max_epochs=None if unit == "question" else 1,
-        why="-T unit=template scores a template's questions in one sample",
+        max_epochs=None if unit == "question" else 1, why="-T unit=template scores a template's questions in one sample",
         dataset=MemoryDataset(samples, name=Q.dataset_name(source) + "-sg"),
         solver=solver,
         scorer=dbb_sg_scorer(normalisation=normalisation),
