@@ -102,10 +102,13 @@ def check_output_dir(text: str | Path) -> Path:
     """The absolute folder to write for ``--out text``; raises :class:`InputError` when it may not be written.
 
     A symbolic link to a folder is followed (the folder it points to is written, the link stays); a dangling
-    link is refused. A link to its own version folder (:func:`version_link_target`) is the folder itself.
+    link is refused. A link to its own version folder (:func:`version_link_target`) is the folder itself, and
+    so is a link to another output's entry (:mod:`stereoprobe.output_links`, e.g. ``--hub-eval-results``).
     """
     p = _common_checks(text, "folder")
-    if version_link_target(p) is not None:
+    from stereoprobe.output_links import linked_target
+
+    if version_link_target(p) is not None or linked_target(p) is not None:  # kept as a link by stereoprobe
         return p
     if p.is_symlink():
         if not p.is_dir():

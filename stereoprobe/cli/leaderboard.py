@@ -7,7 +7,8 @@ Reads the output folders of ``stereoprobe associations`` (+ ``judge-report``), `
 ``DIR/pairwise`` (probe, metric, model_a, model_b, estimate, ci_low, ci_high, p_value, q_value),
 ``DIR/summary/<model>.json`` (validated against ``datasets/leaderboard/summary.schema.json``) and
 ``DIR/leaderboard.html``. ``--hub-eval-results HUB`` also writes ``HUB/<model>/.eval_results/*.yaml`` for
-the model's Hugging Face Hub page.
+the model's Hugging Face Hub page: they are kept in ``DIR/hub_eval_results`` and ``HUB`` is a symbolic link to
+it (:mod:`stereoprobe.output_links`), so the one swap of ``DIR`` replaces the tables and the Hub files together.
 """
 
 from __future__ import annotations
@@ -77,7 +78,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=seed, default=0, help="bootstrap seed")
     p.add_argument("--level", type=probability, default=0.95, help="confidence level of the intervals")
     p.add_argument("--hub-eval-results", type=out_dir, metavar="HUB", default=None,
-                   help="also write HUB/<model>/.eval_results/*.yaml (Hugging Face Hub evaluation results)")
+                   help="also write HUB/<model>/.eval_results/*.yaml (Hugging Face Hub evaluation results); "
+                   "kept in DIR/hub_eval_results, HUB a link to it, so one swap replaces both")
     p.add_argument("--hub-model-id", action="append", default=None, metavar="LABEL=ORG/NAME",
                    help="with --hub-eval-results: write the files of the model LABEL under its Hugging Face Hub "
                         "model id, HUB/ORG__NAME/.eval_results/ (repeatable; other models keep their label's folder)")
@@ -99,9 +101,14 @@ def _run(args: argparse.Namespace) -> int:
     lb = build_leaderboard(args.inputs, n_boot=args.n_boot, seed=args.seed, level=args.level,
                            settings={k: v for k, v in settings.items() if v is not None})
     hub_ids = parse_hub_model_ids(args.hub_model_id, sorted(map(str, lb.wide["model"])))
-    if args.hub_eval_results is not None:
-        with atomic_output_dir(args.out) as tmp, atomic_output_dir(args.hub_eval_results) as hub:
-            write_leaderboard(lb, tmp, hub_dir=hub, hub_source_url=args.hub_source_url, hub_model_ids=hub_ids)
+    if args.hub_eval_results is not None:  # written inside --out, linked from HUB: one swap replaces both
+        from stereoprobe.output_links import HUB_ENTRY, link_dir, prepare_linked_dir
+
+        with atomic_output_dir(args.out) as tmp:
+            prepare_linked_dir(args.hub_eval_results, args.out)
+            write_leaderboard(lb, tmp, hub_dir=tmp / HUB_ENTRY, hub_source_url=args.hub_source_url,
+                              hub_model_ids=hub_ids)
+        link_dir(args.hub_eval_results, Path(args.out) / HUB_ENTRY)
     else:
         with atomic_output_dir(args.out) as tmp:
             write_leaderboard(lb, tmp)

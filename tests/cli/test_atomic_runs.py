@@ -205,3 +205,80 @@ def test_stale_tables_of_an_earlier_run_are_gone_and_other_commands_tables_stay(
     assert main(plain) == 0
     assert not per_language & _names(out)
     assert (out / "notes.txt").read_text() == "the user's notes"
+
+
+# ------------------------------------------- leaderboard --hub-eval-results: two folders, one swap (issue 28.7)
+
+
+def _hub_runs(inputs: dict[str, Path], out: Path, hub: Path) -> tuple[list[str], list[str]]:
+    hub_args = ["--hub-eval-results", str(hub), "--hub-source-url", "https://example.org/logs", "-q"]
+    return (["leaderboard", f"a={inputs['dbb_a']}", f"b={inputs['dbb_b']}", "--out", str(out), "--n-boot", "50",
+             *hub_args],
+            ["leaderboard", f"a={inputs['dbb_a']}", "--out", str(out), "--n-boot", "60", *hub_args])
+
+
+def _seen(out: Path, hub: Path) -> tuple[bytes | None, dict[str, bytes]]:
+    """What a reader sees: the leaderboard table of --out and the Hub files through HUB."""
+    table = out / "leaderboard.csv"
+    return (table.read_bytes() if table.is_file() else None), (_snapshot(hub) if hub.is_dir() else {})
+
+
+def _as_an_earlier_version_left_it(hub: Path) -> None:
+    """HUB as a folder of its own (what a version before the link wrote), with the same files."""
+    import shutil
+
+    real = hub.resolve()
+    hub.unlink()
+    shutil.copytree(real, hub)
+
+
+STEPS = ("rename", "replace", "symlink")  # the file-system calls of the final move (and _exchange below)
+
+
+@pytest.mark.parametrize("earlier", ["link", "folder"])
+def test_hub_files_and_out_change_together_at_every_step(earlier, inputs, tmp_path, monkeypatch) -> None:
+    """A crash at each file-system step of the move of a leaderboard run with --hub-eval-results leaves the
+    Hub files seen through HUB and the tables of --out from the same run: both earlier or both new."""
+    import os
+
+    from stereoprobe import output_links
+
+    calls: list[str] = []
+
+    def counted(name: str, real: Callable, crash_at: int | None) -> Callable:
+        def step(*args, **kwargs):
+            calls.append(name)
+            if crash_at is not None and len(calls) > crash_at:
+                raise Crash  # killed: this step and every later one never happen
+            return real(*args, **kwargs)
+        return step
+
+    def run_second(root: Path, crash_at: int | None) -> tuple[Path, Path, tuple, tuple, list[str]]:
+        out, hub = root / "out", root / "hub"
+        first, second = _hub_runs(inputs, out, hub)
+        assert main(first) == 0
+        if earlier == "folder":
+            _as_an_earlier_version_left_it(hub)
+        before = _seen(out, hub)
+        calls.clear()
+        with monkeypatch.context() as m:
+            for name in STEPS:
+                m.setattr(os, name, counted(name, getattr(os, name), crash_at))
+            m.setattr(outputs, "_exchange", counted("exchange", outputs._exchange, crash_at))  # output_links' too
+            m.setattr(outputs, "_discard", counted("discard", outputs._discard, crash_at))
+            m.setattr(output_links, "_remove", counted("remove", output_links._remove, crash_at))
+            if crash_at is None:
+                assert main(second) == 0
+            else:
+                with pytest.raises(Crash):
+                    main(second)
+        return out, hub, before, _seen(out, hub), second
+
+    *_, new, _ = run_second(tmp_path / "clean", None)
+    steps = len(calls)
+    assert steps >= 2 and new[0] is not None and new[1]
+    for k in range(steps):
+        out, hub, before, seen, second = run_second(tmp_path / f"crash{k}", k)
+        assert seen in (before, new), (k, calls)  # never the tables of one run beside the Hub files of the other
+        assert main(second) == 0  # the next run repairs what the crash left and replaces both
+        assert _seen(out, hub) == new and hub.is_symlink()
