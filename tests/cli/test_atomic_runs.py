@@ -282,3 +282,58 @@ def test_hub_files_and_out_change_together_at_every_step(earlier, inputs, tmp_pa
         assert seen in (before, new), (k, calls)  # never the tables of one run beside the Hub files of the other
         assert main(second) == 0  # the next run repairs what the crash left and replaces both
         assert _seen(out, hub) == new and hub.is_symlink()
+
+
+# ------------------------------------------------ rater-sheet: the sheet and its questions (issue 28.7)
+
+ASSOCIATIONS = ("model,slice,base_attribute,base_value,compared_attribute,compared_value\n"
+                "m,all,income_level,low,education,basic\nm,all,age,child,employment_status,student\n"
+                "m,all,gender,woman,occupation,nurse\n")
+
+
+@pytest.mark.parametrize("questions_before", ["same", "missing"])
+def test_rater_sheet_crash_at_every_step_leaves_one_sheet_beside_its_questions(questions_before, tmp_path,
+                                                                               monkeypatch) -> None:
+    """A crash at each rename of a second rater-sheet run leaves the earlier sheet or the new one, whole,
+    beside the study's questions: a re-run renames one file (the questions, the same text, are kept)."""
+    import os
+
+    source = tmp_path / "associations.csv"
+    source.write_text(ASSOCIATIONS)
+    calls: list[str] = []
+
+    def run(folder: Path, crash_at: int | None) -> tuple[tuple, tuple, Path]:
+        sheet = folder / "sheet.csv"
+        questions = folder / "sheet.csv.questions.txt"
+        assert main(["rater-sheet", str(source), "--out", str(sheet), "-q"]) == 0
+        if questions_before == "missing":
+            questions.unlink()  # removed by the user: written again, before the sheet
+        before = (sheet.read_bytes(), questions.read_bytes() if questions.exists() else None)
+        real = os.replace
+        calls.clear()
+
+        def replace(src, dst):
+            calls.append(str(dst))
+            if crash_at is not None and len(calls) > crash_at:
+                raise Crash
+            real(src, dst)
+
+        with monkeypatch.context() as m:
+            m.setattr(os, "replace", replace)
+            argv = ["rater-sheet", str(source), "--out", str(sheet), "--shuffle-seed", "7", "-q"]
+            if crash_at is None:
+                assert main(argv) == 0
+            else:
+                with pytest.raises(Crash):
+                    main(argv)
+        return before, (sheet.read_bytes(), questions.read_bytes() if questions.exists() else None), sheet
+
+    before, new, _ = run(tmp_path / "clean", None)
+    assert new != before and new[1] is not None
+    steps = len(calls)
+    assert steps == (1 if questions_before == "same" else 2)
+    for k in range(steps):
+        earlier, seen, sheet = run(tmp_path / f"crash{k}", k)
+        assert seen[0] in (earlier[0], new[0]) and seen[1] in (earlier[1], new[1])
+        assert seen[1] == new[1] or seen[0] == earlier[0]  # a new sheet never beside missing questions
+        assert not [p.name for p in sheet.parent.iterdir() if p.name.endswith(".tmp")]

@@ -100,7 +100,10 @@ def export_rater_sheet(associations: pd.DataFrame, path: str | Path, shuffle_see
     """Write :func:`rater_sheet` as CSV and the two questions into ``<path>.questions.txt``; return the path.
 
     Both files are written to a temporary name beside ``path`` and then renamed, so a failure leaves an
-    earlier sheet intact. An empty association list is an :class:`~stereoprobe.errors.InputError`.
+    earlier sheet intact. The questions come first and only when their text changed (they are the study's,
+    the same for every sheet of a version): a re-run is one rename, the sheet's, so a crash at any step leaves
+    the earlier sheet or the new one beside the same questions. An empty association list is an
+    :class:`~stereoprobe.errors.InputError`.
     """
     out = rater_sheet(associations, shuffle_seed)
     p = Path(path)
@@ -109,9 +112,19 @@ def export_rater_sheet(associations: pd.DataFrame, path: str | Path, shuffle_see
     if p.is_dir():
         raise InputError(f"--out {p}: is a folder (expected a CSV file name)")
     p.parent.mkdir(parents=True, exist_ok=True)
-    _replace_atomically(p, lambda t: out.to_csv(t, index=False))
-    _replace_atomically(p.with_name(p.name + ".questions.txt"), lambda t: t.write_text(rater_questions(), encoding="utf-8"))
+    questions, text = p.with_name(p.name + ".questions.txt"), rater_questions()
+    if not _holds(questions, text):
+        _replace_atomically(questions, lambda t: t.write_text(text, encoding="utf-8"))
+    _replace_atomically(p, lambda t: out.to_csv(t, index=False))  # the one step a reader sees
     return p
+
+
+def _holds(path: Path, text: str) -> bool:
+    """Whether the regular file ``path`` holds exactly ``text``."""
+    try:
+        return path.is_file() and not path.is_symlink() and path.read_text(encoding="utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def make_rater_sheet(
