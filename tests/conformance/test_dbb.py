@@ -162,3 +162,29 @@ def test_logprob_mode_requests(refdata: Path, upstream) -> None:
 
 def test_departures_name_fidelity_rows() -> None:
     assert_allowed(DEPARTURES)
+
+
+def test_default_instruction_is_read_from_the_upstream_mirror(refdata: Path, tmp_path: Path, monkeypatch) -> None:
+    """The default instruction comes from upstream's file at run time, whatever the templates' source: with our
+    bundled templates and upstream's repository found through ``$STEREOPROBE_UPSTREAM_DIR``, every request's
+    user message starts with the bytes of ``evaluate_probs.txt`` (outer whitespace stripped) and a blank line;
+    ``-T prompt=stereoprobe`` sends none of them."""
+    from stereoprobe.tasks.dbb import dbb_sg
+
+    instruction = refdata_file(refdata, f"{ROOT}/src/prompt_instructions/evaluate_probs.txt").read_text(
+        encoding="utf-8").strip()
+    story = refdata_file(refdata, f"{ROOT}/src/prompt_instructions/evaluate_perplexity.txt").read_text(
+        encoding="utf-8").strip()
+    monkeypatch.setenv("STEREOPROBE_UPSTREAM_DIR", str(refdata))
+    monkeypatch.setenv("STEREOPROBE_CACHE", str(tmp_path))  # never a cached copy
+    task = dbb(source="bundled", faithful=False, names="draw", categories="ses", limit_templates=1, mode="logprob",
+               unit="question")
+    assert task.metadata["prompt"] == "upstream"
+    users = [s.input[-1].text for s in task.dataset]
+    assert users and all(u.startswith(instruction + "\n\nContext: ") for u in users)
+    sg = dbb_sg(source="bundled", faithful=False, names="draw", categories="ses", limit_templates=1, unit="question")
+    assert all(str(s.input).startswith(story + "\n\nContext: ") for s in sg.dataset)
+    own = dbb(source="bundled", faithful=False, names="draw", categories="ses", limit_templates=1, mode="logprob",
+              unit="question", prompt="stereoprobe")
+    first_line = instruction.splitlines()[0]
+    assert all(first_line not in s.input[-1].text for s in own.dataset)
