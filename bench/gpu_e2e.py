@@ -150,6 +150,34 @@ def dbb_end_to_end(model: Any, tokenizer: Any, args: Any, dtype: torch.dtype, va
             row("provider_direct", t_direct, requests=len(reqs))]
 
 
+def fixed_shape_cost(rows: list[dict[str, Any]], route: str = "provider_direct") -> float | None:
+    """Throughput lost to fixed micro-batch shapes on the GlobalBias end-to-end sentences: 1 - (rate, fixed) /
+    (rate, not fixed) of ``route`` (provider_direct: the scorer alone; inspect_eval: through inspect)."""
+    gb = {r["route"]: r for r in rows if r["workload"] == "globalbias_e2e"}
+    fixed, free = gb.get(route), gb.get(route + "_unfixed")
+    if fixed is None or free is None or gb.get("inspect_eval", {}).get("fixed_shapes") is None:
+        return None
+    return 1.0 - fixed["texts_per_s"] / free["texts_per_s"]
+
+
+def cost_by_tokens(rows: list[dict[str, Any]], sizes: list[int]) -> dict[int, dict[str, float]]:
+    """``--fixed-tokens`` runs (0 = free shapes): per micro-batch size, 1 - rate / free rate, for the
+    inspect and provider-direct routes."""
+    gb = {r["route"]: r for r in rows if r["workload"] == "globalbias_e2e"}
+    out: dict[int, dict[str, float]] = {}
+    for t in sizes:
+        if t == 0:
+            continue
+        cost = {}
+        for route in ("inspect_eval", "provider_direct"):
+            fixed, free = gb.get(f"{route}_fixed{t}"), gb.get(f"{route}_fixed0")
+            if fixed is not None and free is not None:
+                cost[route] = 1.0 - fixed["texts_per_s"] / free["texts_per_s"]
+        if len(cost) == 2:
+            out[t] = cost
+    return out
+
+
 def _find(rows: list[dict[str, Any]], workload: str, route: str) -> dict[str, Any] | None:
     return next((r for r in rows if r["workload"] == workload and r["route"] == route), None)
 

@@ -371,9 +371,9 @@ def run_routes(model: Any, tokenizer: Any, args: argparse.Namespace, dtype: torc
             model, tokenizer, args, dtype, plain_scores, CausalScorer, {"batch_invariant": "false"}, "_unfixed",
             baselines=False), 30)
     for tokens in args.fixed_tokens:  # the fixed-shape cost against the micro-batch size (no post-processing)
-        add_rows(f"globalbias_e2e_fixed{tokens}", lambda t=tokens: gpu_routes.globalbias_end_to_end(
-            model, tokenizer, args, dtype, plain_scores, CausalScorer, {"microbatch_tokens": t, "batch_invariant": "true"},
-            f"_fixed{t}", baselines=False, post=False), 20)
+        margs = {"batch_invariant": "false"} if tokens == 0 else {"microbatch_tokens": tokens, "batch_invariant": "true"}
+        add_rows(f"globalbias_e2e_fixed{tokens}", lambda a=margs, t=tokens: gpu_routes.globalbias_end_to_end(
+            model, tokenizer, args, dtype, plain_scores, CausalScorer, a, f"_fixed{t}", baselines=False, post=False), 20)
     if "dbb_e2e" not in args.skip:
         add_rows("dbb_logprob_e2e", lambda: gpu_e2e.dbb_end_to_end(model, tokenizer, args, dtype, "logprob", meter,
                                                                    reg), 15)
@@ -397,16 +397,6 @@ def run_routes(model: Any, tokenizer: Any, args: argparse.Namespace, dtype: torc
         add("batch_stability_float32", lambda: gpu_routes.batch_stability(model, tokenizer, groups, args,
                                                                            torch.float32), 10)
     return out
-
-
-def fixed_shape_cost(rows: list[dict[str, Any]], route: str = "provider_direct") -> float | None:
-    """Throughput lost to fixed micro-batch shapes on the GlobalBias end-to-end sentences: 1 - (rate, fixed) /
-    (rate, not fixed) of ``route`` (provider_direct: the scorer alone; inspect_eval: through inspect)."""
-    gb = {r["route"]: r for r in rows if r["workload"] == "globalbias_e2e"}
-    fixed, free = gb.get(route), gb.get(route + "_unfixed")
-    if fixed is None or free is None or gb.get("inspect_eval", {}).get("fixed_shapes") is None:
-        return None
-    return 1.0 - fixed["texts_per_s"] / free["texts_per_s"]
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -440,8 +430,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     save(run_routes(model, tokenizer, args, dtype, budget, save))
     check = result.get("float32_check") or []
     result["agree"] = all(c["max_abs_diff_per_token"] <= args.tolerance for c in check) if check else None
-    result["fixed_shape_cost"] = fixed_shape_cost(result["rows"])
-    result["fixed_shape_cost_e2e"] = fixed_shape_cost(result["rows"], "inspect_eval")
+    result["fixed_shape_cost"] = gpu_e2e.fixed_shape_cost(result["rows"])
+    result["fixed_shape_cost_e2e"] = gpu_e2e.fixed_shape_cost(result["rows"], "inspect_eval")
+    result["fixed_shape_cost_by_tokens"] = gpu_e2e.cost_by_tokens(result["rows"], args.fixed_tokens)
+    if result["fixed_shape_cost"] is None and result["fixed_shape_cost_by_tokens"].get(4096):  # the default size
+        result["fixed_shape_cost"] = result["fixed_shape_cost_by_tokens"][4096]["provider_direct"]
+        result["fixed_shape_cost_e2e"] = result["fixed_shape_cost_by_tokens"][4096]["inspect_eval"]
     save({})
     report(result, args)
     return result
@@ -471,6 +465,9 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> None:
             b = result[key]
             print(f"{key} ({b['dtype']}, {b['texts']} texts, fixed shapes {b['fixed_shapes']}): identical to batch 64: "
                   f"{b['identical']}; max |Δ| per text sum: {b['max_abs_diff_per_text_sum']}")
+    for t, c in result.get("fixed_shape_cost_by_tokens", {}).items():
+        print(f"fixed shapes of {t} tokens: throughput cost {100 * c['provider_direct']:.1f} % provider direct, "
+              f"{100 * c['inspect_eval']:.1f} % through inspect (against free shapes, same run)")
     for g in result.get("generation", []):
         print(f"generation, {g['route']:<15} {g['texts']} stories x {g['max_new_tokens']} tokens: "
               f"{g['generated_tokens']} tokens in {g['seconds']:.1f} s = {g['tokens_per_s']:.0f} tokens/s"
