@@ -15,7 +15,6 @@ pairwise section tests the differences). The line states what the figures say, n
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ import pandas as pd
 
 from stereoprobe.probes import Board, Metric, registered
 from stereoprobe.report.html import MISSING
+from stereoprobe.report.pages import COMPARISON, render_page
 
 __all__ = ["Column", "comparison_columns", "comparison_html", "comparison_table", "marks", "model_readings"]
 
@@ -188,44 +188,29 @@ def comparison_html(metrics: pd.DataFrame, level: float = 0.95, demo: bool = Fal
             groups[-1] = (groups[-1][0], groups[-1][1] + 1)
         else:
             groups.append((c.board.title, 1))
-    top = '<tr class="groups"><th></th>' + "".join(
-        f'<th colspan="{n}" class="group">{html.escape(title)}</th>' for title, n in groups) + "</tr>"
-    head = '<tr class="sortrow"><th class="sortkey">model</th>' + "".join(
-        f'<th class="sortkey" title="{html.escape(c.metric.meaning, quote=True)}">{html.escape(c.metric.title)}'
-        f'<br><span class="dir">{_direction(c.metric)}</span></th>' for c in columns) + "</tr>"
     per_col = [(_cells(metrics, c), marks(metrics, c, demo)) for c in columns]
-    rows = []
-    for m in models:
-        tds = [f"<td>{html.escape(m)}</td>"]
-        for cells, mk in per_col:
-            if m not in cells.index or not _finite(cells.loc[m, "estimate"]):
-                tds.append(f'<td data-v="">{MISSING}</td>')
-                continue
-            r, mark = cells.loc[m], mk.get(m, "")
-            interval = (f'<br><span class="ci">[{_fmt(r["ci_low"])}, {_fmt(r["ci_high"])}]</span>'
-                        if _finite(r["ci_low"]) and _finite(r["ci_high"]) else "")
-            kind = mark.split()[-1] if mark else ""
-            badge = f' <span class="badge {kind}">{mark}</span>' if mark else ""
-            cls = f' class="{kind}"' if mark else ""
-            tds.append(f'<td{cls} data-v="{float(r["estimate"])!r}">{_fmt(r["estimate"])}{badge}{interval}</td>')
-        rows.append("<tr>" + "".join(tds) + "</tr>")
+    rows = [(m, [_comparison_cell(cells, mk, m) for cells, mk in per_col]) for m in models]
     caption = (f"estimate with its {round(100 * level)}% interval below; by each figure's direction, best or "
                "worst only where a model's interval overlaps no other model's, else tied best / tied worst for "
                "the models overlapping the extreme one (hover a header for what it measures; click to sort)")
     if demo:
         caption = (f"estimate with its {round(100 * level)}% interval below; DEMO settings: no best or worst is "
                    "marked (hover a header for what it measures; click to sort)")
-    table = (f'<div class="table-wrap compare"><table class="sortable comparison"><caption class="meta">'
-             f"{html.escape(caption)}</caption><thead>{top}{head}</thead><tbody>\n" + "\n".join(rows)
-             + "\n</tbody></table></div>")
-    lines = "".join(f"<li><b>{html.escape(m)}</b>: {html.escape(readings[m])}</li>" for m in models)
-    legend = "".join(f"<li><b>{html.escape(c.short_board)} {html.escape(c.metric.title)}</b>: "
-                     f"{html.escape(c.metric.meaning or c.metric.name)}</li>" for c in columns)
-    note = ""
-    if left_out:
-        names = ", ".join(f"{c.short_board} {c.metric.title}" for c in left_out)
-        note = f'<p class="empty-note">Left out, undefined for every model: {html.escape(names)}.</p>'
-    return (table + note + f'<p class="meta">Per model, in plain words (≈: tied, its interval overlaps another '
-            f'model\'s, so that place is not established; the paired tests below say which differences are):</p>'
-            f'<ul class="readings">{lines}</ul><details><summary>What each figure measures</summary>'
-            f'<ul class="readings">{legend}</ul></details>')
+    return render_page(
+        COMPARISON, caption=caption, groups=groups, rows=rows, missing=MISSING,
+        columns=[{"title": c.metric.title, "meaning": c.metric.meaning, "direction": _direction(c.metric)}
+                 for c in columns],
+        left_out=", ".join(f"{c.short_board} {c.metric.title}" for c in left_out),
+        readings=[(m, readings[m]) for m in models],
+        legend=[(f"{c.short_board} {c.metric.title}", c.metric.meaning or c.metric.name) for c in columns],
+    )
+
+
+def _comparison_cell(cells: pd.DataFrame, mk: dict[str, str], model: str) -> dict[str, object] | None:
+    """One model's cell of a figure's column in the comparison table (None: the model has no such figure)."""
+    if model not in cells.index or not _finite(cells.loc[model, "estimate"]):
+        return None
+    r, mark = cells.loc[model], mk.get(model, "")
+    interval = (_fmt(r["ci_low"]), _fmt(r["ci_high"])) if _finite(r["ci_low"]) and _finite(r["ci_high"]) else None
+    return {"kind": mark.split()[-1] if mark else "", "v": repr(float(r["estimate"])), "estimate": _fmt(r["estimate"]),
+            "mark": mark, "interval": interval}

@@ -14,12 +14,13 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-__all__ = ["DEMO_BANNER", "FILES", "PAGE", "TABLE", "break_after_underscores", "render_page", "templates"]
+__all__ = ["COMPARISON", "DEMO_BANNER", "FILES", "PAGE", "TABLE", "break_after_underscores", "render_page", "templates"]
 
 PAGE = "page.html.j2"  # the skeleton of every report: head, inline styles and script, banner, sections
 DEMO_BANNER = "demo_banner.html.j2"  # the DEMO banner on top of a page built from demo settings
 TABLE = "table.html.j2"  # a sortable (and searchable) table
 FILES = "files.html.j2"  # links to a table's or a figure's files
+COMPARISON = "comparison.html.j2"  # the leaderboard's models x headline figures table, readings and legend
 
 
 @cache

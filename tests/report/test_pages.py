@@ -90,3 +90,15 @@ def test_a_table_from_its_template_escapes_every_text_and_keeps_sort_values_and_
     assert f"<tbody>\n{row1}\n{row2}\n</tbody></table></div>" in html  # one line per row, as before
     assert html.startswith('<div class="table-tools">') and '<span class="meta" id="' in html
     assert "2 of 2 rows</span>" in html and html.endswith('<p class="meta">files: <a href="t.csv">t.csv</a></p>')
+
+
+def test_the_leaderboard_comparison_from_its_template_escapes_model_names() -> None:
+    from stereoprobe.leaderboard.compare import comparison_html
+    from stereoprobe.leaderboard.headline import METRIC_COLUMNS
+
+    rows = [(HOSTILE, "dbb", "count_s_ge_20", 1.0, 0.5, 1.5, 100, "lower", ""),
+            ("b", "dbb", "count_s_ge_20", 9.0, 6.0, 12.0, 100, "lower", "")]
+    html = comparison_html(pd.DataFrame([dict(zip(METRIC_COLUMNS, r)) for r in rows], columns=METRIC_COLUMNS))
+    assert "<script>alert(1)" not in html
+    assert f"<tr><td>{ESCAPED}</td><td class=\"best\" data-v=\"1.0\">1 <span class=\"badge best\">best</span>" in html
+    assert f"<li><b>{ESCAPED}</b>: " in html and html.endswith("</ul></details>")
