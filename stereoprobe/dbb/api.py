@@ -53,6 +53,7 @@ class DBBInputs:
     read_summary: str = ""
     sources: list[str] = field(default_factory=list)
     term_based: pd.DataFrame | None = None
+    partial: list[str] = field(default_factory=list)  # a console line per partial run (ReadStats.partial_lines)
 
 
 @dataclass
@@ -84,7 +85,7 @@ def read(inputs: Sequence[str | Path], *, term_based: Sequence[str | Path] | Non
     resp, runs = read_responses(inputs, stats, progress)
     if resp.empty and runs.empty:
         raise InputError(f"no scored dbb/dbb_sg samples in {', '.join(map(str, inputs))}")
-    return DBBInputs(resp, runs, stats.summary(), [str(x) for x in inputs], term)
+    return DBBInputs(resp, runs, stats.summary(), [str(x) for x in inputs], term, stats.partial_lines())
 
 
 def compute(data: DBBInputs, options: DBBOptions = DBBOptions(), *, progress: Progress | None = None) -> DBBResult:
@@ -94,7 +95,7 @@ def compute(data: DBBInputs, options: DBBOptions = DBBOptions(), *, progress: Pr
     runs = run_table(data.runs, tables)
     if data.term_based is not None:
         tables["term_based"] = data.term_based
-    lines = summary_lines(tables, runs, options.threshold)
+    lines = summary_lines(tables, runs, options.threshold) + list(data.partial)
     return DBBResult({"responses": data.responses, "runs": runs, **tables}, lines, options, data.read_summary,
                      list(data.sources))
 

@@ -65,6 +65,20 @@ class ReadStats:
         n = len(self.files)
         return f"{n} log{'s' if n != 1 else ''}, {self.samples} samples" + (f" ({', '.join(extra)})" if extra else "")
 
+    def partial_lines(self) -> list[str]:
+        """One console line per partial run (:attr:`partial_runs`): that the run is partial, how many of its
+        dataset's samples no log holds and the run's logs (the first three). inspect records only the ids it
+        ran, so the missing samples are counted, not named."""
+        lines = []
+        for r in self.partial_runs:
+            files = [Path(f).name for f in r["files"]]
+            shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+            lines.append(f"{r['task']}/{r['model']}: PARTIAL RUN, {r['dataset_samples'] - r['listed']:,} of the "
+                         f"dataset's {r['dataset_samples']:,} samples are in no log (an inspect eval --limit or "
+                         f"--sample-id run, or one part of a split run: give every part); they are not scored, "
+                         f"the figures cover {r['listed']:,} sample{'s' if r['listed'] != 1 else ''} ({shown})")
+        return lines
+
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (for ``run_info.json`` or a report's settings table)."""
         return {
