@@ -307,8 +307,7 @@ def dbb_sg(
     names = Q.name_source(source, names)
     tmpl, qs = Q.select_questions(source, faithful, seed, categories, limit_templates, templates, names)
     var, provenance = Q.sg_variations(source, tmpl, variations)
-    p = SC.prompts(prompt, _prompt_source(source))["sg"]
-    items = Q.sg_items(qs, var, faithful, p)
+    items = Q.sg_items(qs, var, faithful, p := SC.prompts(prompt, _prompt_source(source))["sg"])
     solver_args = {"separator": p["separator"], "scoring": scoring, "system": p.get("system"),
                    "tokenizer": tokenizer, "bos_in_continuation": bos}
     if unit == "question":
@@ -316,7 +315,8 @@ def dbb_sg(
     else:
         samples, solver = _sg_template_samples(items), dbb_sg_group_solver(**solver_args)
     return P.EpochsBoundTask(
-        max_epochs=None if unit == "question" else 1, why="-T unit=template scores a template's questions in one sample",
+        max_epochs=None if unit == "question" else 1,
+        why="-T unit=template scores a template's questions in one sample",
         dataset=MemoryDataset(samples, name=Q.dataset_name(source) + "-sg"),
         solver=solver,
         scorer=dbb_sg_scorer(normalisation=normalisation),
