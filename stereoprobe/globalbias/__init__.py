@@ -1,7 +1,8 @@
 """GlobalBias (Siddique et al., EMNLP 2024): name x descriptor sentences, APX bias scores, character profiles.
 
 One skeleton, as every probe package: :mod:`.contract` (names shared by the tasks, scorers and readers),
-:mod:`.inputs` / :mod:`.profiles_report` (the readers), :mod:`.apx` / :mod:`.profiles` (the statistics),
+:mod:`.inputs` / :mod:`.profiles_report` (the readers), :mod:`.apx` / :mod:`.profiles` (the statistics;
+:mod:`.compute` / :mod:`.profiles_compute` apply them to what was read),
 :mod:`.report` / :mod:`.profiles_report` (tables and HTML), :mod:`.api` (the Python API: :func:`analyze` and
 :func:`analyze_profiles` = read + compute, :func:`write`), :mod:`.probe` (the two descriptors the leaderboard,
 planner, CLI and index read) and :mod:`.leaderboard` (their leaderboard figures)::

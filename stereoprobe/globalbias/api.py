@@ -9,7 +9,10 @@
 :func:`analyze` reads (through :mod:`stereoprobe.globalbias.inputs`, complete units only:
 :func:`~stereoprobe.globalbias.completeness.split_complete`) and computes
 (:func:`stereoprobe.globalbias.compute.compute`, per model :func:`~stereoprobe.globalbias.compute.compute_model`;
-the :class:`GlobalBiasOptions` passed whole); :func:`write` writes either probe's result (:func:`~stereoprobe.globalbias.report.write_globalbias`,
+the :class:`GlobalBiasOptions` passed whole); :func:`analyze_profiles` reads
+(:func:`~stereoprobe.globalbias.profiles_report.read_profiles`) and computes
+(:func:`stereoprobe.globalbias.profiles_compute.compute_profiles`, the :class:`ProfilesOptions` passed whole);
+:func:`write` writes either probe's result (:func:`~stereoprobe.globalbias.report.write_globalbias`,
 :func:`~stereoprobe.globalbias.profiles_report.write_profiles`).
 """
 
@@ -23,7 +26,8 @@ from stereoprobe.globalbias.completeness import split_complete
 from stereoprobe.globalbias.compute import GlobalBiasResult, compute
 from stereoprobe.globalbias.inputs import read_sentences
 from stereoprobe.globalbias.options import GlobalBiasOptions, ProfilesOptions
-from stereoprobe.globalbias.profiles_report import ProfilesResult, compute_profiles, write_profiles
+from stereoprobe.globalbias.profiles_compute import ProfilesResult, compute_profiles
+from stereoprobe.globalbias.profiles_report import read_apx_scores, read_profiles, write_profiles
 from stereoprobe.globalbias.report import write_globalbias
 from stereoprobe.inputs import Progress, no_progress
 
@@ -47,11 +51,10 @@ def analyze_profiles(inputs: Iterable[str | Path], options: ProfilesOptions = Pr
     """The character profiles' tables from logs of ``globalbias_profiles`` or profile tables; ``apx_scores``:
     the ``bias_scores`` table (or output folder) of ``stereoprobe globalbias`` for the religion consistency
     table (paper Table 8). ``progress``: the input layer's progress callback (the command line draws a bar)."""
-    o = options
-    return compute_profiles(inputs, n_permutations=o.n_permutations, folds=o.folds, ablation=o.ablation,
-                            seed=o.seed, classifier=o.classifier, over_represented_only=o.over_represented_only,
-                            apx_scores=apx_scores, faithful=o.faithful, keep_duplicates=o.keep_duplicates,
-                            progress=progress)
+    apx = read_apx_scores(apx_scores) if apx_scores is not None else None
+    read = read_profiles(inputs, progress=progress)
+    return compute_profiles(read.profiles, read.outcomes, options, apx=apx, log_stats=read.log_stats,
+                            sources=read.sources, progress=progress)
 
 
 def write(result: GlobalBiasResult | ProfilesResult, out: str | Path) -> Path:

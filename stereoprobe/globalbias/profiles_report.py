@@ -1,18 +1,19 @@
-"""``stereoprobe profiles``: profiles from logs or CSVs -> classification, ablation, top words, report."""
+"""``stereoprobe profiles``' I/O: profiles read from logs or CSVs (:func:`read_profiles`), the APX scores table, and the
+tables, ``run_info.json`` and report written (:func:`write_profiles`); the statistics are :mod:`.profiles_compute`."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
 from stereoprobe import inputs as I
 from stereoprobe.errors import InputError
 from stereoprobe.globalbias import profiles as P
-from stereoprobe.globalbias.consistency import religion_consistency
 from stereoprobe.globalbias.contract import PROFILE_SCORER, TASK_PROFILES
+from stereoprobe.globalbias.profiles_compute import ProfilesResult
 from stereoprobe.report.html import Section, files_html, write_report
 from stereoprobe.report.run_info import write_run_info
 from stereoprobe.tables import write_table
@@ -80,66 +81,27 @@ def profiles_from_logs(paths: Iterable[Path], stats: I.ReadStats | None = None, 
     return pd.DataFrame(rows), pd.DataFrame(outcomes)
 
 
-@dataclass
-class ProfilesResult:
-    """What :func:`compute_profiles` computed: tables by name, the profiles read and the log statistics;
-    ``settings`` and ``sources`` go to ``run_info.json``; ``files``: the table files :func:`write_profiles`
-    wrote."""
-
-    tables: dict[str, pd.DataFrame]
-    profiles: pd.DataFrame
-    log_stats: I.ReadStats | None = None
-    files: list[Path] = field(default_factory=list)
-    duplicates_dropped: dict[str, int] = field(default_factory=dict)
-    settings: dict[str, object] = field(default_factory=dict)
-    sources: list[str] = field(default_factory=list)
-
-    def summary(self) -> str:
-        """The console line."""
-        parsed = self.profiles  # a model whose responses all failed to parse has one all-NaN placeholder row
-        if "Group" in parsed.columns:
-            parsed = parsed[parsed["Group"].notna()]
-        line = f"{len(parsed)} parsed profile(s) of {self.profiles['model'].nunique()} model(s)"
-        if sum(self.duplicates_dropped.values()):
-            line += f" ({sum(self.duplicates_dropped.values())} duplicate profile(s) dropped)"
-        if self.log_stats is not None and self.log_stats.files:
-            line += f" from {self.log_stats.summary()}"
-        return line
-
-
 def _inputs(inputs: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
     """(profile tables, logs), split once by the input layer (:func:`stereoprobe.inputs.partition`)."""
     part = I.partition(inputs, ("logs", "tables"), what="profiles inputs")
     return part.tables, part.logs
 
 
-def _read_apx(path: str | Path) -> pd.DataFrame:
-    p = Path(path)
-    if p.is_dir():
-        p = p / "bias_scores.csv"
-    return I.read_table(p, ["group", "descriptor", "score", "flagged"], what="GlobalBias bias_scores table")
+class ProfilesRead(NamedTuple):
+    """What :func:`read_profiles` read: one row per parsed profile, the per-request parse outcomes, the log
+    statistics (None without logs) and the inputs."""
+
+    profiles: pd.DataFrame
+    outcomes: pd.DataFrame
+    log_stats: I.ReadStats | None
+    sources: list[str | Path]
 
 
-def compute_profiles(inputs: Iterable[str | Path], n_permutations: int = 100, folds: int = 5,
-                     ablation: bool = True, seed: int = 42, classifier: str = "svc",
-                     over_represented_only: bool = False, apx_scores: str | Path | None = None,
-                     faithful: bool = True, keep_duplicates: bool = False, *,
-                     progress: I.Progress = I.no_progress) -> ProfilesResult:
-    """Read profiles (logs of ``globalbias_profiles`` or profile tables) and compute per model the SVM
-    distinguishability, the leave-one-feature-out ablation and the Jensen-Shannon top words (nothing is
-    written: :func:`write_profiles`). ``apx_scores``: the ``bias_scores`` table (or
-    the output folder) of ``stereoprobe globalbias`` for the religion consistency table (paper Table 8).
-    ``faithful``: leave-one-feature-out differences of accuracies rounded to 3 decimals, as the reference
-    (False: exact). ``keep_duplicates``: keep repeated identical profile rows (the reference drops them).
-    ``progress``: reports the log reading and the per-model analysis (:data:`stereoprobe.inputs.Progress`;
-    default: silent; the command line draws a bar)."""
-    if n_permutations < 1:
-        raise InputError(f"the number of permutations must be at least 1, got {n_permutations}")
-    if folds < 2:
-        raise InputError(f"cross-validation needs at least 2 folds, got {folds}")
-    inputs = list(inputs)
-    apx = _read_apx(apx_scores) if apx_scores is not None else None
-    csvs, logs = _inputs(inputs)
+def read_profiles(inputs: Iterable[str | Path], *, progress: I.Progress = I.no_progress) -> ProfilesRead:
+    """Profiles from logs of ``globalbias_profiles`` and profile tables; one line names inputs that hold none.
+    ``progress``: reports the log reading (:data:`stereoprobe.inputs.Progress`; default: silent)."""
+    sources = list(inputs)
+    csvs, logs = _inputs(sources)
     frames = [P.read_profiles_csv(c) for c in csvs]
     outcomes = pd.DataFrame()
     stats = None
@@ -149,46 +111,17 @@ def compute_profiles(inputs: Iterable[str | Path], n_permutations: int = 100, fo
         frames.append(prof)
     frames = [f for f in frames if len(f)]
     if not frames and not len(outcomes):
-        raise InputError(f"no profiles or profile logs found in {', '.join(map(str, inputs))}")
-    cols = ["model", "Group", "Ethnicity", "Gender"] + P.FEATURES
-    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
-    for m in (outcomes["model"].unique() if len(outcomes) else []):
-        if m not in set(df["model"]):  # a model whose every response failed to parse: report it, at chance
-            df = pd.concat([df, pd.DataFrame([{"model": m}])], ignore_index=True)
-    tables: dict[str, list[pd.DataFrame]] = {}
-    dropped: dict[str, int] = {}
-    kept = []
-    for model, sub in df.groupby("model", sort=True):
-        if not keep_duplicates:
-            sub, dropped[str(model)] = P.drop_duplicate_profiles(sub)
-        kept.append(sub)
-    df = pd.concat(kept, ignore_index=True) if kept else df
-    for model, sub in progress(list(df.groupby("model", sort=True)), "profiles: analysing models"):
-        sub = sub.dropna(subset=["Group"]).reset_index(drop=True)
-        res = {"classification": P.classification(sub, n_permutations, folds, seed, classifier),
-               "top_words": P.top_words(sub, over_represented_only=over_represented_only),
-               "predictions": P.split_predictions(sub, seed, classifier)}
-        if ablation:
-            abl = []
-            for name, col in P.TARGETS.items():
-                if P.too_small(sub, col) is None:
-                    abl.append(P.feature_ablation(sub, col, seed, classifier, faithful).assign(target=name))
-            res["feature_ablation"] = pd.concat(abl, ignore_index=True) if abl else pd.DataFrame()
-        for k, v in res.items():
-            tables.setdefault(k, []).append(v.assign(model=model))
-    combined = {k: pd.concat(v, ignore_index=True) for k, v in tables.items()}
-    if len(outcomes):
-        combined["parse_outcomes"] = outcomes
-    if apx is not None:
-        top = combined.get("top_words", pd.DataFrame(columns=["model", "feature", "word", "group", "direction"]))
-        parts = [religion_consistency(sub, apx).assign(model=m) for m, sub in top.groupby("model", sort=True)]
-        combined["religion_consistency"] = (pd.concat(parts, ignore_index=True) if parts
-                                            else religion_consistency(top, apx).assign(model=None))
-    settings = {"permutations": n_permutations, "folds": folds, "ablation": ablation, "seed": seed,
-                "classifier": classifier, "over_represented_only": over_represented_only, "faithful": faithful,
-                "keep_duplicates": keep_duplicates, "duplicates_dropped": dropped}
-    return ProfilesResult(tables=combined, profiles=df, log_stats=stats, duplicates_dropped=dropped,
-                          settings=settings, sources=[str(i) for i in inputs])
+        raise InputError(f"no profiles or profile logs found in {', '.join(map(str, sources))}")
+    profiles = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return ProfilesRead(profiles, outcomes, stats, sources)
+
+
+def read_apx_scores(path: str | Path) -> pd.DataFrame:
+    """The ``bias_scores`` table of ``stereoprobe globalbias`` (the file, or the output folder holding it)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "bias_scores.csv"
+    return I.read_table(p, ["group", "descriptor", "score", "flagged"], what="GlobalBias bias_scores table")
 
 
 def write_profiles(result: ProfilesResult, out_dir: str | Path) -> Path:
