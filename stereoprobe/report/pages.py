@@ -14,12 +14,14 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-__all__ = ["COMPARISON", "DEMO_BANNER", "FILES", "PAGE", "TABLE", "break_after_underscores", "render_page", "templates"]
+__all__ = ["COMPARISON", "DEMO_BANNER", "EXAMPLES", "FILES", "PAGE", "TABLE", "break_after_underscores", "render_page",
+           "templates"]
 
 PAGE = "page.html.j2"  # the skeleton of every report: head, inline styles and script, banner, sections
 DEMO_BANNER = "demo_banner.html.j2"  # the DEMO banner on top of a page built from demo settings
 TABLE = "table.html.j2"  # a sortable (and searchable) table
 FILES = "files.html.j2"  # links to a table's or a figure's files
+EXAMPLES = "examples.html.j2"  # the associations report's example stories, one block per association
 COMPARISON = "comparison.html.j2"  # the leaderboard's models x headline figures table, readings and legend
 
 

@@ -102,3 +102,15 @@ def test_the_leaderboard_comparison_from_its_template_escapes_model_names() -> N
     assert "<script>alert(1)" not in html
     assert f"<tr><td>{ESCAPED}</td><td class=\"best\" data-v=\"1.0\">1 <span class=\"badge best\">best</span>" in html
     assert f"<li><b>{ESCAPED}</b>: " in html and html.endswith("</ul></details>")
+
+
+def test_the_example_stories_from_their_template_escape_model_output() -> None:
+    from stereoprobe.stereotales.mining.report import _examples_html
+
+    examples = pd.DataFrame({"association_id": ["a'1"], "base_attribute": ["gender"], "base_value": ["woman"],
+                             "compared_attribute": ["job"], "compared_value": [HOSTILE], "model": ["m"],
+                             "slice": ["all"], "language": ["en"], "sample_id": [7], "epoch": [2],
+                             "excerpt": [HOSTILE]})
+    html = _examples_html(examples, ["a'1", "absent"])
+    assert html == (f"<div class='example' id='ex-a&#39;1'><h3>gender = woman → job = {ESCAPED}</h3><ul><li>"
+                    f"<span class='meta'>m · slice all · en · sample 7 (epoch 2)</span><br>{ESCAPED}</li></ul></div>")

@@ -9,7 +9,6 @@ the statistics.
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -218,8 +217,11 @@ def _plot_rates(rates: pd.DataFrame, columns: str, value: str, label: str):
 
 
 def _examples_html(examples: pd.DataFrame, ids: Sequence[str]) -> str:
-    """One anchored block per association (``id="ex-<association id>"``); excerpts are model output, escaped."""
-    parts = []
+    """One anchored block per association (``id="ex-<association id>"``, template
+    :data:`stereoprobe.report.pages.EXAMPLES`); excerpts are model output, escaped."""
+    from stereoprobe.report.pages import EXAMPLES, render_page
+
+    blocks = []
     by_id = {k: g for k, g in examples.groupby("association_id", sort=False)}
     for aid in ids:
         g = by_id.get(aid)
@@ -231,13 +233,9 @@ def _examples_html(examples: pd.DataFrame, ids: Sequence[str]) -> str:
         for e in g.itertuples(index=False):
             excerpt = getattr(e, "excerpt", "")
             excerpt = "" if excerpt is None or excerpt != excerpt else str(excerpt)
-            items.append(
-                f"<li><span class='meta'>{html.escape(str(e.model))} · slice {html.escape(str(e.slice))} · "
-                f"{html.escape(str(e.language))} · sample {html.escape(str(e.sample_id))} (epoch {int(e.epoch)})"
-                f"</span><br>{html.escape(excerpt)}</li>"
-            )
-        parts.append(f"<div class='example' id='ex-{html.escape(aid)}'><h3>{html.escape(title)}</h3><ul>{''.join(items)}</ul></div>")
-    return "\n".join(parts)
+            items.append((str(e.model), str(e.slice), str(e.language), str(e.sample_id), int(e.epoch), excerpt))
+        blocks.append((aid, title, items))
+    return render_page(EXAMPLES, examples=blocks)
 
 
 # ----------------------------------------------------------------------------------------------- report
