@@ -446,16 +446,22 @@ def stereotales_extraction(
 
     async def score(state: TaskState, target: Target) -> Score:
         _check_fingerprint(state, fingerprint, taxonomy)
-        md = state.metadata or {}
-        story = state.output.completion if state.output else ""
-        story = story if opts.upstream_prompts is not None else story.strip()  # flare sends the story as written
-        refusal = await _detect_refusal(tax, story, md, opts)
-        if refusal.label == UNKNOWN and refusal_failure == "error":
-            raise RuntimeError(f"sample {state.sample_id}: the refusal judge gave no valid label ({refusal.reason})")
-        ext = _Extraction() if refusal.refused else await _extract(tax, story, opts)
-        consensus_raw, profile = _profile_of(tax, md, refusal, ext, attributes, consensus)
-        return Score(value=_score_value(refusal, ext, consensus_raw, attributes), answer=refusal.label,
-                     explanation=_explanation(refusal, ext, profile, attributes),
-                     metadata=_score_metadata(refusal, ext, consensus_raw, profile, attributes, opts, fingerprint))
+        return await _score_story(state, tax, opts, attributes, fingerprint)
 
     return score
+
+
+async def _score_story(state: TaskState, tax: Any, opts: _Options, attributes: list[str], fingerprint: str) -> Score:
+    """Steps 1-5 for one story: refusal detection, extraction by the ensemble (a story not refused), consensus
+    and the profile; a story without a valid refusal label errors under ``refusal_failure="error"``."""
+    md = state.metadata or {}
+    story = state.output.completion if state.output else ""
+    story = story if opts.upstream_prompts is not None else story.strip()  # flare sends the story as written
+    refusal = await _detect_refusal(tax, story, md, opts)
+    if refusal.label == UNKNOWN and opts.refusal_failure == "error":
+        raise RuntimeError(f"sample {state.sample_id}: the refusal judge gave no valid label ({refusal.reason})")
+    ext = _Extraction() if refusal.refused else await _extract(tax, story, opts)
+    consensus_raw, profile = _profile_of(tax, md, refusal, ext, attributes, opts.rule)
+    return Score(value=_score_value(refusal, ext, consensus_raw, attributes), answer=refusal.label,
+                 explanation=_explanation(refusal, ext, profile, attributes),
+                 metadata=_score_metadata(refusal, ext, consensus_raw, profile, attributes, opts, fingerprint))
