@@ -23,26 +23,9 @@ import tempfile
 from pathlib import Path
 
 from stereoprobe.errors import InputError
-from stereoprobe.output_paths import version_link_target
+from stereoprobe.output_paths import HUB_ENTRY, linked_target, version_link_target
 
 __all__ = ["HUB_ENTRY", "link_dir", "linked_target", "prepare_linked_dir"]
-
-HUB_ENTRY = "hub_eval_results"
-"""The entry of the leaderboard's ``--out`` that holds the Hub files; ``--hub-eval-results`` links to it."""
-
-
-def linked_target(link: str | Path) -> Path | None:
-    """The entry ``<folder>/hub_eval_results`` that ``link`` points to, when it is such a link (made by
-    :func:`link_dir`; the folder may be gone), else None."""
-    p = Path(os.path.abspath(link))
-    try:
-        target = os.readlink(p)
-    except (OSError, ValueError):
-        return None
-    if Path(target).name != HUB_ENTRY:
-        return None
-    return Path(os.path.normpath(p.parent / target))
-
 
 def _points_to(link: Path, entry: Path) -> bool:
     target = linked_target(link)

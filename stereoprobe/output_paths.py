@@ -28,8 +28,8 @@ from pathlib import Path
 
 from stereoprobe.errors import InputError
 
-__all__ = ["MAX_NAME", "check_not_an_input", "check_output_dir", "check_output_file", "safe_file_name",
-           "version_link_target"]
+__all__ = ["HUB_ENTRY", "MAX_NAME", "check_not_an_input", "check_output_dir", "check_output_file", "linked_target",
+           "safe_file_name", "version_link_target"]
 
 MAX_NAME = 100  # characters of a label-derived file name (without its extension); file systems allow 255 bytes
 _PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # a path segment kept as it is
@@ -88,6 +88,23 @@ def version_link_target(out: str | Path) -> Path | None:
     return None
 
 
+HUB_ENTRY = "hub_eval_results"
+"""The entry of the leaderboard's ``--out`` that holds the Hub files; ``--hub-eval-results`` links to it."""
+
+
+def linked_target(link: str | Path) -> Path | None:
+    """The entry ``<folder>/hub_eval_results`` that ``link`` points to, when it is such a link (made by
+    :func:`stereoprobe.output_links.link_dir`; the folder may be gone), else None."""
+    p = Path(os.path.abspath(link))
+    try:
+        target = os.readlink(p)
+    except (OSError, ValueError):
+        return None
+    if Path(target).name != HUB_ENTRY:
+        return None
+    return Path(os.path.normpath(p.parent / target))
+
+
 def _follow_links(p: Path, text: str | Path) -> Path:
     """The folder the link ``p`` leads to, followed one link at a time and stopping at a folder kept as a link
     to its version (so that a link to such a folder locks and replaces the folder, not its current version)."""
@@ -106,8 +123,6 @@ def check_output_dir(text: str | Path) -> Path:
     so is a link to another output's entry (:mod:`stereoprobe.output_links`, e.g. ``--hub-eval-results``).
     """
     p = _common_checks(text, "folder")
-    from stereoprobe.output_links import linked_target
-
     if version_link_target(p) is not None or linked_target(p) is not None:  # kept as a link by stereoprobe
         return p
     if p.is_symlink():
