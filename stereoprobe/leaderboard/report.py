@@ -107,6 +107,31 @@ def pairwise_legend(pairwise: pd.DataFrame, level: float) -> str:
             f"quantity.")
 
 
+def _pairwise_section(metrics: pd.DataFrame, pairwise: pd.DataFrame, level: float) -> Section:
+    """The model-vs-model section: a matrix per probe and metric, the StereoTales associations compared per
+    pair, and every paired comparison (collapsed)."""
+    pw = Section("Model vs model (paired on the same items)", anchor="pairwise")
+    models = sorted(metrics["model"].unique())
+    if pairwise.empty:
+        pw.empty("Fewer than two models share the items of any probe: no paired comparison.")
+    else:
+        pw.text(pairwise_legend(pairwise, level))
+        agg = pairwise[~pairwise["metric"].str.startswith("share[")]
+        for (probe, metric), _ in agg.groupby(["probe", "metric"], sort=False):
+            pw.table(matrix(pairwise, probe, metric, models), caption=f"{probe}.{metric}", search=False)
+        per = pairwise[pairwise["metric"].str.startswith("share[")]
+        if len(per):
+            cnt = per.assign(significant=per["q_value"] < ALPHA).groupby(["model_a", "model_b"]).agg(
+                associations=("metric", "size"), significant=("significant", "sum")).reset_index()
+            pw.table(cnt, caption="StereoTales: associations compared per pair of models, and those whose conditional "
+                                  "share differs (q < 0.05)", search=False)
+        pw.raw("<details><summary>all paired comparisons (table)</summary>")
+        pw.table(pairwise.sort_values(["probe", "q_value", "metric"]), caption="all paired comparisons", max_rows=500,
+                 files=["pairwise.csv", "pairwise.parquet"])
+        pw.raw("</details>")
+    return pw
+
+
 def write_leaderboard_report(path: Path, wide: pd.DataFrame, metrics: pd.DataFrame, pairwise: pd.DataFrame,
                              sources: list[tuple[str, str]], level: float, files: list[Path],
                              runs: pd.DataFrame | None = None) -> Path:
@@ -137,26 +162,7 @@ def write_leaderboard_report(path: Path, wide: pd.DataFrame, metrics: pd.DataFra
         else:
             forest.empty(f"{PROBE_TITLES[probe]}: every headline figure is zero or undefined for these models: no plot.")
     secs.append(forest)
-    pw = Section("Model vs model (paired on the same items)", anchor="pairwise")
-    models = sorted(metrics["model"].unique())
-    if pairwise.empty:
-        pw.empty("Fewer than two models share the items of any probe: no paired comparison.")
-    else:
-        pw.text(pairwise_legend(pairwise, level))
-        agg = pairwise[~pairwise["metric"].str.startswith("share[")]
-        for (probe, metric), _ in agg.groupby(["probe", "metric"], sort=False):
-            pw.table(matrix(pairwise, probe, metric, models), caption=f"{probe}.{metric}", search=False)
-        per = pairwise[pairwise["metric"].str.startswith("share[")]
-        if len(per):
-            cnt = per.assign(significant=per["q_value"] < ALPHA).groupby(["model_a", "model_b"]).agg(
-                associations=("metric", "size"), significant=("significant", "sum")).reset_index()
-            pw.table(cnt, caption="StereoTales: associations compared per pair of models, and those whose conditional "
-                                  "share differs (q < 0.05)", search=False)
-        pw.raw("<details><summary>all paired comparisons (table)</summary>")
-        pw.table(pairwise.sort_values(["probe", "q_value", "metric"]), caption="all paired comparisons", max_rows=500,
-                 files=["pairwise.csv", "pairwise.parquet"])
-        pw.raw("</details>")
-    secs.append(pw)
+    secs.append(_pairwise_section(metrics, pairwise, level))
     for probe in boards:
         sec = Section(f"Details: {PROBE_TITLES[probe]}", anchor=f"rank-{probe}")
         pm = metrics[metrics["probe"] == probe]
