@@ -72,6 +72,57 @@ class Planted:
     languages: tuple[str, ...] | None = None
 
 
+def _planted_probs(base_rates: np.ndarray, active: Sequence[Planted], shapes: dict[str, tuple[int, bool, float]],
+                   base_attr: np.ndarray, base_val: np.ndarray) -> np.ndarray:
+    """Per row, the distribution of one compared attribute: the model's base rates π (lowered where a planted
+    lift needs room, so that q ≤ 0.9), and in the rows of a planted base value q = L(1 − w)π / (1 − Lw) for its
+    compared value, the other values scaled to the rest (:class:`Planted`)."""
+    pi = base_rates.copy()
+    k = pi.size
+    targets = []
+    for pl in active:
+        w = 1.0 / shapes[pl.base_attribute][0]
+        if pl.lift * w >= 1:
+            raise ValueError(f"planted lift {pl.lift} impossible for {pl.base_attribute} (w = {w:.3f})")
+        bound = 0.9 * (1 - pl.lift * w) / (pl.lift * (1 - w))
+        if pi[pl.compared_value] > bound:
+            rest = np.delete(np.arange(k), pl.compared_value)
+            pi[rest] *= (1 - bound) / pi[rest].sum()
+            pi[pl.compared_value] = bound
+    for pl in active:
+        w = 1.0 / shapes[pl.base_attribute][0]
+        pib = pi[pl.compared_value]
+        targets.append((pl, pl.lift * (1 - w) * pib / (1 - pl.lift * w)))
+    probs = np.broadcast_to(pi, (base_attr.size, k)).copy()
+    for pl, qv in targets:
+        hit = (base_attr == pl.base_attribute) & (base_val == pl.base_value)
+        row = pi.copy()
+        rest = np.arange(k) != pl.compared_value
+        row[rest] *= (1 - qv) / row[rest].sum()
+        row[pl.compared_value] = qv
+        probs[hit] = row
+    return probs
+
+
+def _draw_column(rng: np.random.Generator, probs: np.ndarray, attribute: str, shape: tuple[int, bool, float],
+                 base_attr: np.ndarray, base_val: np.ndarray) -> np.ndarray:
+    """One attribute's values per row, drawn from ``probs``; then ``unknown`` at its rate, ``other`` (where the
+    attribute has it) at :data:`OTHER_RATE`, and the prompted value where the row's base attribute is this one."""
+    k, has_other, unk = shape
+    n = probs.shape[0]
+    u = rng.random(n)[:, None]
+    draw = (u > np.cumsum(probs, axis=1)).sum(axis=1).clip(max=k - 1)
+    vals = np.array([value_name(attribute, i) for i in range(k)] + ["other", "unknown"], dtype=object)
+    code = draw.copy()
+    r = rng.random(n)
+    code[r < unk] = k + 1
+    if has_other:
+        code[(r >= unk) & (r < unk + OTHER_RATE)] = k
+    own = base_attr == attribute
+    code[own] = base_val[own]
+    return vals[code]
+
+
 def synthetic_stories(
     models: Sequence[str],
     languages: Sequence[str] = ("en",),
@@ -101,47 +152,14 @@ def synthetic_stories(
             n = base_attr.size
             cols: dict[str, np.ndarray] = {}
             for b in names:
-                k, has_other, unk = shapes[b]
-                pi = dists[b].copy()
                 active = [
                     pl for pl in planted
                     if pl.compared_attribute == b
                     and (pl.models is None or model in pl.models)
                     and (pl.languages is None or lang in pl.languages)
                 ]
-                targets = []
-                for pl in active:
-                    w = 1.0 / shapes[pl.base_attribute][0]
-                    if pl.lift * w >= 1:
-                        raise ValueError(f"planted lift {pl.lift} impossible for {pl.base_attribute} (w = {w:.3f})")
-                    bound = 0.9 * (1 - pl.lift * w) / (pl.lift * (1 - w))
-                    if pi[pl.compared_value] > bound:
-                        rest = np.delete(np.arange(k), pl.compared_value)
-                        pi[rest] *= (1 - bound) / pi[rest].sum()
-                        pi[pl.compared_value] = bound
-                for pl in active:
-                    w = 1.0 / shapes[pl.base_attribute][0]
-                    pib = pi[pl.compared_value]
-                    targets.append((pl, pl.lift * (1 - w) * pib / (1 - pl.lift * w)))
-                probs = np.broadcast_to(pi, (n, k)).copy()
-                for pl, qv in targets:
-                    hit = (base_attr == pl.base_attribute) & (base_val == pl.base_value)
-                    row = pi.copy()
-                    rest = np.arange(k) != pl.compared_value
-                    row[rest] *= (1 - qv) / row[rest].sum()
-                    row[pl.compared_value] = qv
-                    probs[hit] = row
-                u = rng.random(n)[:, None]
-                draw = (u > np.cumsum(probs, axis=1)).sum(axis=1).clip(max=k - 1)
-                vals = np.array([value_name(b, i) for i in range(k)] + ["other", "unknown"], dtype=object)
-                code = draw.copy()
-                r = rng.random(n)
-                code[r < unk] = k + 1
-                if has_other:
-                    code[(r >= unk) & (r < unk + OTHER_RATE)] = k
-                own = base_attr == b
-                code[own] = base_val[own]
-                cols[b] = vals[code]
+                probs = _planted_probs(dists[b], active, shapes, base_attr, base_val)
+                cols[b] = _draw_column(rng, probs, b, shapes[b], base_attr, base_val)
             idx = np.arange(n)
             frames.append(
                 pd.DataFrame(
