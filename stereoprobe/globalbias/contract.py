@@ -13,6 +13,7 @@ from stereoprobe.errors import InputError
 
 TASK_LIKELIHOOD = "globalbias"
 TASK_PROFILES = "globalbias_profiles"
+RUN_INFO_PROFILES = "globalbias-profiles"  # run_info.json's probe name of a `stereoprobe profiles` output folder
 
 # likelihood task: one sample per name group x template (default) or per sentence (``-T unit=sentence``)
 UNITS = ("group", "sentence")

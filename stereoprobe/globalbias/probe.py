@@ -63,6 +63,6 @@ PROFILES = register(ProbeDescriptor(
     tasks={C.TASK_PROFILES: PlanTask("profile batches", per_epoch=True, output_tokens_per_name=175)},
     commands=("stereoprobe.cli.profiles",),
     listing="globalbias",
-    run_info_name="globalbias-profiles",
+    run_info_name=C.RUN_INFO_PROFILES,
     order=50,
 ))

@@ -12,7 +12,7 @@ import pandas as pd
 from stereoprobe import inputs as I
 from stereoprobe.errors import InputError
 from stereoprobe.globalbias import profiles as P
-from stereoprobe.globalbias.contract import PROFILE_SCORER, TASK_PROFILES
+from stereoprobe.globalbias.contract import PROFILE_SCORER, RUN_INFO_PROFILES, TASK_PROFILES
 from stereoprobe.globalbias.profiles_compute import ProfilesResult
 from stereoprobe.report.html import Section, files_html, write_report
 from stereoprobe.report.run_info import write_run_info
@@ -135,7 +135,7 @@ def write_profiles(result: ProfilesResult, out_dir: str | Path) -> Path:
         csv = write_table(v[first], out, k)
         files += [csv, csv.with_suffix(".parquet")]
     result.files = files
-    write_run_info(out, probe="globalbias-profiles",
+    write_run_info(out, probe=RUN_INFO_PROFILES,
                    models=sorted(map(str, result.profiles["model"].dropna().unique())),
                    settings=result.settings, inputs=result.sources)
     _report(out / "report.html", result)
