@@ -94,7 +94,7 @@ def _mcq_shape(mode: str, unit: str | None, option_order: str | None, epochs: in
     unit = P.choice(unit or ("template" if mode == "logprob" else "question"), "unit",
                     C.UNITS if mode == "logprob" else ("question",), error=_E)
     option_order = P.choice(option_order or DEFAULT_OPTION_ORDER[mode], "option_order", C.OPTION_ORDERS, error=_E)
-    n_epochs = P.integer(epochs, "epochs", 1, optional=True, error=_E) or C.DEFAULT_EPOCHS[mode]
+    n_epochs = P.integer(epochs, "epochs", 1, maximum=10_000, optional=True, error=_E) or C.DEFAULT_EPOCHS[mode]
     if mode == "sampled" and n_epochs < 10:
         raise Q.D.DBBDataError(f"epochs: sampled mode needs at least 10 epochs per question (paper §5), "
                                f"got {n_epochs}")

@@ -50,6 +50,9 @@ def parse_kv(items: list[str], what: str) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise InputError(f"{what} {item!r}: expected KEY=VALUE")
+        if not value.strip():  # inspect eval reads it as unset: the task's default (e.g. every category)
+            raise InputError(f"{what} {item!r}: no value (inspect eval takes an empty value as not given, the "
+                             f"task's default); give a value or leave {key.strip()} out")
         try:
             out[key.strip()] = yaml.safe_load(value)
         except yaml.YAMLError:

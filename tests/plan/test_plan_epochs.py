@@ -44,3 +44,14 @@ def test_sampled_dbb_with_twelve_epochs_is_priced(tmp_path) -> None:
 def test_zero_epochs_is_refused_by_the_option(capsys) -> None:
     assert main([*DBB_SAMPLED, "--epochs", "0"]) == 2
     assert "--epochs" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("arg, says", [
+    ("epochs=99999999999", "epochs must be an integer >= 1 and <= 10000"),
+    ("categories=", "no value"),  # inspect would run every category: refused instead of priced
+    ("epochs= ", "no value"),
+])
+def test_absurd_or_empty_task_arguments_are_refused(arg: str, says: str, capsys) -> None:
+    assert main(["plan", "dbb", "-T", "source=bundled", "-T", "prompt=stereoprobe", "-T", arg]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and says in err[0], err
