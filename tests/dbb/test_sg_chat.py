@@ -29,7 +29,7 @@ def test_chat_scoring_matches_a_plain_forward_pass(tmp_path):
     mdir = str(default_model_dir())
     tok = AutoTokenizer.from_pretrained(mdir)
     lm = AutoModelForCausalLM.from_pretrained(mdir, dtype=torch.float32).eval()
-    system = SC.prompts()["sg"]["system"]
+    system = SC.prompts("stereoprobe")["sg"]["system"]
     assert system == "You are a useful assistant."  # upstream getPerplexity's system message
     for s in log.samples:
         md = s.metadata
