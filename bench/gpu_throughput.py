@@ -301,7 +301,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--dbb-epochs", type=int, default=None,
                     help="option-order epochs of the DBB logprob end-to-end route (bundled: 400 questions each)")
     ap.add_argument("--dbb-sg-epochs", type=int, default=None,
-                    help="inspect epochs of the DBB-SG end-to-end route (bundled: 2,400 texts each)")
+                    help="inspect epochs of the DBB-SG end-to-end route (bundled: 2,400 texts each; the task's "
+                         "default unit=template accepts only 1)")
     ap.add_argument("--dbb-templates", type=int, default=None,
                     help="bundled DBB templates of the DBB end-to-end routes (default all 8; --tiny 1)")
     ap.add_argument("--budget-s", type=float, default=None,
@@ -317,7 +318,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.gb_sentences = args.gb_sentences or (600 if args.tiny else 12_000 if small else 120_000)
     args.dbb_requests = args.dbb_requests or (40 if args.tiny else 1_000 if small else 10_000)
     args.dbb_epochs = args.dbb_epochs or (2 if args.tiny else 8)
-    args.dbb_sg_epochs = args.dbb_sg_epochs or (1 if args.tiny else 4)
+    args.dbb_sg_epochs = args.dbb_sg_epochs or 1  # DBB-SG's default unit (one sample per template) needs 1
     args.dbb_templates = args.dbb_templates or (1 if args.tiny else None)
     args.budget_s = args.budget_s or (3600.0 if args.tiny else 230.0 if small else 1800.0)
     args.gb_batch = args.gb_batch or (64 if args.tiny else 512)
