@@ -5,8 +5,8 @@
   one per question and option order, all of a template's sent at once) and DBB-SG (``stereoprobe/dbb_sg``:
   every option sentence and variation scored as one grouped likelihood request per template) — with the
   bundled templates (``source=bundled``: 8 templates x 50 questions, the upstream shapes: chat-formatted
-  story prompt, two options), logprob mode repeated by option-order epochs (DBB-SG: one inspect epoch, its unit allows no more) to give the
-  GPU enough work. Every request the provider received is recorded and replayed through the provider's worker
+  story prompt, two options), logprob mode repeated by option-order epochs to give the GPU enough work
+  (DBB-SG: one inspect epoch, its unit allows no more). Every request the provider received is recorded and replayed through the provider's worker
   functions without inspect (``provider_direct``: the same requests, the same batching), so the ratio
   inspect / direct says what inspect's per-sample work costs. Full runs: 154,700 log-probability requests
   (77,350 questions x 2 orders) and 1,547,000 DBB-SG texts (77,350 questions x 10 variations x 2 options).

@@ -372,9 +372,11 @@ def run_routes(model: Any, tokenizer: Any, args: argparse.Namespace, dtype: torc
             model, tokenizer, args, dtype, plain_scores, CausalScorer, {"batch_invariant": "false"}, "_unfixed",
             baselines=False), 30)
     for tokens in args.fixed_tokens:  # the fixed-shape cost against the micro-batch size (no post-processing)
-        margs = {"batch_invariant": "false"} if tokens == 0 else {"microbatch_tokens": tokens, "batch_invariant": "true"}
+        margs = ({"batch_invariant": "false"} if tokens == 0
+                 else {"microbatch_tokens": tokens, "batch_invariant": "true"})
         add_rows(f"globalbias_e2e_fixed{tokens}", lambda a=margs, t=tokens: gpu_routes.globalbias_end_to_end(
-            model, tokenizer, args, dtype, plain_scores, CausalScorer, a, f"_fixed{t}", baselines=False, post=False), 20)
+            model, tokenizer, args, dtype, plain_scores, CausalScorer, a, f"_fixed{t}", baselines=False,
+            post=False), 20)
     if "dbb_e2e" not in args.skip:
         add_rows("dbb_logprob_e2e", lambda: gpu_e2e.dbb_end_to_end(model, tokenizer, args, dtype, "logprob", meter,
                                                                    reg), 15)
