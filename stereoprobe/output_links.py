@@ -25,7 +25,7 @@ from pathlib import Path
 from stereoprobe.errors import InputError
 from stereoprobe.output_paths import HUB_ENTRY, linked_target, version_link_target
 
-__all__ = ["HUB_ENTRY", "link_dir", "linked_target", "prepare_linked_dir"]
+__all__ = ["HUB_ENTRY", "carry_entries", "link_dir", "linked_target", "prepare_linked_dir"]
 
 def _points_to(link: Path, entry: Path) -> bool:
     target = linked_target(link)
@@ -77,6 +77,15 @@ def prepare_linked_dir(link: str | Path, out: str | Path, entry_name: str = HUB_
     _remove(new)
     if version is not None:
         _remove(version)
+
+
+def carry_entries(new_entry: str | Path, out: str | Path, entry_name: str = HUB_ENTRY) -> None:
+    """After the run wrote ``new_entry`` (the Hub entry of OUT's new version): carry into it what the earlier
+    entry holds that this run does not write and that no earlier run of this command wrote (the user's own
+    files in HUB), with the manifest, as :func:`stereoprobe.outputs.atomic_output_dir` does for a folder."""
+    from stereoprobe.outputs import _WRITER, _complete
+
+    _complete(Path(new_entry), Path(os.path.abspath(out)) / entry_name, _WRITER.get())
 
 
 def _remove(path: Path) -> None:

@@ -102,12 +102,13 @@ def _run(args: argparse.Namespace) -> int:
                            settings={k: v for k, v in settings.items() if v is not None})
     hub_ids = parse_hub_model_ids(args.hub_model_id, sorted(map(str, lb.wide["model"])))
     if args.hub_eval_results is not None:  # written inside --out, linked from HUB: one swap replaces both
-        from stereoprobe.output_links import HUB_ENTRY, link_dir, prepare_linked_dir
+        from stereoprobe.output_links import HUB_ENTRY, carry_entries, link_dir, prepare_linked_dir
 
         with atomic_output_dir(args.out) as tmp:
             prepare_linked_dir(args.hub_eval_results, args.out)
             write_leaderboard(lb, tmp, hub_dir=tmp / HUB_ENTRY, hub_source_url=args.hub_source_url,
                               hub_model_ids=hub_ids)
+            carry_entries(tmp / HUB_ENTRY, args.out)  # the user's own files in HUB stay
         link_dir(args.hub_eval_results, Path(args.out) / HUB_ENTRY)
     else:
         with atomic_output_dir(args.out) as tmp:

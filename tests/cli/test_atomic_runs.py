@@ -337,3 +337,15 @@ def test_rater_sheet_crash_at_every_step_leaves_one_sheet_beside_its_questions(q
         assert seen[0] in (earlier[0], new[0]) and seen[1] in (earlier[1], new[1])
         assert seen[1] == new[1] or seen[0] == earlier[0]  # a new sheet never beside missing questions
         assert not [p.name for p in sheet.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_hub_keeps_the_users_files_and_drops_a_model_no_longer_compared(inputs, tmp_path) -> None:
+    out, hub = tmp_path / "out", tmp_path / "hub"
+    hub.mkdir()
+    (hub / "README.md").write_text("the user's notes")  # a folder of the user's before the first run
+    first, second = _hub_runs(inputs, out, hub)
+    assert main(first) == 0
+    assert hub.is_symlink() and {"a", "b", "README.md"} <= _names(hub)
+    assert main(second) == 0  # model b is no longer compared: its Hub files go, the user's notes stay
+    assert "b" not in _names(hub) and {"a", "README.md"} <= _names(hub)
+    assert (hub / "README.md").read_text() == "the user's notes"
