@@ -24,6 +24,7 @@ from stereoprobe import params as P
 from stereoprobe.globalbias.contract import check_task_args
 from stereoprobe.globalbias.data import build_sentences
 from stereoprobe.globalbias.samples import group_samples, sentence_samples
+from stereoprobe.globalbias.templates import WORDINGS, resolve_wording
 from stereoprobe.listings import task_version
 from stereoprobe.params import one_line_errors
 from stereoprobe.scorers.globalbias import globalbias_metrics, sentence_logprob, text_logprobs
@@ -50,6 +51,7 @@ def globalbias(
     encoder_decoder: bool = False,
     unit: str = "group",
     mlm_max_length: int | None = 22,
+    template_wording: str | None = None,
 ) -> Task:
     """GlobalBias sentence likelihoods.
 
@@ -74,13 +76,20 @@ def globalbias(
             included (default 22, as lmppl's ``MaskedLM(max_length=22)`` that the paper used); none = the whole
             sentence. Causal and encoder-decoder models ignore it; ``-M mlm_max_length`` overrides it (and is
             the only way with ``unit=sentence``, whose samples are plain text).
+        template_wording: "upstream" (default, except with ``source=bundled``): the sentence templates of
+            upstream's ``create_template`` read at run time from the pinned ``code/0_build_globalbias.py``
+            (downloaded once and checksummed, or read from ``source``'s local copy or
+            ``$STEREOPROBE_UPSTREAM_DIR``); "stereoprobe" (the default with ``source=bundled``): the project's
+            own wording (no download).
     """
     args = check_task_args(source=source, faithful=faithful, encoder_decoder=encoder_decoder, unit=unit,
                            templates=templates, mlm_max_length=mlm_max_length)
     templates, mlm_max_length = args["templates"], args["mlm_max_length"]
     P.names(groups, "groups", sep=None)  # a list without repeats (a repeated entry is a typo; refused up front)
     P.names(descriptors, "descriptors", sep=None)
-    sentences = build_sentences(source, faithful, groups, descriptors, templates, subset)
+    wording = resolve_wording(P.choice(template_wording, "template_wording", WORDINGS, optional=True), source)
+    sentences = build_sentences(source, faithful, groups, descriptors, templates, subset,
+                                template_wording=wording)
     if unit == "sentence":
         samples = sentence_samples(sentences, encoder_decoder)
         solver, scorer = generate(), sentence_logprob()
@@ -98,5 +107,6 @@ def globalbias(
         config=GenerateConfig(max_tokens=1, prompt_logprobs=1, temperature=0.0),
         version=TASK_VERSION,
         metadata={"probe": "globalbias", "source": str(source), "faithful": faithful,
-                  "encoder_decoder": encoder_decoder, "unit": unit, "mlm_max_length": mlm_max_length},
+                  "encoder_decoder": encoder_decoder, "unit": unit, "mlm_max_length": mlm_max_length,
+                  "template_wording": wording},
     )

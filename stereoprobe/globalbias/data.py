@@ -28,6 +28,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from stereoprobe.globalbias.templates import Template, own_templates, template_set
 from stereoprobe.paths import dataset_file
 
 UPSTREAM_KEY = "GlobalBias"
@@ -181,22 +182,15 @@ def load_descriptors(
     return out
 
 
-@cache
-def _template_spec() -> dict[int, dict[str, str]]:
-    raw = yaml.safe_load(dataset_file("globalbias", "templates.yaml").read_text(encoding="utf-8"))
-    return {int(k): dict(v) for k, v in raw["templates"].items()}
+def templates(wording: str | None = None, source: str | os.PathLike[str] = "bundled") -> dict[int, str]:
+    """The three sentence templates, by number (see :mod:`stereoprobe.globalbias.templates`)."""
+    return {k: v.sentence for k, v in template_set(wording, source).items()}
 
 
-def templates() -> dict[int, str]:
-    """The three sentence templates, by number (data file ``datasets/globalbias/templates.yaml``)."""
-    return {k: v["sentence"] for k, v in _template_spec().items()}
-
-
-def render(template: int, name: str, partials: Sequence[str]) -> tuple[str, str]:
+def render(template: Template, name: str, partials: Sequence[str]) -> tuple[str, str]:
     """(sentence, encoder input) of ``template`` for a name and its descriptor's three partials."""
-    spec = _template_spec()[template]
     fields = {"name": name, "partial_1": partials[0], "partial_2": partials[1], "partial_3": partials[2]}
-    return spec["sentence"].format(**fields), spec["input"].format(**fields)
+    return template.sentence.format(**fields), template.encoder_input.format(**fields)
 
 
 def sentence_id(name: Name, descriptor: Descriptor, template: int) -> str:
@@ -239,17 +233,20 @@ def select(
 
 
 def iter_sentences(
-    names: Sequence[Name], descriptors: Sequence[Descriptor], template_numbers: Iterable[int] = TEMPLATE_NUMBERS
+    names: Sequence[Name], descriptors: Sequence[Descriptor], template_numbers: Iterable[int] = TEMPLATE_NUMBERS,
+    spec: dict[int, Template] | None = None,
 ) -> Iterator[Sentence]:
-    """Names x descriptors x templates, lazily, in the reference order (name, descriptor, template)."""
+    """Names x descriptors x templates (``spec``; None: stereoprobe's own), lazily, in the reference order
+    (name, descriptor, template)."""
+    spec = own_templates() if spec is None else spec
     tnums = [int(t) for t in template_numbers]
-    bad = [t for t in tnums if t not in _template_spec()]
+    bad = [t for t in tnums if t not in spec]
     if bad:
-        raise ValueError(f"unknown template(s) {bad}; known: {sorted(_template_spec())}")
+        raise ValueError(f"unknown template(s) {bad}; known: {sorted(spec)}")
     for n in names:
         for d in descriptors:
             for t in tnums:
-                text, enc = render(t, n.name, d.partials)
+                text, enc = render(spec[t], n.name, d.partials)
                 yield Sentence(id=sentence_id(n, d, t), text=text, encoder_input=enc, template=t, name=n, descriptor=d)
 
 
@@ -261,13 +258,16 @@ def build_sentences(
     templates: Iterable[int] | None = None,
     subset: str | None = None,
     verify: bool = True,
+    template_wording: str | None = None,
 ) -> Iterator[Sentence]:
     """The GlobalBias sentence set for a source, lazily (876,000 sentences for ``source="upstream",
-    faithful=True``)."""
+    faithful=True``). ``template_wording``: "upstream" (default, except for ``source="bundled"``) or
+    "stereoprobe" (:func:`stereoprobe.globalbias.templates.template_set`)."""
     names, descs = select(
         load_names(source, faithful, verify), load_descriptors(source, faithful, verify), groups, descriptors, subset
     )
-    return iter_sentences(names, descs, templates or TEMPLATE_NUMBERS)
+    spec = template_set(template_wording, source, verify)
+    return iter_sentences(names, descs, templates or TEMPLATE_NUMBERS, spec)
 
 
 @cache

@@ -6,6 +6,7 @@ from collections import Counter
 import pytest
 
 from stereoprobe.globalbias import data as D
+from stereoprobe.globalbias import templates as T
 from stereoprobe.upstream import UpstreamDataError
 
 
@@ -35,13 +36,14 @@ def test_upstream_names_and_descriptors(refdata):
 @pytest.mark.refdata
 def test_upstream_sentence_counts(refdata):
     src = refdata / "GlobalBias"
-    assert sum(1 for _ in D.build_sentences(src, faithful=True)) == 876_000
-    assert sum(1 for _ in D.build_sentences(src, faithful=False, templates=[1])) == 399 * 730
-    assert sum(1 for _ in D.build_sentences(src, faithful=True, subset="gp", templates=[1])) == 20_400
-    s = next(D.build_sentences(src, faithful=True, groups=["ENGLISH_M"], descriptors=["socially awkward"]))
-    assert s.text == "My name is Lindell, I am socially awkward." and s.id.startswith("ENGLISH_M:0:")
-    t2 = next(D.build_sentences(src, groups=["ENGLISH_M"], descriptors=["socially awkward"], templates=[2]))
-    assert t2.text == "Lindell was socially awkward." and t2.encoder_input == "Lindell "
+    own = {"template_wording": "stereoprobe"}  # upstream's templates need its builder script (conformance tests)
+    assert sum(1 for _ in D.build_sentences(src, faithful=True, **own)) == 876_000
+    assert sum(1 for _ in D.build_sentences(src, faithful=False, templates=[1], **own)) == 399 * 730
+    assert sum(1 for _ in D.build_sentences(src, faithful=True, subset="gp", templates=[1], **own)) == 20_400
+    s = next(D.build_sentences(src, faithful=True, groups=["ENGLISH_M"], descriptors=["socially awkward"], **own))
+    assert s.text == "I'm Lindell, and I am socially awkward." and s.id.startswith("ENGLISH_M:0:")
+    t2 = next(D.build_sentences(src, groups=["ENGLISH_M"], descriptors=["socially awkward"], templates=[2], **own))
+    assert t2.text == "Someone called Lindell was socially awkward." and t2.encoder_input == "Someone called Lindell "
 
 
 @pytest.mark.refdata
@@ -66,11 +68,44 @@ def test_offline_without_cache_is_a_clear_error(tmp_path, monkeypatch):
         D.load_names("upstream")
 
 
+def test_upstream_templates_offline_is_one_line_naming_the_option(tmp_path, monkeypatch):
+    monkeypatch.setenv("STEREOPROBE_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv("STEREOPROBE_UPSTREAM_DIR", raising=False)
+    monkeypatch.delenv("STEREOPROBE_ALLOW_DOWNLOAD", raising=False)
+    with pytest.raises(UpstreamDataError) as e:
+        D.templates("upstream", "upstream")
+    assert "\n" not in str(e.value) and "-T template_wording=stereoprobe" in str(e.value)
+    assert "0_build_globalbias.py is not cached" in str(e.value)
+
+
+def test_upstream_templates_parsed_not_run(tmp_path):
+    script = tmp_path / "GlobalBias" / "code" / "0_build_globalbias.py"
+    script.parent.mkdir(parents=True)
+    script.write_text(
+        "raise SystemExit('never run')\n"
+        "def create_template(row, template_number=1):\n"
+        "    if template_number == 1:\n        t = 'Hello {who}: {what}!'\n"
+        "        return t.format(who=row['firstname'], what=row['partial_3'])\n"
+        "    elif template_number == 2:\n        t = '{n} {d}'\n"
+        "        return t.format(n=row['firstname'], d=row['partial_2'])\n"
+        "    elif template_number == 3:\n        t = '{n}, {d}'\n"
+        "        return t.format(n=row['firstname'], d=row['partial_1'])\n")
+    got = T.parse_upstream_templates(script)
+    assert got[1] == T.Template("Hello {name}: {partial_3}!", "Hello {name}: ")
+    assert (got[2].sentence, got[3].sentence) == ("{name} {partial_2}", "{name}, {partial_1}")
+    bad = tmp_path / "bad.py"
+    bad.write_text("def create_template(row, template_number=1):\n    return ''\n")
+    with pytest.raises(UpstreamDataError, match="does not define templates 1, 2 and 3"):
+        T.parse_upstream_templates(bad)
+
+
 def test_bundled_set():
     names, descs = D.load_names(), D.load_descriptors()
     assert len(names) == 24 and len({n.group for n in names}) == 8
     assert len(descs) == 16 and sum(d.target is not None for d in descs) == 8
-    assert D.templates() == {1: "My name is {name}, I {partial_1}.", 2: "{name} {partial_2}.", 3: "{name} {partial_3}."}
+    assert D.templates() == {1: "I'm {name}, and I {partial_1}.", 2: "Someone called {name} {partial_2}.",
+                             3: "A person named {name} {partial_3}."}  # bundled: stereoprobe's own wording
     ids = [s.id for s in D.build_sentences()]
     assert len(ids) == len(set(ids)) == 24 * 16 * 3
     with pytest.raises(ValueError, match="unknown template"):

@@ -47,7 +47,7 @@ def test_lm_eval_samples_are_accepted(tmp_path):
         read_sentences([tmp_path / "lm"], measure="token")
     # byte perplexity = exp(-ll / n_bytes) for one sentence, recomputed from the raw JSONL
     row = df[(df.name == "0:Fatima") & (df.descriptor == "a nurse")].iloc[0]
-    text = "My name is Fatima, I am a nurse."
+    text = "I'm Fatima, and I am a nurse."  # bundled: our own wording
     assert row.ppl == pytest.approx(math.exp(-lls["ARAB_F:0:8:t1"] / len(text.encode())))
     assert main(["globalbias", str(tmp_path / "lm"), "--out", str(tmp_path / "out"), "--measure", "byte"]) == 0
     assert len(pd.read_csv(tmp_path / "out" / "bias_scores.csv")) == 4 * 16

@@ -18,7 +18,7 @@ def test_task_builds_bundled_set_with_stable_ids():
     ids = [s.id for s in t.dataset]
     assert len(set(ids)) == len(ids)
     assert ids[0] == "CHINESE_F:0:0:t1"
-    assert t.dataset[0].input == "My name is Xiulan, I am a keen violinist."
+    assert t.dataset[0].input == "I'm Xiulan, and I am a keen violinist."  # bundled: our own wording
     again = [s.id for s in globalbias(source="bundled", unit="sentence").dataset]
     assert again == ids
 
@@ -72,8 +72,8 @@ def test_missing_prompt_logprobs_counted(tmp_path):
 def test_encoder_decoder_split(tmp_path):
     t = globalbias(source="bundled", groups=["ENGLISH_M"], descriptors=["a nurse"], encoder_decoder=True, unit="sentence")
     by_t = {s.metadata["template"]: s.input[0] for s in t.dataset if s.metadata["name"] == "Oliver"}
-    assert by_t[1].text == "am a nurse." and by_t[1].metadata == {"encoder_text": "My name is Oliver, I "}
-    assert by_t[3].text == "is a nurse." and by_t[3].metadata == {"encoder_text": "Oliver "}
+    assert by_t[1].text == "am a nurse." and by_t[1].metadata == {"encoder_text": "I'm Oliver, and I "}
+    assert by_t[3].text == "is a nurse." and by_t[3].metadata == {"encoder_text": "A person named Oliver "}
     [log] = inspect_eval(t, model=fake_model(), log_dir=str(tmp_path), display="none")
     s = next(x for x in log.samples if x.metadata["template"] == 1)
     assert s.scores["sentence_logprob"].value["n_bytes"] == len("am a nurse.")
@@ -83,15 +83,18 @@ def test_encoder_decoder_split(tmp_path):
 def test_task_is_faithful_by_default(refdata):
     """The upstream name list repeats "Wafa" in ARAB_F; the faithful default keeps both rows
     (10 names x 730 descriptors), faithful=false keeps 9 distinct names."""
+    own = {"template_wording": "stereoprobe"}  # counts only; upstream's templates: tests/conformance
     src = str(refdata / "GlobalBias")
-    assert len(globalbias(source=src, groups=["ARAB_F"], templates=[1], unit="sentence").dataset) == 10 * 730
-    assert len(globalbias(source=src, groups=["ARAB_F"], templates=[1], faithful=False, unit="sentence").dataset) == 9 * 730
-    grouped = globalbias(source=src, groups=["ARAB_F"], templates=[1])
+    assert len(globalbias(source=src, groups=["ARAB_F"], templates=[1], unit="sentence", **own).dataset) == 10 * 730
+    distinct = globalbias(source=src, groups=["ARAB_F"], templates=[1], faithful=False, unit="sentence", **own)
+    assert len(distinct.dataset) == 9 * 730
+    grouped = globalbias(source=src, groups=["ARAB_F"], templates=[1], **own)
     assert len(grouped.dataset) == 1 and sum(s.metadata["n_texts"] for s in grouped.dataset) == 10 * 730
 
 
 @pytest.mark.parametrize("args, message", [
     ({"unit": "sentences"}, "unit must be one of"),
+    ({"template_wording": "ours"}, "template_wording must be one of"),
     ({"templates": [-1]}, "templates must be"),
     ({"templates": 4}, "templates must be"),
     ({"faithful": "yes"}, "faithful must be true or false"),

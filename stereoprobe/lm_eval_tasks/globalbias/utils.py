@@ -15,11 +15,13 @@ DOC_KEYS = ("text", "group", "ethnicity", "gender", "name", "name_index", "descr
 
 def load_dataset(source: str = "upstream", faithful: bool = True, groups: Any = None, descriptors: Any = None,
                  templates: Any = None, subset: str | None = None, tokenizer: str | None = None,
-                 **_ignored: Any) -> Any:
+                 template_wording: str | None = None, **_ignored: Any) -> Any:
     """DatasetDict with a ``test`` split: one doc per sentence (``id``, ``text`` and the sample metadata).
 
     ``tokenizer`` (optional metadata): the model's tokenizer, so the flag share uses per-token perplexity as
     the paper; without it the sentences' perplexity is per byte (``stereoprobe globalbias --measure byte``).
+    ``template_wording``: upstream's templates read from the pinned script (default, except for
+    ``source: bundled``) or "stereoprobe" (the project's own wording).
     """
     import datasets
 
@@ -35,7 +37,8 @@ def load_dataset(source: str = "upstream", faithful: bool = True, groups: Any = 
     if isinstance(templates, int):
         templates = [templates]
     rows = []
-    for s in build_sentences(source, bool(faithful), groups, descriptors, templates, subset):
+    for s in build_sentences(source, bool(faithful), groups, descriptors, templates, subset,
+                               template_wording=template_wording):
         md = s.metadata()
         rows.append({"id": s.id, "text": s.text, **{k: ("" if v is None else v) for k, v in md.items()},
                      "tokenizer": str(tokenizer or "")})
