@@ -8,7 +8,10 @@ the task, and refuses one the function does not take::
     task globalbias has no parameter 'sorce': did you mean source? (its parameters: source, faithful, ...)
 
 as a :class:`~stereoprobe.params.TaskParameterError` (one line in ``inspect eval`` and in ``stereoprobe
-plan``). The function's own signature is unchanged for readers (:func:`parameters`).
+plan``). A name that another stereoprobe task takes is not a typo: ``inspect eval stereoprobe/dbb
+stereoprobe/dbb_sg -T mode=logprob`` hands ``mode`` to both tasks, so the task that does not take it leaves it
+out with one warning line instead (as inspect's own "param not used"). The function's own signature is
+unchanged for readers (:func:`parameters`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
+import logging
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -25,6 +29,10 @@ __all__ = ["parameters", "refuse_unknown", "unknown_message"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _EXTRA = "unknown_task_parameters"  # the variadic keyword parameter shown to inspect
+_TAKEN: dict[str, set[str]] = {}
+"""Parameter name -> the decorated tasks that take it (filled as task modules are imported: inspect imports
+every stereoprobe task module through the package's registry before it builds the first task)."""
+_log = logging.getLogger(__name__)
 
 
 def unknown_message(task: str, name: str, known: Iterable[str]) -> str:
@@ -48,11 +56,18 @@ def refuse_unknown(fn: F) -> F:
     sig = inspect.signature(fn)
     known = [p for p in sig.parameters if sig.parameters[p].kind is not inspect.Parameter.VAR_KEYWORD]
 
+    for name in known:
+        _TAKEN.setdefault(name, set()).add(fn.__name__)
+
     @functools.wraps(fn)
     def checked(*args: Any, **kwargs: Any) -> Any:
-        for name in kwargs:
-            if name not in known:
+        for name in [n for n in kwargs if n not in known]:
+            others = sorted(_TAKEN.get(name, set()) - {fn.__name__})
+            if not others:
                 raise TaskParameterError(unknown_message(fn.__name__, name, known))
+            _log.warning("task %s does not take -T %s (a parameter of %s): left out", fn.__name__, name,
+                         ", ".join(others))
+            del kwargs[name]
         return fn(*args, **kwargs)
 
     extra = inspect.Parameter(_EXTRA, inspect.Parameter.VAR_KEYWORD)

@@ -72,3 +72,21 @@ def test_offline_error_names_one_repository(tmp_path, monkeypatch):
     text = str(e.value)
     assert "Hidden-Bias-Benchmark" not in text and text.count(src.repository) == 2  # the file's, then the copy's
     assert "source=/path/to/Description-based-Bias-Benchmark" in text
+
+
+def test_a_parameter_of_another_task_is_left_out_with_a_warning(caplog):
+    """One ``inspect eval`` of two tasks hands both every -T (the demo's ``stereoprobe/dbb stereoprobe/dbb_sg -T
+    mode=logprob``): dbb_sg, which has no ``mode``, leaves it out and says so; a name no task takes is refused."""
+    import logging
+
+    import stereoprobe._registry  # noqa: F401 - registers the tasks
+    from inspect_ai._eval.registry import task_create
+
+    assert "mode" not in parameters(__import__("stereoprobe.tasks.dbb", fromlist=["dbb_sg"]).dbb_sg).parameters
+    with caplog.at_level(logging.WARNING, logger="stereoprobe.strict_params"):
+        task = task_create("stereoprobe/dbb_sg", source="bundled", prompt="stereoprobe", limit_templates=1,
+                           mode="logprob")
+    assert task is not None
+    assert any("dbb_sg does not take -T mode (a parameter of dbb" in r.getMessage() for r in caplog.records)
+    with pytest.raises(TaskParameterError, match="has no parameter 'sorce': did you mean source"):
+        task_create("stereoprobe/dbb_sg", source="bundled", prompt="stereoprobe", limit_templates=1, sorce="x")
