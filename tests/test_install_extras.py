@@ -48,13 +48,13 @@ def test_api_models_work_without_the_local_extras(tmp_path):
         from stereoprobe.tasks.stereotales import stereotales
         from stereoprobe.tasks.stereotales_judge import stereotales_judge
 
-        assert main(["plan", "dbb", "-T", "source=bundled", "--model", "openai/gpt-4o"]) == 0
+        assert main(["plan", "dbb", "-T", "source=bundled", "-T", "prompt=stereoprobe", "--model", "openai/gpt-4o"]) == 0
         def answer(input, tools, tool_choice, config):
             out = ModelOutput.from_content(model="m", content="a) yes")
             out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
             return out
         model = get_model("mockllm/model", custom_outputs=answer)
-        [log] = inspect_eval(dbb(source="bundled", limit_templates=1), model=model, display="none",
+        [log] = inspect_eval(dbb(source="bundled", prompt="stereoprobe", limit_templates=1), model=model, display="none",
                              log_dir=r"{tmp_path / 'logs'}")
         assert log.status == "success", log.error
         assert main(["dbb", r"{tmp_path / 'logs'}", "--out", r"{tmp_path / 'out'}"]) == 0

@@ -22,6 +22,8 @@ def test_every_task_refuses_an_unknown_parameter_naming_the_closest():
     assert len(tasks) >= 10
     for name in tasks:
         fn = registry_find(lambda i, n=name: i.type == "task" and i.name == n)[0]
+        if not parameters(fn).parameters:  # a test's toy probe registered in the same worker (tests/test_probes.py)
+            continue
         meant = next(iter(parameters(fn).parameters))
         typo = meant[:-2] + meant[-1] + meant[-2]  # the last two letters swapped
         with pytest.raises(TaskParameterError, match=rf"has no parameter '{typo}': did you mean {meant}\?"):

@@ -9,7 +9,8 @@ import pytest
 
 from stereoprobe.leaderboard import build_leaderboard
 
-DBB_SEL = {"source": "bundled", "faithful": False, "categories": "gender", "templates": "sp01"}
+DBB_SEL = {"source": "bundled", "faithful": False, "categories": "gender", "templates": "sp01",
+           "prompt": "stereoprobe"}  # our wording: the upstream prompt file is not read offline
 
 
 def _write_samples(folder, task, samples, stamp="2026-01-01T00-00-00"):

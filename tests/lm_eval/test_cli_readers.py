@@ -22,7 +22,7 @@ LM_EVAL = Path(sys.executable).parent / "lm-eval"
 @pytest.mark.skipif(not LM_EVAL.exists(), reason="lm-eval CLI not installed")
 def test_stereoprobe_commands_agree_with_lm_eval_aggregations(tmp_path):
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
-    meta = {"source": "bundled", "faithful": False, "categories": "gender"}
+    meta = {"source": "bundled", "faithful": False, "categories": "gender", "prompt": "stereoprobe"}
     subprocess.run([str(LM_EVAL), "run", "--model", "dummy", "--tasks", "dbb_mc", "globalbias", "--include_path",
                     str(include_path()), "--log_samples", "--output_path", str(tmp_path / "lm"),
                     "--metadata", json.dumps(meta)], check=True, env=env, capture_output=True)

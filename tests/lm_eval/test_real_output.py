@@ -29,7 +29,7 @@ def test_lm_eval_cli_output_is_read_back(tmp_path):
     model = str(default_model_dir())
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     out = tmp_path / "lm"
-    meta = {"source": "bundled", "faithful": False, "categories": "gender", "limit_templates": 1,
+    meta = {"source": "bundled", "faithful": False, "categories": "gender", "limit_templates": 1, "prompt": "stereoprobe",
             "groups": ["ARAB", "CHINESE"], "tokenizer": model}  # keys of both tasks (one --metadata)
     r = subprocess.run([str(LM_EVAL), "run", "--model", "hf", "--model_args", f"pretrained={model},dtype=float32",
                         "--device", "cpu", "--batch_size", "16", "--tasks", "dbb_sg", "globalbias",

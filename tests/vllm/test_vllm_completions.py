@@ -156,7 +156,7 @@ def test_globalbias_same_sums(server: FakeVLLM, tiny_llama: Path, tmp_path: Path
 
 @pytest.mark.slow
 def test_dbb_sg_same_scores(server: FakeVLLM, tiny_llama: Path, tmp_path: Path) -> None:
-    args = {"source": "bundled", "limit_templates": 1, "categories": "age"}
+    args = {"source": "bundled", "prompt": "stereoprobe", "limit_templates": 1, "categories": "age"}
     _, requests = _compare("stereoprobe/dbb_sg", args, tiny_llama, server, tmp_path)
     assert requests and all(r["prompt_logprobs"] == 1 for r in requests)
 
@@ -164,7 +164,7 @@ def test_dbb_sg_same_scores(server: FakeVLLM, tiny_llama: Path, tmp_path: Path) 
 @pytest.mark.slow
 def test_dbb_logprob_same_answers(server: FakeVLLM, tiny_llama: Path, tmp_path: Path) -> None:
     # the completions endpoint takes one raw prompt: the question without the system message
-    args = {"source": "bundled", "mode": "logprob", "limit_templates": 1, "categories": "age", "system_message": False}
+    args = {"source": "bundled", "prompt": "stereoprobe", "mode": "logprob", "limit_templates": 1, "categories": "age", "system_message": False}
     ours, requests = _compare("stereoprobe/dbb", args, tiny_llama, server, tmp_path,
                            transformers_args={"chat_template": IDENTITY_TEMPLATE})
     assert requests and all(r["logprobs"] == 20 and r["max_tokens"] == 1 for r in requests)
