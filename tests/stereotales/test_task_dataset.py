@@ -30,7 +30,7 @@ def test_reference_dataset_size_and_ids():
     assert all(re.fullmatch(r"en:[a-z_]+:\d+:[a-z_]+:\d", i) for i in ids)
     task = stereotales(languages="en")
     assert [s.id for s in task.dataset] == ids
-    assert task.version == "1.2.0"  # the published protocol by default since 1.2.0
+    assert task.version == "3-A"  # the published protocol by default since 3-A (1.2.0 before the N-X scheme)
     assert task.metadata["taxonomy_fingerprint"] == TAX.fingerprint()
     # every selected language yields the same grid
     n_lang = len(TAX.languages)
