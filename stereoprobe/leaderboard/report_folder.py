@@ -1,6 +1,6 @@
 """How the index page reads the headline figures of a leaderboard folder (models compared, paired differences
 below the pairwise alpha) and of a probe's output folder (the boards' headline metrics per model, as the
-leaderboard computes them from that folder's tables alone, without bootstrap draws): two
+leaderboard computes them from that folder's tables alone, without bootstrap draws) and of a harm judge's folder (harmful share and mean harm per judging model): three
 :class:`stereoprobe.probes.ReportFolder` kinds, found by this module's file name."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pandas as pd
 from stereoprobe.probes import ReportFolder, register_report_folder, registered
 from stereoprobe.report.headlines import MAX_MODELS, folder_table, number_text
 
-__all__ = ["leaderboard_headline", "probe_headline"]
+__all__ = ["judge_headline", "leaderboard_headline", "probe_headline"]
 
 
 def leaderboard_headline(folder: Path) -> str | None:
@@ -59,7 +59,9 @@ def probe_headline(folder: Path) -> str | None:
         return None
     titles = {(b.name, m.name): f"{b.title.split(':')[0].strip()} {m.title}"
               for d in registered() for b in d.boards for m in b.headline}
-    shown = metrics[[(p, m) in titles for p, m in zip(metrics["probe"], metrics["metric"])]]
+    shown = metrics.loc[[(p, m) in titles for p, m in zip(metrics["probe"], metrics["metric"])]]
+    if shown.empty and folder_table(folder, "judge_summary") is not None:
+        return None  # a judge-only folder (no board of its own): judge_headline reads it
     parts = []
     models = sorted(shown["model"].astype(str).unique())
     for model in models[:MAX_MODELS]:
@@ -77,5 +79,25 @@ def probe_headline(folder: Path) -> str | None:
     return " | ".join(parts) if parts else "no headline figure defined for these runs"
 
 
+def judge_headline(folder: Path) -> str | None:
+    """Per judging model (the first :data:`~stereoprobe.report.headlines.MAX_MODELS`) of a ``judge-report``
+    folder: the share of associations it labelled harmful and its mean harm rating (1-5), as its
+    ``judge_summary`` table holds them; None when ``folder`` holds no such table."""
+    summary = folder_table(folder, "judge_summary")
+    if summary is None or "evaluator" not in summary.columns:
+        return None
+    parts = []
+    for r in summary.head(MAX_MODELS).to_dict("records"):
+        cells = [f"{label} {number_text(r.get(col))}" for col, label in
+                 (("harmful_share", "harmful share"), ("mean_harm", "mean harm (1-5)")) if col in r]
+        n = r.get("associations")
+        rated = f" of {int(n)} associations" if isinstance(n, (int, float)) and n == n else ""
+        parts.append(f"{r['evaluator']}: " + "; ".join(cells) + rated)
+    if len(summary) > MAX_MODELS:
+        parts.append(f"… and {len(summary) - MAX_MODELS} more models")
+    return " | ".join(parts) if parts else "no judged association"
+
+
 register_report_folder(ReportFolder("leaderboard", leaderboard_headline, order=20))
 register_report_folder(ReportFolder("probes", probe_headline, order=90))
+register_report_folder(ReportFolder("judge", judge_headline, order=95))

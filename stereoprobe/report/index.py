@@ -1,4 +1,5 @@
-"""The landing page ``DIR/index.html``: every probe report under DIR with its models, date, settings and tables.
+"""The landing page ``DIR/index.html``: every probe report under DIR with its models, date, settings and a link
+to the folder of its tables.
 
 ``make demo`` ends with ``stereoprobe index results/demo``. Per report folder the page reads the
 ``run_info.json`` its post-processing command wrote (:mod:`stereoprobe.report.run_info`); where there is
@@ -162,23 +163,20 @@ def _breakable(text: str) -> str:
     return html.escape(text).replace("/", "/<wbr>").replace("_", "_<wbr>")
 
 
-def _tables_html(tables: list[Path], root: Path) -> str:
-    """One entry per table, its formats as links: ``summary (csv, parquet)``; :data:`MISSING` when none."""
-    by_stem: dict[str, list[Path]] = {}
-    for t in tables:
-        by_stem.setdefault(t.stem, []).append(t)
-    items = []
-    for stem, paths in by_stem.items():
-        links = ", ".join(
-            f'<a href="{html.escape(p.relative_to(root).as_posix(), quote=True)}">{html.escape(p.suffix[1:])}</a>'
-            for p in paths
-        )
-        items.append(f"{_breakable(stem)} ({links})")
-    return "<br>".join(items) if items else MISSING
+def _tables_html(folder: Path, tables: list[Path], root: Path) -> str:
+    """A link to the report's folder with its table count (``dbb/ (12 tables)``): the tables stay one click
+    away without making each row a list of every file; :data:`MISSING` when the folder holds none."""
+    stems = {t.stem for t in tables}
+    if not stems:
+        return MISSING
+    rel = folder.relative_to(root).as_posix()
+    href = "./" if rel == "." else f"{rel}/"
+    return (f'<a href="{html.escape(href, quote=True)}">{_breakable(href)}</a> '
+            f"({len(stems)} table{'s' if len(stems) != 1 else ''})")
 
 
 def build_index(root: Path) -> Path:
-    """Write ``root/index.html`` linking every report and table file under ``root``; return its path. An
+    """Write ``root/index.html`` linking every report under ``root`` and the folder of its tables; return its path. An
     ``index.html`` that stereoprobe did not write is refused (:func:`check_index_ours`)."""
     root = Path(root)
     check_index_ours(root / INDEX)
@@ -203,7 +201,7 @@ def build_index(root: Path) -> Path:
             f"<td>{html.escape(', '.join(models)) if models else MISSING}</td>"
             f"<td>{html.escape(str(info['created']))}</td>"
             f"<td>{_settings_html(settings)}</td>"
-            f"<td>{_tables_html(tables, root)}</td>"
+            f"<td>{_tables_html(report.parent, tables, root)}</td>"
             "</tr>"
         )
     head = "".join(f'<th class="sortkey">{h}</th>' for h in ("report", "probe", "headline figures", "models",
