@@ -24,7 +24,10 @@ same for a single file. How a folder is replaced:
    on such a file system, into a link takes two renames (``out`` to ``.<name>.old``, then the link in); a
    crash between them leaves ``out`` missing and its earlier results whole in ``.<name>.old``, and the next
    run puts them back first (so does :func:`recover`). Leftovers of a crashed run (a build folder, an
-   unused version or link) are removed by the next run, under the lock.
+   unused version or link) are removed by the next run, under the lock. A folder is only ever removed as a
+   leftover when it holds :data:`MARKER`, the file the run wrote into each folder it made (build folders,
+   exchange tests, the folder moved aside), removed again the moment the folder becomes ``out``; a link only
+   when it points to a version name. A user's folder that merely has such a name is never touched.
 4. A file-system error (``ENOSPC``, ``EDQUOT``, ``EACCES``, ``EROFS``, no inodes ...) while locking,
    building or swapping becomes one :class:`InputError` line naming the path and the cause; ``out`` keeps
    its earlier results.
@@ -54,9 +57,12 @@ from stereoprobe.output_paths import (
     version_link_target,
 )
 
-__all__ = ["MANIFEST", "atomic_output_dir", "atomic_output_file", "output_lock", "recover", "writer"]
+__all__ = ["MANIFEST", "MARKER", "atomic_output_dir", "atomic_output_file", "output_lock", "recover", "writer"]
 
 MANIFEST = ".stereoprobe-outputs.json"
+#: written into every folder this module makes beside ``out``; only a folder holding it is removed as a leftover
+MARKER = ".stereoprobe-temporary"
+_MARK_TEXT = "made by stereoprobe for one run; removed by the next run into the folder beside it\n"
 DISK_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS, errno.EFBIG}
 _WRITER: contextvars.ContextVar[str] = contextvars.ContextVar("stereoprobe_output_writer", default="python")
 
@@ -216,6 +222,40 @@ def _discard(folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
+def _mark(folder: Path, *, strict: bool = False) -> None:
+    """Write :data:`MARKER` into ``folder``: a folder the run made (or moved aside), a leftover if it stays.
+    Not ``strict`` (a folder about to be removed): a failure only means a leftover the next run keeps."""
+    try:
+        (folder / MARKER).write_text(_MARK_TEXT, encoding="utf-8")
+    except OSError:
+        if strict:
+            raise
+
+
+def _unmark(folder: Path) -> None:
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+        (folder / MARKER).unlink()
+
+
+def _marked(folder: Path) -> bool:
+    """Whether ``folder`` (a real folder, not a link) holds the marker this module writes."""
+    try:
+        return not folder.is_symlink() and (folder / MARKER).read_text(encoding="utf-8") == _MARK_TEXT
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _make_temporary(out: Path, kind: str) -> Path:
+    """A new, marked folder ``.<name>.<kind>-XXXXXXXX`` beside ``out``."""
+    folder = Path(tempfile.mkdtemp(prefix=f".{out.name}.{kind}-", dir=out.parent))
+    try:
+        _mark(folder, strict=True)
+    except OSError:
+        folder.rmdir()
+        raise
+    return folder
+
+
 def _old(out: Path) -> Path:
     return out.parent / f".{out.name}.old"
 
@@ -223,8 +263,8 @@ def _old(out: Path) -> Path:
 def _can_exchange(out: Path) -> bool:
     """Whether the file system beside ``out`` exchanges two folders in one rename (tried on two empty ones,
     ``.<name>.x-XXXXXXXX``, which :func:`recover` removes if a crash leaves them)."""
-    a = Path(tempfile.mkdtemp(prefix=f".{out.name}.x-", dir=out.parent))
-    b = Path(tempfile.mkdtemp(prefix=f".{out.name}.x-", dir=out.parent))
+    a = _make_temporary(out, "x")
+    b = _make_temporary(out, "x")
     try:
         _exchange(a, b)
         return True
@@ -233,6 +273,7 @@ def _can_exchange(out: Path) -> bool:
     finally:
         for p in (a, b):
             with contextlib.suppress(OSError):
+                _unmark(p)
                 p.rmdir()
 
 
@@ -246,7 +287,9 @@ def _relink(new: Path, out: Path) -> None:
     os.symlink(version.name, link)
     before = version_link_target(out)
     os.replace(link, out)  # the one step a reader can see: the whole old folder, then the whole new one
+    _unmark(version)  # the live folder: no longer a leftover
     if before is not None and before != version:
+        _mark(before)  # no longer live: a leftover if this run stops before removing it
         _discard(before)
 
 
@@ -258,14 +301,21 @@ def _swap(new: Path, out: Path) -> None:
     if not out.exists():
         if _can_exchange(out):
             os.rename(new, out)
+            _unmark(out)
         else:
             _relink(new, out)
         return
     try:
         _exchange(new, out)
+        _unmark(out)  # ``out`` is the new folder now; ``new`` names the earlier one, removed next
+        _mark(new)
     except _NoExchange:  # a real folder on a file system that cannot exchange: once, a link from now on
         old = _old(out)
+        if os.path.lexists(old):  # not one of ours (recover removed those): never replaced
+            raise InputError(f"{old}: a folder of yours has the name this run needs to move {out} aside; "
+                             "rename it")
         os.rename(out, old)
+        _mark(old)  # moved aside by this run: the next run may put it back or remove it
         _relink(new, out)  # a crash before this ends: ``out`` is missing, the next run puts ``old`` back
         _discard(old)
         return
@@ -275,25 +325,30 @@ def _swap(new: Path, out: Path) -> None:
 def recover(out: str | Path) -> None:
     """Repair what a crashed run into ``out`` left beside it (:func:`atomic_output_dir` does it first, under
     the lock): the earlier folder comes back from ``.<name>.old`` when ``out`` is missing; build folders,
-    unused versions and links, and the folders of an exchange test are removed."""
+    unused versions, and the folders of an exchange test are removed, and so are links to a version that were
+    never renamed into place. Only folders holding :data:`MARKER` count as leftovers: a folder of the user's
+    named like one is kept."""
     out = Path(os.path.abspath(out))
     old = _old(out)
-    if old.is_dir() and not old.is_symlink():
+    if _marked(old):
         if out.exists():
             _discard(old)
         else:  # interrupted between the two renames of a conversion: the earlier results come back
             if out.is_symlink():
                 out.unlink()
             os.rename(old, out)
+            _unmark(out)
     current = version_link_target(out)
-    pattern = re.compile(rf"\.{re.escape(out.name)}\.(tmp|old|v|link|x)-[a-z0-9_]{{8}}")
+    pattern = re.compile(rf"\.{re.escape(out.name)}\.(tmp|v|link|x)-[a-z0-9_]{{8}}")
+    version = re.compile(rf"\.{re.escape(out.name)}\.v-[a-z0-9_]{{8}}")
     with contextlib.suppress(OSError):
         for p in out.parent.iterdir():
             if not pattern.fullmatch(p.name) or p == current:
                 continue
             if p.is_symlink():
-                p.unlink()
-            elif p.is_dir():
+                if version.fullmatch(os.readlink(p)):  # a link this module made, never renamed into place
+                    p.unlink()
+            elif _marked(p):
                 _discard(p)
 
 
@@ -349,13 +404,13 @@ def _carry(src: Path, dst: Path) -> None:
 
 def _complete(new: Path, out: Path, name: str) -> None:
     """Carry into ``new`` the entries of ``out`` that stay, and write the manifest."""
-    written = sorted(p.name for p in new.iterdir() if p.name != MANIFEST)
+    written = sorted(p.name for p in new.iterdir() if p.name not in (MANIFEST, MARKER))
     before = _read_manifest(out) if out.is_dir() else {}
     others = {e for w, es in before.items() if w != name for e in es}
     dropped = set(before.get(name, [])) - others  # an entry another writer also wrote stays
     if out.is_dir():
         for entry in sorted(out.iterdir()):
-            if entry.name == MANIFEST or entry.name in written or entry.name in dropped:
+            if entry.name in (MANIFEST, MARKER) or entry.name in written or entry.name in dropped:
                 continue
             _carry(entry, new / entry.name)
     writers = {w: [e for e in es if (new / e).exists() or (new / e).is_symlink()]
@@ -399,7 +454,7 @@ def atomic_output_dir(out: str | Path, *, inputs: Iterable[str | Path] = (), own
     with output_lock(out, build=True) as path:
         try:
             _recover(path)
-            new = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+            new = _make_temporary(path, "tmp")
             os.chmod(new, _mode(path, 0o777))  # mkdtemp's 0o700 would hide the results from the user's group
         except OSError as exc:
             raise _fs_error(exc, shown, "write the results") from exc

@@ -182,15 +182,42 @@ def test_leftovers_of_a_crashed_run_are_removed_under_the_lock(tmp_path: Path) -
     out = tmp_path / "out"
     with atomic_output_dir(out) as new:
         (new / "a.csv").write_text("a")
-    (tmp_path / ".out.tmp-abcd1234").mkdir()  # a crashed build
-    (tmp_path / ".out.old").mkdir()  # a completed fallback swap whose old folder was not removed
-    (tmp_path / ".out.v-abcd1234").mkdir()  # a version no link points to
+    for name in (".out.tmp-abcd1234",  # a crashed build
+                 ".out.old",  # a completed fallback swap whose old folder was not removed
+                 ".out.v-abcd1234",  # a version no link points to
+                 ".out.x-abcd1234",  # an exchange test cut short
+                 ".outer.tmp-abcd1234"):  # another folder's: kept
+        (tmp_path / name).mkdir()
+        outputs._mark(tmp_path / name)  # as the run that made it did
     (tmp_path / ".out.link-abcd1234").symlink_to(".out.v-abcd1234")  # a link never renamed into place
-    (tmp_path / ".out.x-abcd1234").mkdir()  # an exchange test cut short
-    (tmp_path / ".outer.tmp-abcd1234").mkdir()  # another folder's: kept
     with atomic_output_dir(out) as new:
         (new / "a.csv").write_text("b")
     assert sorted(p.name for p in tmp_path.iterdir()) == [".outer.tmp-abcd1234", "out"]
+    assert not (out / outputs.MARKER).exists()
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["exchange", "link"])
+def test_a_users_folders_named_like_leftovers_are_kept(tmp_path: Path, monkeypatch, exchange: bool) -> None:
+    """Only folders holding the marker a run wrote are removed as leftovers (issue 34.5): a user's folders
+    and links named ``.out.tmp-XXXXXXXX`` (etc.) beside ``out``, or holding a file of the marker's name with
+    other text, survive every later run, on a file system that exchanges folders and on one that cannot."""
+    if not exchange:
+        monkeypatch.setattr(outputs, "_exchange", _no_exchange)
+    out = tmp_path / "out"
+    names = [".out.tmp-abcd1234", ".out.old", ".out.v-abcd1234", ".out.x-abcd1234", ".out.tmp-fake0000"]
+    for name in names:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "notes.txt").write_text("mine")
+    (tmp_path / ".out.tmp-fake0000" / outputs.MARKER).write_text("not the tool's")
+    (tmp_path / ".out.link-abcd1234").symlink_to("notes")  # a user's link to something else
+    for text in ("a", "b"):
+        with atomic_output_dir(out) as new:
+            (new / "a.csv").write_text(text)
+    kept = {p.name for p in tmp_path.iterdir()} - {"out"} - {p.name for p in tmp_path.glob(".out.v-*")
+                                                              if p.name != ".out.v-abcd1234"}
+    assert kept == {*names, ".out.link-abcd1234"}
+    assert all((tmp_path / n / "notes.txt").read_text() == "mine" for n in names)
+    assert _entries(out) == {"a.csv": "b"} and not (out / outputs.MARKER).exists()
 
 
 def test_full_disk_in_a_command_is_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -224,7 +251,7 @@ def _view(folder: Path) -> dict[str, str] | None:
     if not folder.exists():
         return None
     return {str(p.relative_to(folder)): p.read_text() for p in sorted(folder.rglob("*"))
-            if p.is_file() and p.name != MANIFEST}
+            if p.is_file() and p.name not in (MANIFEST, outputs.MARKER)}
 
 
 def _write(new: Path, tag: str) -> None:
