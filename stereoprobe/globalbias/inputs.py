@@ -128,7 +128,14 @@ def _templates(info: I.LogInfo) -> set[int]:
 
 
 def _check_logprob(where: str, value: Any) -> None:
-    if value is not None and value == value and float(value) > 0:
+    """:class:`InputError` for a log-probability that is not a finite number <= 0 (NaN and -inf included: a
+    NaN perplexity would shift every bias score of its descriptor without a word)."""
+    if value is None:
+        return
+    if not math.isfinite(float(value)):
+        raise InputError(f"{where}: field 'sum_logprob' is {float(value)!r}, not a finite number (the scorer "
+                         "records a text it could not score as null, never as NaN or infinity)")
+    if float(value) > 0:
         raise InputError(f"{where}: field 'sum_logprob' is {float(value):g} > 0 (a log-probability is at most 0)")
 
 

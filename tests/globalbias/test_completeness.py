@@ -122,6 +122,9 @@ def _set_first(field: str, value):
 BAD_VALUES = [
     ("positive-logprob", "sum_logprob", 0.25, "'sum_logprob' is 0.25 > 0"),
     ("logprob-as-text", "sum_logprob", "-3.5", "'sum_logprob' holds '-3.5'"),
+    # issue 34.3: a NaN shifted every bias score of its descriptor; -inf made an infinite perplexity
+    ("nan-logprob", "sum_logprob", float("nan"), "'sum_logprob' is nan, not a finite number"),
+    ("minus-inf-logprob", "sum_logprob", float("-inf"), "'sum_logprob' is -inf, not a finite number"),
     ("token-count-a-list", "n_tokens", [3], "'n_tokens' holds [3]"),
     ("template-outside-the-run", "template", 3, "'template' is 3, not one of the run's templates [1, 2]"),
     ("template-as-text", "template", "1", "'template' is '1'"),
