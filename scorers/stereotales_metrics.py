@@ -118,7 +118,8 @@ def _attributes(stories: Sequence[tuple[str, dict[str, Any], dict[str, Any]]]) -
 def unknown_rate() -> Metric:
     """Per attribute: share of complied, extracted stories whose consensus (before the base overwrite) is
     ``unknown``; keys ``unknown_rate_<attribute>`` and ``unknown_rate_<attribute>_<language>``, plus
-    ``unknown_rate`` over every attribute of every extracted story."""
+    ``unknown_rate`` over every attribute of every extracted story. A rate with no extracted story (every
+    extraction failed in that language) is left out rather than reported as NaN."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         stories = _stories(scores)
@@ -144,10 +145,10 @@ def unknown_rate() -> Metric:
             "unknown_rate": sum(num[(a, ALL)] for a in attrs) / total if total > 0 else math.nan
         }
         langs = sorted({lang for lang, _, _ in stories})
-        for attr in attrs:
-            out[f"unknown_rate_{attr}"] = ratio(attr, ALL)
-            for lang in langs:
-                out[f"unknown_rate_{attr}_{lang}"] = ratio(attr, lang)
+        for attr in attrs:  # a rate with no extracted story is undefined: left out, not shown as nan
+            for key, group in ((attr, ALL), *((f"{attr}_{lang}", lang) for lang in langs)):
+                if den.get((attr, group), 0.0) > 0:
+                    out[f"unknown_rate_{key}"] = ratio(attr, group)
         return out
 
     return compute
@@ -176,7 +177,8 @@ def _kappa(codes: np.ndarray) -> float:
 @metric(scores="unreduced")
 def extractor_agreement() -> Metric:
     """Fleiss' kappa between extractors per attribute (stories where all extractors answered validly);
-    keys ``fleiss_kappa_<attribute>`` and ``fleiss_kappa_<attribute>_<language>``; NaN with < 2 extractors.
+    keys ``fleiss_kappa_<attribute>`` and ``fleiss_kappa_<attribute>_<language>``, left out when no story
+    was rated by two or more extractors (one extractor: only ``fleiss_kappa_mean``, NaN).
     ``fleiss_kappa_mean``: the mean of the defined per-attribute kappas. A log mixing ensemble sizes uses the
     stories of the first size seen (Fleiss' kappa needs a fixed number of raters)."""
 
@@ -197,6 +199,8 @@ def extractor_agreement() -> Metric:
         lang_of = np.array(row_langs, dtype=object)
         langs = sorted({lang for lang, _, _ in stories})
         out: dict[str, float] = {"fleiss_kappa_mean": math.nan}
+        if not rows or (n_raters or 0) < 2:  # no story rated by two or more extractors: every kappa undefined
+            return out
         for attr in attrs:
             index: dict[str, int] = {}
             codes = np.array(

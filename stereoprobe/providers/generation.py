@@ -55,6 +55,9 @@ def generation_call(self: Any, reqs: list[Any], sampling: bool) -> tuple[Any, di
     processors (OpenAI penalties and logit bias, then the JSON-schema mask)."""
     s = reqs[0].payload
     config = self.model._prepare_generation_config(request_config(s, sampling, self.pad_id))[0]
+    # max_new_tokens bounds the output; the global default max_length (20) that preparing merged in would only
+    # make generate() warn "Both max_new_tokens and max_length(=20) seem to have been set" on every call
+    config.max_length = None
     kwargs: dict[str, Any] = {"generation_config": config}
     if s["stop"]:
         config.stop_strings = list(s["stop"])
