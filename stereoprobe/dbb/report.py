@@ -172,6 +172,10 @@ def write_dbb_report(path: str | Path, runs: pd.DataFrame, tables: dict[str, pd.
                   "option orders), an instance only when both of its questions are complete. Incomplete units "
                   "(interrupted runs, error samples) are left out of every figure and counted here, in the "
                   "summary (n_incomplete) and in incomplete.csv; `inspect eval-retry` completes them.")
+    n_unscored = int(runs["unscored"].sum()) if "unscored" in runs.columns and len(runs) else 0
+    if n_unscored:
+        runs_sec.note(f"{n_unscored} response(s) had no number (a NaN share or validity in the log): left out as "
+                      "unscored (column unscored), so their questions are incomplete.")
     inc = tables.get("incomplete")
     incomplete_sec = Section("Incomplete questions")
     if inc is None or inc.empty:

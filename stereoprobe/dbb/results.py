@@ -61,8 +61,10 @@ def read_responses(inputs: Sequence[str | Path], stats: Any = None, progress: Pr
                                                            "epochs": r["expected_epochs"], "ids": set(),
                                                            "settings": "lm-eval samples"})
         run["logs"].add(r.pop("log"))
-        run["responses"] += 1
         run["ids"].add(r["question_id"])
+        if _unscored(r.get(C.KEY_A), r.get(C.KEY_VALID, 1.0), run):
+            continue
+        run["responses"] += 1
         rows.append(r)
     return pd.DataFrame(rows, columns=C.RESPONSE_COLUMNS + ["expected_epochs"]), _runs_table(runs, stats)
 
@@ -110,6 +112,8 @@ def _sample_rows(s: dict[str, Any], info: Any, run: dict[str, Any], epochs: int)
         return _group_rows(score["metadata"], info.model, variant, md, epochs, run, where)
     _check_share(where, C.KEY_A, v[C.KEY_A])
     _check_share(where, C.KEY_VALID, v[C.KEY_VALID])
+    if _unscored(v[C.KEY_A], v[C.KEY_VALID], run):
+        return []
     run["responses"] += 1
     run["ids"].add(str(s["id"]))
     return [{
@@ -128,6 +132,7 @@ def _runs_table(runs: dict[tuple[str, str], dict[str, Any]], stats: Any) -> pd.D
         "responses": r["responses"], "errors": int(by_run.get((r["task"], r["model"]), {}).get("errors", 0)),
         "epochs": r["epochs"], "settings": r.get("settings", ""), "model_settings": r.get("model_settings", ""),
         "templates_not_scored": len(r.get("groups", set()) - r.get("groups_seen", set())),
+        "unscored": int(r.get("unscored", 0)),
         "protocol": r.get("protocol", ""),
         "expected_ids": ";".join(sorted(r["ids"])),
     } for r in runs.values()])
@@ -146,6 +151,16 @@ def _check_share(where: str, key: str, value: Any) -> None:
     (NaN, an undefined share, passes)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (value != value or 0 <= value <= 1):
         raise InputError(f"{where}: score field {key!r} is {value!r}, expected a number in [0, 1]")
+
+
+def _unscored(a: Any, valid: Any, run: dict[str, Any]) -> bool:
+    """Whether a response's share ``a`` or validity is NaN (an epoch the scorer could not score): it is left
+    out and counted in ``run["unscored"]``, so its question is incomplete and out of every statistic (a NaN
+    ``a`` summed as 0 turned a question's P(A) of 49.3 into 0.0)."""
+    if a != a or valid != valid:
+        run["unscored"] = run.get("unscored", 0) + 1
+        return True
+    return False
 
 
 def _has_dbb_logs(paths: Sequence[str | Path]) -> bool:
@@ -197,6 +212,8 @@ def _group_rows(meta: dict[str, Any], model: str, variant: str, md: dict[str, An
         for e, (a_e, v_e) in enumerate(answers, start=1):
             _check_share(f"{where} question {qid!r}", C.GROUP_A, a_e)
             _check_share(f"{where} question {qid!r}", C.GROUP_VALID, v_e)
+            if _unscored(a_e, 1.0 if v_e is None else v_e, run):
+                continue
             run["responses"] += 1
             rows.append({"model": model, "variant": variant, "question_id": str(qid), "epoch": e,
                          **parse_question_id(qid), "concept_a": md.get("concept_a", ""),
@@ -296,6 +313,9 @@ def summary_lines(tables: dict[str, pd.DataFrame], runs: pd.DataFrame, threshold
         if getattr(r, "protocol", ""):
             lines.append(f"{r.model} [{r.variant}]: {r.protocol} (paper §5); its S values are noisier than the "
                          "paper's")
+        if getattr(r, "unscored", 0):
+            lines.append(f"{r.model} [{r.variant}]: {r.unscored} response(s) without a number (NaN share or "
+                         "validity) left out as unscored; their questions count as incomplete")
         if getattr(r, "templates_not_scored", 0):
             lines.append(f"{r.model} [{r.variant}]: {r.templates_not_scored} templates not scored (error samples "
                          "or an interrupted run); run `inspect eval-retry` on the log")

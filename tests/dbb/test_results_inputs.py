@@ -105,3 +105,34 @@ def test_a_sampled_run_below_the_protocol_epochs_is_flagged(logs, tmp_path, caps
     assert any(note in w for w in info["settings"]["warnings"])
     assert main(["dbb", str(logs["logprob"]), "--out", str(tmp_path / "o2"), "--n-boot", "10", "--quiet"]) == 0
     assert pd.read_csv(tmp_path / "o2" / "runs.csv", keep_default_na=False)["protocol"].tolist() == [""]
+
+
+def test_a_nan_share_is_unscored_not_zero(logs, tmp_path, capsys) -> None:
+    """Issue 34.3: a NaN ``a`` in one epoch was summed as 0 (a question's P(A) 49.3 became 0.0). It is left out
+    as unscored: its question is incomplete (P(A) empty, listed in incomplete.csv), counted in runs.csv, on the
+    console and in the report; every other question keeps its P(A)."""
+    clean = tmp_path / "clean"
+    assert main(["dbb", str(logs["logprob"]), "--out", str(clean), "--n-boot", "10", "--quiet"]) == 0
+    edited: list[str] = []
+
+    def nan_first(name, s):
+        if not edited:
+            edited.append(str(s["id"]))
+            s["scores"]["dbb_mcq_scorer"]["value"]["a"] = float("nan")
+        return s
+
+    bad = edit_eval(logs["logprob"], tmp_path / "logs" / "nan.eval", sample=nan_first)
+    out = tmp_path / "out"
+    capsys.readouterr()
+    assert main(["dbb", str(bad), "--out", str(out), "--n-boot", "10"]) == 0
+    stdout = capsys.readouterr().out
+    [qid] = edited
+    before = pd.read_csv(clean / "questions.csv").set_index("question_id")
+    after = pd.read_csv(out / "questions.csv").set_index("question_id")
+    assert before.loc[qid, "p_a"] > 0 and pd.isna(after.loc[qid, "p_a"])  # not 0.0
+    others = before.index.drop(qid)
+    assert (after.loc[others, "p_a"] == before.loc[others, "p_a"]).all()
+    assert qid in set(pd.read_csv(out / "incomplete.csv")["question_id"].astype(str))
+    assert pd.read_csv(out / "runs.csv")["unscored"].tolist() == [1]
+    assert "1 response(s) without a number (NaN share or validity) left out as unscored" in stdout
+    assert "1 response(s) had no number" in (out / "report.html").read_text(encoding="utf-8")
