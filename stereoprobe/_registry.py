@@ -67,3 +67,9 @@ def register_bare_scorer_names() -> list[str]:
 for _package in MODULE_PACKAGES:
     import_modules(_package)
 register_bare_scorer_names()
+
+# inspect eval's command line checked before any model loads (task names, -T values, --epochs), refusals on
+# stderr in every display mode (stereoprobe.preflight); nothing outside inspect's command line
+from stereoprobe.preflight import install as _check_command_line  # noqa: E402
+
+_check_command_line()

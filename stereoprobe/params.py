@@ -28,8 +28,9 @@ from inspect_ai._util.error import PrerequisiteError
 
 from stereoprobe.errors import InputError, one_line
 
-__all__ = ["EpochsBoundTask", "TaskParameterError", "as_prerequisite", "boolean", "cache", "choice", "choices", "fail",
-           "integer", "message", "names", "number", "one_line_errors", "top_k"]
+__all__ = ["EpochsBoundTask", "TaskParameterError", "as_prerequisite", "boolean", "cache", "choice", "choices", "closest",
+           "did_you_mean", "fail", "integer", "known_names", "message", "names", "number", "one_line_errors", "top_k",
+           "unknown_entry"]
 
 
 class TaskParameterError(InputError, PrerequisiteError):
@@ -167,17 +168,65 @@ def boolean(value: Any, name: str, *, strict: bool = False, optional: bool = Fal
 
 
 def _match(value: Any, allowed: Sequence[T]) -> tuple[bool, T | None]:
-    """The entry of ``allowed`` that ``value`` is, or whose text it is (``"2"`` for 2); booleans match nothing."""
+    """The entry of ``allowed`` that ``value`` is, or whose text it is (``"2"`` for 2); booleans match nothing,
+    and neither does a float an integer entry (``templates=2.0`` is not template 2: a typo, refused)."""
     if isinstance(value, bool):
         return False, None
     for c in allowed:
-        if not isinstance(c, bool) and (value == c or (isinstance(value, str) and value.strip() == str(c))):
+        if isinstance(c, bool) or (isinstance(value, float) and isinstance(c, int)):
+            continue
+        if value == c or (isinstance(value, str) and value.strip() == str(c)):
             return True, c
     return False, None
 
 
 def _one_of(allowed: Sequence[Any]) -> str:
     return "one of " + ", ".join(repr(c) for c in allowed)
+
+
+def closest(word: Any, known: Sequence[Any]) -> list[str]:
+    """The entries of ``known`` closest to a misspelt ``word`` (as texts): those equal to it but for case first,
+    then difflib's nearest (case ignored), at most two."""
+    import difflib
+
+    texts = [str(k) for k in known]
+    text = str(word).strip()
+    same = [k for k in texts if k.lower() == text.lower()]
+    if same:
+        return same[:2]
+    by_lower = {k.lower(): k for k in texts}
+    return [by_lower[c] for c in difflib.get_close_matches(text.lower(), list(by_lower), n=2, cutoff=0.6)]
+
+
+def did_you_mean(word: Any, known: Sequence[Any]) -> str:
+    """`` (did you mean X?)`` for the closest entries of ``known`` to ``word``, else ``""``."""
+    close = closest(word, known)
+    return f" (did you mean {' or '.join(close)}?)" if close else ""
+
+
+def unknown_entry(name: str, entry: Any, value: Any, known: Sequence[Any],
+                  error: type[Exception] = TaskParameterError, what: str = "entry") -> NoReturn:
+    """Raise ``error``: ``task parameter NAME has no ENTRY 'x' (did you mean y?); known: ...``, the closest
+    entries first (case counts: ``arab_f`` is not ``ARAB_F``), one line, at most 40 known entries listed."""
+    shown = [str(k) for k in known]
+    listed = ", ".join(shown[:40]) + (f", ... ({len(shown)} in all)" if len(shown) > 40 else "")
+    subject = getattr(error, "subject", "task parameter")
+    raise error(f"{subject} {name} has no {what} {str(entry)!r}{did_you_mean(entry, known)}, got {name}={value!r}; "
+                f"known: {listed}")
+
+
+def known_names(value: Any, name: str, known: Sequence[str], *, what: str = "entry",
+                error: type[Exception] = TaskParameterError) -> list[str] | None:
+    """:func:`names` (a list of names, one name or None), each one of ``known`` exactly (case counts), else
+    :func:`unknown_entry` with the closest."""
+    items = names(value, name, sep=None, error=error)
+    if items is None:
+        return None
+    allowed = set(known)
+    for x in items:
+        if x not in allowed:
+            unknown_entry(name, x, value, known, error, what)
+    return items
 
 
 @overload
@@ -196,7 +245,9 @@ def choice(value: Any, name: str, allowed: Sequence[T], *, optional: bool = Fals
         return None
     found, c = _match(value, allowed)
     if not found:
-        _fail(name, value, _or_none(_one_of(allowed), optional), error)
+        hint = did_you_mean(value, allowed) if isinstance(value, str) else ""
+        raise error(message(name, value, _or_none(_one_of(allowed), optional),
+                            getattr(error, "subject", "task parameter")) + hint)
     return c
 
 
@@ -252,7 +303,8 @@ def choices(value: Any, name: str, allowed: Sequence[T], *, sep: str | None = ",
     for x in items:
         found, c = _match(x, allowed)
         if not found or c is None:
-            _fail(name, value, requirement, error)
+            hint = did_you_mean(x, allowed) if isinstance(x, str) else ""
+            raise error(message(name, value, requirement, getattr(error, "subject", "task parameter")) + hint)
         out.append(c)
     if not out:
         _fail(name, value, requirement, error)
@@ -283,9 +335,11 @@ def as_prerequisite(error: InputError) -> Exception:
     if isinstance(error, PrerequisiteError):
         return error
     converted = BaseException.__new__(_prerequisite_type(type(error)))
-    converted.args = error.args
+    from stereoprobe.redact import redact_text  # a path or URL in the message shows no credential
+
+    converted.args = tuple(redact_text(a) if isinstance(a, str) else a for a in error.args)
     converted.__dict__.update(error.__dict__)
-    converted.message = one_line(error)  # type: ignore[attr-defined]
+    converted.message = redact_text(one_line(error))  # type: ignore[attr-defined]
     return converted
 
 

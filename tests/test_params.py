@@ -141,20 +141,40 @@ def test_choice_accepts(value: Any, allowed: tuple[Any, ...], kw: dict[str, Any]
     assert P.choice(value, "mode", allowed, **kw) == expected
 
 
-@pytest.mark.parametrize("value, allowed, requirement", [
-    ("bogus", MODES, "one of 'logprob', 'sampled'"),
-    ("LOGPROB", MODES, "one of 'logprob', 'sampled'"),     # case matters
-    ("", MODES, "one of 'logprob', 'sampled'"),
-    (None, MODES, "one of 'logprob', 'sampled'"),
-    (["logprob"], MODES, "one of 'logprob', 'sampled'"),
-    (True, (1, 2, 3), "one of 1, 2, 3"),                   # True == 1 in Python, but not a choice here
-    (4, (1, 2, 3), "one of 1, 2, 3"),
-    (2.5, (1, 2, 3), "one of 1, 2, 3"),
+@pytest.mark.parametrize("value, allowed, requirement, hint", [
+    ("bogus", MODES, "one of 'logprob', 'sampled'", ""),
+    ("LOGPROB", MODES, "one of 'logprob', 'sampled'", " (did you mean logprob?)"),     # case matters
+    ("sampeld", MODES, "one of 'logprob', 'sampled'", " (did you mean sampled?)"),
+    ("", MODES, "one of 'logprob', 'sampled'", ""),
+    (None, MODES, "one of 'logprob', 'sampled'", ""),
+    (["logprob"], MODES, "one of 'logprob', 'sampled'", ""),
+    (True, (1, 2, 3), "one of 1, 2, 3", ""),                   # True == 1 in Python, but not a choice here
+    (4, (1, 2, 3), "one of 1, 2, 3", ""),
+    (2.5, (1, 2, 3), "one of 1, 2, 3", ""),
+    (2.0, (1, 2, 3), "one of 1, 2, 3", ""),                    # a float is not template 2 (issue 34.6)
 ])
-def test_choice_rejects(value: Any, allowed: tuple[Any, ...], requirement: str) -> None:
+def test_choice_rejects(value: Any, allowed: tuple[Any, ...], requirement: str, hint: str) -> None:
     with pytest.raises(InputError) as e:
         P.choice(value, "mode", allowed)
-    assert str(e.value) == f"task parameter mode must be {requirement}, got mode={value!r}"
+    assert str(e.value) == f"task parameter mode must be {requirement}, got mode={value!r}{hint}"
+
+
+@pytest.mark.parametrize("value, known, fragment", [
+    ("arab_f", ["ARAB", "ARAB_F"], "has no group 'arab_f' (did you mean ARAB_F?), got groups='arab_f'; known: ARAB, "),
+    (["ARAB", "ARABB"], ["ARAB", "ARAB_F"], "has no group 'ARABB' (did you mean ARAB or ARAB_F?)"),
+    ("MARTIAN", ["ARAB"], "has no group 'MARTIAN', got groups='MARTIAN'; known: ARAB"),
+])
+def test_known_names_refuse_unknown_entries_with_the_closest(value: Any, known: list[str], fragment: str) -> None:
+    with pytest.raises(P.TaskParameterError) as e:
+        P.known_names(value, "groups", known, what="group")
+    assert fragment in str(e.value) and str(e.value).startswith("task parameter groups has no group")
+
+
+def test_known_names_keep_known_entries() -> None:
+    assert P.known_names(["ARAB_F", "ARAB"], "groups", ["ARAB", "ARAB_F"]) == ["ARAB_F", "ARAB"]
+    assert P.known_names(None, "groups", ["ARAB"]) is None
+    with pytest.raises(P.TaskParameterError, match="a name or a list of names"):
+        P.known_names([], "groups", ["ARAB"])  # an empty list is not "every group"
 
 
 # ------------------------------------------------------------------------------------------------ choices

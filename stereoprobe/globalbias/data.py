@@ -207,16 +207,14 @@ def select(
 ) -> tuple[list[Name], list[Descriptor]]:
     """Restrict names to ``groups`` ("ARAB_F", or an ethnicity "ARAB" for both genders) and descriptors to
     ``descriptor_filter`` (descriptor strings or row indices) or to ``subset="gp"`` (Ghavami & Peplau)."""
+    from stereoprobe import params as P  # unknown entries refused in one line, with the closest (issue 35.5)
+
     if groups is not None:
-        wanted = {str(g).strip().upper() for g in ([groups] if isinstance(groups, str) else groups)}
-        known = {n.group for n in names} | {n.ethnicity for n in names}
-        unknown = wanted - known
-        if unknown:
-            raise ValueError(f"unknown group(s) {sorted(unknown)}; known: {sorted(known)}")
+        known = sorted({n.group for n in names} | {n.ethnicity for n in names})
+        wanted = set(P.known_names(groups, "groups", known, what="group") or [])  # case counts: ARAB_F, not arab_f
         names = [n for n in names if n.group in wanted or n.ethnicity in wanted]
     if subset is not None:
-        if subset != "gp":
-            raise ValueError(f"unknown subset {subset!r}; known: 'gp' (Ghavami & Peplau validation descriptors)")
+        P.choice(subset, "subset", ("gp",))  # "gp": the Ghavami & Peplau validation descriptors
         descriptors = [d for d in descriptors if d.target is not None]
     if descriptor_filter is not None:
         items = [descriptor_filter] if isinstance(descriptor_filter, (str, int)) else list(descriptor_filter)
@@ -225,8 +223,8 @@ def select(
         chosen = []
         for it in items:
             d = by_idx.get(it) if isinstance(it, int) else by_text.get(str(it))
-            if d is None:
-                raise ValueError(f"unknown descriptor {it!r} (give the descriptor text or its row index)")
+            if d is None:  # the descriptor text or its row index
+                P.unknown_entry("descriptors", it, descriptor_filter, list(by_text), what="descriptor")
             chosen.append(d)
         descriptors = chosen
     return names, descriptors

@@ -110,5 +110,5 @@ def test_bundled_set():
     assert len(ids) == len(set(ids)) == 24 * 16 * 3
     with pytest.raises(ValueError, match="unknown template"):
         list(D.build_sentences(templates=[4]))
-    with pytest.raises(ValueError, match="unknown subset"):
+    with pytest.raises(ValueError, match="subset must be one of"):
         list(D.build_sentences(subset="xyz"))

@@ -28,9 +28,9 @@ def test_task_subsets():
     assert len(t.dataset) == 6 * 8
     assert {s.metadata["ethnicity"] for s in t.dataset} == {"ARAB"}
     assert all(s.id.endswith(":t2") for s in t.dataset)
-    with pytest.raises(ValueError, match="unknown group"):
+    with pytest.raises(ValueError, match="groups has no group .MARTIAN."):
         globalbias(source="bundled", groups=["MARTIAN"])
-    with pytest.raises(ValueError, match="unknown descriptor"):
+    with pytest.raises(ValueError, match="descriptors has no descriptor"):
         globalbias(source="bundled", descriptors=["not a descriptor"])
 
 
@@ -100,8 +100,11 @@ def test_task_is_faithful_by_default(refdata):
     ({"faithful": "yes"}, "faithful must be true or false"),
     ({"encoder_decoder": 1}, "encoder_decoder must be"),
     ({"source": ""}, "source must be"),
-    ({"groups": ["bogus"]}, "unknown group"),
-    ({"subset": "bogus"}, "unknown subset"),
+    ({"groups": ["bogus"]}, "groups has no group"),
+    ({"groups": "arab_f"}, r"has no group .arab_f. \(did you mean ARAB_F\?\)"),
+    ({"subset": "bogus"}, "subset must be one of .gp."),
+    ({"subset": ""}, "subset must be one of .gp."),
+    ({"templates": 2.0}, "templates must be"),
 ])
 def test_task_arguments_are_validated(args, message):
     with pytest.raises(ValueError, match=message):
