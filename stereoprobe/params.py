@@ -29,8 +29,8 @@ from inspect_ai._util.error import PrerequisiteError
 from stereoprobe.errors import InputError, one_line
 
 __all__ = ["EpochsBoundTask", "TaskParameterError", "as_prerequisite", "boolean", "cache", "choice", "choices",
-           "closest", "did_you_mean", "fail", "integer", "known_names", "message", "names", "number", "one_line_errors", "top_k",
-           "unknown_entry"]
+           "closest", "did_you_mean", "fail", "integer", "known_names", "message", "names", "number", "one_line_errors",
+           "top_k", "unknown_entry"]
 
 
 class TaskParameterError(InputError, PrerequisiteError):
