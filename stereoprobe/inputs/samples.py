@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,9 @@ class ReadStats:
     error_messages: dict[str, str] = field(default_factory=dict)  # error id -> newest error message
     by_run: dict[tuple[str, str], Counter] = field(default_factory=dict)
     partial_runs: list[dict[str, Any]] = field(default_factory=list)
+    #: logs of a newer release of their task whose numbers are still comparable (same N of ``N-X``, a newer
+    #: interface X): read, and named in :meth:`summary` and :meth:`partial_lines` (:func:`check_task_version`)
+    newer_versions: list[dict[str, Any]] = field(default_factory=list)
 
     def summary(self) -> str:
         """One line for the console and the report, e.g. "3 logs, 400 samples (20 superseded, 2 errors)"."""
@@ -62,6 +66,8 @@ class ReadStats:
             extra.append(f"{r['task']}/{r['model']} covers {r['listed']:,} of the dataset's {r['dataset_samples']:,} "
                          f"samples ({r['dataset_samples'] - r['listed']:,} in no log: an inspect eval --limit or "
                          "--sample-id run, or part of a split run; they are not scored)")
+        for v in self.newer_versions:
+            extra.append(_newer_text(v))
         n = len(self.files)
         return f"{n} log{'s' if n != 1 else ''}, {self.samples} samples" + (f" ({', '.join(extra)})" if extra else "")
 
@@ -77,7 +83,7 @@ class ReadStats:
                          f"dataset's {r['dataset_samples']:,} samples are in no log (an inspect eval --limit or "
                          f"--sample-id run, or one part of a split run: give every part); they are not scored, "
                          f"the figures cover {r['listed']:,} sample{'s' if r['listed'] != 1 else ''} ({shown})")
-        return lines
+        return lines + [f"NOTE: {_newer_text(v)}" for v in self.newer_versions]
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (for ``run_info.json`` or a report's settings table)."""
@@ -87,7 +93,41 @@ class ReadStats:
             "retried": self.retried, "error_ids": list(self.error_ids), "error_messages": dict(self.error_messages),
             "by_run": [{"task": t, "model": m, **dict(c)} for (t, m), c in sorted(self.by_run.items())],
             "partial_runs": [dict(r) for r in self.partial_runs],
+            "newer_versions": [dict(v) for v in self.newer_versions],
         }
+
+
+def _newer_text(v: Mapping[str, Any]) -> str:
+    return (f"{v['file']}: task {v['task']!r} version {v['version']} is newer than this stereoprobe's "
+            f"{v['installed']} (same numbers, newer interface); read as {v['installed']}")
+
+
+@lru_cache(maxsize=256)
+def _version_status(task: str, recorded: str | int) -> tuple[str, str, str]:
+    """(status, the log's N-X version, the installed N-X version) through :mod:`stereoprobe.task_versions`,
+    the one reader of versions (``N-X`` and the older ``1.2.0``-style versions placed by the changelog)."""
+    from stereoprobe.task_versions import current_version, log_version, version_status
+
+    status = version_status(task, recorded)
+    if status != "future":
+        return status, "", ""
+    return status, str(log_version(task, recorded)), str(current_version(task))
+
+
+def check_task_version(info: LogInfo, stats: ReadStats | None = None) -> None:
+    """A log written by a newer release of its task: one line (:class:`InputError`) when its results are not
+    comparable with this release's (a higher N of ``N-X``: scoring, data or prompts changed, which this
+    version may misread); noted in ``stats.newer_versions`` when only the interface is newer (same N)."""
+    status, version, installed = _version_status(info.task, info.task_version)
+    if status != "future":
+        return
+    if version.split("-")[0] != installed.split("-")[0]:
+        raise InputError(f"{info.path}: task {info.task!r} version {version} was written by a newer stereoprobe "
+                         f"(this one has {installed}; a new first number means results this version cannot read "
+                         "correctly): upgrade stereoprobe to read this log")
+    if stats is not None:
+        stats.newer_versions.append({"file": info.path.name, "task": info.task, "version": version,
+                                     "installed": installed})
 
 
 def run_config(info: LogInfo) -> dict[str, Any]:
@@ -178,6 +218,12 @@ def read_headers(inputs: Iterable[str | Path], task: str | Sequence[str] | None 
             other.setdefault(info.task, []).append(p)
             continue
         infos.append(info)
+    seen: set[tuple[str, str]] = set()
+    for info in infos:
+        key = (info.task, str(info.task_version))
+        if key not in seen:  # one note per task version
+            seen.add(key)
+            check_task_version(info, stats)
     if stats is not None:
         stats.other_tasks = other
         stats.files = [i.path for i in infos]
