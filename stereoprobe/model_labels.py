@@ -5,11 +5,16 @@ output folder it names after it, with ``/`` written as ``__``), and inspect by `
 model was given as a folder. A Hugging Face cache folder (``.../models--org--name/snapshots/<hash>``) names its
 repository, so it becomes ``org/name``; another folder becomes its own name; hub ids and API model names stay
 as they are.
+
+Every label is in Unicode normal form NFC (:func:`nfc`): two spellings of one name that differ only in how an
+accented letter is encoded (``é`` as one code point, or ``e`` and a combining accent) look identical and are
+one model, never two rows. Labels read from tables (a ``model`` column) go through :func:`nfc` too.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -50,6 +55,15 @@ def _model_args_name(text: str) -> str | None:
     return next((pairs[k].strip() for k in _NAME_KEYS if pairs.get(k, "").strip()), None)
 
 
+def nfc(text: str) -> str:
+    """``text`` in Unicode normal form NFC (the form of a model label).
+
+    >>> nfc("cafe\u0301") == "caf\u00e9"
+    True
+    """
+    return unicodedata.normalize("NFC", text)
+
+
 def model_label(model: Any) -> str:
     """The label of ``model``: an lm-eval ``model_args`` (string or mapping), a ``model_name``, an inspect
     model name (``provider/model``) or a path.
@@ -70,7 +84,7 @@ def model_label(model: Any) -> str:
     if isinstance(model, Mapping):
         name = next((str(model[k]) for k in _NAME_KEYS if model.get(k)), None)
         return model_label(name) if name else "unknown model"
-    text = str(model).strip()
+    text = nfc(str(model).strip())
     named = _model_args_name(text)
     if named is not None:
         return model_label(named)

@@ -38,6 +38,7 @@ from stereoprobe.globalbias.apx import byte_perplexity, token_perplexity
 from stereoprobe.globalbias.completeness import ExpectedCells
 from stereoprobe.globalbias.contract import GROUP_SCORER, SENTENCE_COLUMNS, SENTENCE_SCORER, TASK_LIKELIHOOD, TEMPLATES
 from stereoprobe.likelihood import IDS, N_BYTES, N_TOKENS, SUM_LOGPROB, TEXTS_METADATA, read_results
+from stereoprobe.model_labels import nfc
 
 COLUMNS = SENTENCE_COLUMNS
 TABLE_SUFFIXES = (".csv", ".parquet")
@@ -323,6 +324,7 @@ def _from_table(path: Path) -> pd.DataFrame:
     for col in ("model", "name", "axis", "target"):
         if col not in df.columns:
             df[col] = path.stem if col == "model" else None
+    df["model"] = df["model"].map(lambda v: nfc(v) if isinstance(v, str) else v)  # one label per model
     if df["name"].notna().any() and df["name"].isna().any():
         raise InputError(f"{path}: column 'name' is partly empty")
     value = "apx" if "apx" in df.columns else "ppl"

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from stereoprobe.inputs import Progress, no_progress, walk_files
+from stereoprobe.model_labels import nfc
 from stereoprobe.stereotales.contract import (EXTRA_COLUMNS, ID_COLUMNS, ISSUE_COLUMNS, MAX_ATTRIBUTES, UNKNOWN,
                                               normalize_language)
 from stereoprobe.stereotales.mining.stories_frame import (
@@ -180,7 +181,7 @@ def _release_file_stories(path: Path, df: pd.DataFrame) -> tuple[pd.DataFrame, l
         prof[a] = _normalize_column(prof[a])
     out = pd.DataFrame(
         {
-            "model": df["generator_model"].astype(str),
+            "model": df["generator_model"].astype(str).map(lambda m: nfc(m)),  # one label per model (NFC)
             "language": df["language"],
             "sample_id": df["sample_id"],
             "output_id": df["output_id"].map(lambda v: "" if v is None or v != v else str(v)),
