@@ -215,11 +215,11 @@ def unknown_entry(name: str, entry: Any, value: Any, known: Sequence[Any],
                 f"known: {listed}")
 
 
-def known_names(value: Any, name: str, known: Sequence[str], *, what: str = "entry",
+def known_names(value: Any, name: str, known: Sequence[str], *, what: str = "entry", sep: str | None = None,
                 error: type[Exception] = TaskParameterError) -> list[str] | None:
-    """:func:`names` (a list of names, one name or None), each one of ``known`` exactly (case counts), else
-    :func:`unknown_entry` with the closest."""
-    items = names(value, name, sep=None, error=error)
+    """:func:`names` (a list of names, one name, a ``sep``-separated text, or None), each one of ``known``
+    exactly (case counts), else :func:`unknown_entry` with the closest."""
+    items = names(value, name, sep=sep, error=error)
     if items is None:
         return None
     allowed = set(known)

@@ -51,12 +51,9 @@ def select_questions(source: str = DEFAULT_SOURCE, faithful: bool = DEFAULT_FAIT
     cats = P.choices(categories, "categories", D.CATEGORIES, error=D.DBBDataError)
     names = name_source(source, names)
     tmpl, desc = D.load_source(source)
-    wanted = P.names(templates, "templates", error=D.DBBDataError)
-    if wanted is not None:
-        known = {t.template_id for t in tmpl}
-        unknown = [w for w in wanted if w not in known]
-        if unknown:
-            raise D.DBBDataError(f"templates: unknown template ids {unknown} in source {source!r}")
+    # template ids of this source, a misspelt one refused with the closest (issue 35.5)
+    wanted = P.known_names(templates, "templates", [t.template_id for t in tmpl], what="template id",
+                           sep=",", error=D.DBBDataError)
     name_map = None
     if names == "published":
         name_map = load_published_names(tmpl, desc, local=None if str(source) == "upstream" else source)

@@ -30,9 +30,19 @@ def select_associations(
     """
     rows = load_association_rows(associations, local=upstream_dir)
     source = rows.attrs.get("source", associations)
+    from stereoprobe import params as P  # an entry no row has is a typo: refused with the closest (issue 35.5)
+
     if generator_model is not None:
+        models = sorted({m for m in rows["model"] if isinstance(m, str)})
+        for wanted in generator_model:
+            if not any(same_model(m, wanted) for m in models):
+                P.unknown_entry("generator_model", wanted, _shown(generator_model), models, what="model")
         rows = rows[[isinstance(m, str) and any(same_model(m, w) for w in generator_model) for m in rows["model"]]]
     if slices is not None:
+        known = sorted(set(rows["slice"].astype(str)))
+        for wanted in slices:
+            if str(wanted) not in known:
+                P.unknown_entry("slices", wanted, _shown(slices), known, what="slice")
         rows = rows[rows["slice"].astype(str).isin([str(s) for s in slices])]
     table = deduplicate_associations(rows)
     if table.empty:

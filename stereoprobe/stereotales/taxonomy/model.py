@@ -191,7 +191,10 @@ class Taxonomy:
         for a in self.attributes:
             if a.key == key:
                 return a
-        raise TaxonomyError(f"no attribute {key!r}; attributes: {', '.join(a.key for a in self.attributes)}")
+        from stereoprobe.params import did_you_mean
+
+        keys = [a.key for a in self.attributes]
+        raise TaxonomyError(f"no attribute {key!r}{did_you_mean(key, keys)}; attributes: {', '.join(keys)}")
 
     @property
     def attribute_keys(self) -> list[str]:
@@ -211,7 +214,10 @@ class Taxonomy:
         """Canonical code of an available language (``du`` accepted for ``nl``); error otherwise."""
         lang = normalize_language(code)
         if lang not in self.languages:
-            raise TaxonomyError(f"language {code!r} is not in this taxonomy; languages: {', '.join(self.languages)}")
+            from stereoprobe.params import did_you_mean
+
+            raise TaxonomyError(f"language {code!r} is not in this taxonomy{did_you_mean(code, self.languages)}; "
+                                f"languages: {', '.join(self.languages)}")
         return lang
 
     # ---- prompts

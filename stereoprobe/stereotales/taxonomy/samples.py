@@ -73,12 +73,15 @@ def build_samples(
         }
         bad = [v for v in val_sel if v not in known]
         if bad:
-            raise TaxonomyError(f"value(s) {bad} are not target values of the selected attribute(s)")
+            raise TaxonomyError(f"values: value(s) {bad} are not target values of the selected attribute(s)"
+                                f"{P.did_you_mean(bad[0], sorted(known))}")
     grp_sel = _selection(scenario_groups)
     if grp_sel:
         bad = [g for g in grp_sel if g not in taxonomy.scenario_groups]
         if bad:
-            raise TaxonomyError(f"scenario group(s) {bad} unknown; groups: {', '.join(taxonomy.scenario_groups)}")
+            groups = taxonomy.scenario_groups
+            raise TaxonomyError(f"scenario_groups: scenario group(s) {bad} unknown{P.did_you_mean(bad[0], groups)}; "
+                                f"groups: {', '.join(groups)}")
     scenarios = [s for s in taxonomy.scenarios if not grp_sel or s.group in grp_sel]
 
     def chosen(a: Attribute) -> list[TargetValue]:
@@ -137,8 +140,9 @@ def _metadata(
 
 def as_list(value: Any, name: str) -> list[str] | None:
     """None, a comma-separated string, or a list (``-T x=a,b`` arrives as a list) → list of stripped strings
-    (``""`` and ``[]`` give None; a list of blanks is an error)."""
-    return P.names(value, name, empty_is_none=value in ("", []), error=TaxonomyError)
+    (None gives None; ``""``, ``[]`` and a list of blanks are errors: an empty selection is not "every one",
+    issue 34.6)."""
+    return P.names(value, name, error=TaxonomyError)
 
 
 def resolve_values(value: Any, known: Sequence[str]) -> list[str] | None:
@@ -147,8 +151,10 @@ def resolve_values(value: Any, known: Sequence[str]) -> list[str] | None:
     Some value keys contain commas (``"business, finance, legal"``), and the inspect CLI splits ``-T`` values
     on commas; fragments are re-joined greedily when the joined text is a known key. ``;`` always separates.
     """
-    if value is None or value == "" or value == []:
+    if value is None:
         return None
+    if value == "" or value == []:  # an empty selection is not "every value" (issue 34.6)
+        P.fail("values", value, "a value key or a list of value keys", TaxonomyError)
     if isinstance(value, str):
         if ";" in value:
             return [v.strip() for v in value.split(";") if v.strip()]
