@@ -54,7 +54,17 @@ class AssociationsResult:
             f"{i['stories']} stories ({i['refused']} refused) from {len(i['models'])} model(s), "
             f"{len(i['languages'])} language(s); {i['pair_tests']} attribute-pair tests; "
             f"{i['associations_global']} global associations, {i['associations']} in all slices"
+            + _not_analysed(i.get("issues") or {})
         )
+
+
+def _not_analysed(counts: dict[str, int]) -> str:
+    """"; N samples not analysed (kind: n, ...)" for the console line, "" when every sample was used."""
+    n = sum(counts.values())
+    if not n:
+        return ""
+    kinds = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
+    return f"; {n} sample(s) not analysed ({kinds}; input_issues.csv lists them)"
 
 
 def _mine(frame: pd.DataFrame, attributes: list[str], config: MiningConfig, by_language: bool,

@@ -32,6 +32,7 @@ RELEASE_REQUIRED = (
     "extracted_attributes_json",
 )
 RELEASE_OPTIONAL = ("sample_id", "output_id", "scenario_group")
+STORY = "story"
 
 
 RELEASE_CHUNK_ROWS = 50_000  # the release's shard size; bounds the memory of parsing one huge file
@@ -55,8 +56,14 @@ def _release_chunks(path: Path, chunk_rows: int | None = None) -> Iterator[pd.Da
         raise StoriesError(f"{path}: cannot read as a release table ({' '.join(str(exc).split())})") from exc
 
 
+def _wanted(names: Sequence[str]) -> list[str]:
+    """The columns read from a release table with ``names``: the required and optional ones, and the story
+    text when there is no ``sample_id`` (rows are then told apart by their content, story included)."""
+    extra = [STORY] if "sample_id" not in names and STORY in names else []
+    return [c for c in (*RELEASE_REQUIRED, *RELEASE_OPTIONAL, *extra) if c in names]
+
+
 def _chunks(path: Path, chunk_rows: int) -> Iterator[pd.DataFrame]:
-    wanted = list(RELEASE_REQUIRED) + list(RELEASE_OPTIONAL)
     if path.suffix == ".parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -70,7 +77,7 @@ def _chunks(path: Path, chunk_rows: int) -> Iterator[pd.DataFrame]:
         if missing:
             raise StoriesError(f"{path}: release table lacks column(s) {missing} (has {names})")
         start = 0
-        for batch in pf.iter_batches(batch_size=chunk_rows, columns=[c for c in wanted if c in names]):
+        for batch in pf.iter_batches(batch_size=chunk_rows, columns=_wanted(names)):
             df = batch.to_pandas()
             df.index = pd.RangeIndex(start, start + len(df))
             start += len(df)
@@ -80,7 +87,7 @@ def _chunks(path: Path, chunk_rows: int) -> Iterator[pd.DataFrame]:
     missing = [c for c in RELEASE_REQUIRED if c not in header]
     if missing:
         raise StoriesError(f"{path}: release table lacks column(s) {missing} (has {header})")
-    yield from pd.read_csv(path, usecols=[c for c in wanted if c in header], dtype=str, keep_default_na=False,
+    yield from pd.read_csv(path, usecols=_wanted(header), dtype=str, keep_default_na=False,
                            na_values=[""], chunksize=chunk_rows)
 
 
@@ -139,17 +146,35 @@ def _normalize_column(col: pd.Series) -> pd.Series:
     return col.map(mapping).astype(object)
 
 
+def _content_ids(df: pd.DataFrame) -> list[str]:
+    """Sample ids of a release table without ``sample_id``: a digest of the row's content (every column read,
+    the story text included), so that an exact repeat of a row, in this file or another, is a duplicate."""
+    import hashlib
+
+    def text(v: Any) -> str:
+        return "" if v is None or (isinstance(v, float) and v != v) else str(v)
+
+    columns = [[text(v) for v in df[c].tolist()] for c in sorted(df.columns)]
+    return [f"row-{hashlib.sha1(chr(31).join(row).encode('utf-8')).hexdigest()[:16]}" for row in zip(*columns)]
+
+
 def _release_file_stories(path: Path, df: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[dict[str, Any]]]:
     """Stories of one release table (vectorised), its attribute keys in order, and its issues."""
     issues: list[dict[str, Any]] = []
     _require_scalars(df, [c for c in (*RELEASE_REQUIRED, *RELEASE_OPTIONAL) if c != "extracted_attributes_json"],
                      lambda i: f"{path}: row {df.index[i]}")
-    if "sample_id" not in df.columns:
-        df["sample_id"] = [f"{path.stem}:{i}" for i in range(len(df))]
+    if "sample_id" not in df.columns:  # a story is its content: an exact repeat gets the same id (a duplicate)
+        df["sample_id"] = _content_ids(df)
+        df["output_id"] = None
     for c in ("output_id", "scenario_group"):
         if c not in df.columns:
             df[c] = None
     df["sample_id"] = df["sample_id"].astype(str)
+    no_lang = _missing(df["language"])
+    for r in df.loc[no_lang, ["generator_model", "sample_id"]].itertuples(index=False):
+        issues.append({"source": str(path), "model": nfc(str(r.generator_model)), "language": "",
+                       "sample_id": r.sample_id, "epoch": None, "kind": "no_language", "detail": "empty 'language'"})
+    df = df.loc[~no_lang]
     df["language"] = df["language"].astype(str).map(lambda c: normalize_language(c))
     no_scen = _missing(df["scenario_key"])
     for r in df.loc[no_scen, ["generator_model", "language", "sample_id"]].itertuples(index=False):
@@ -212,7 +237,9 @@ def read_stories_from_release(paths: Sequence[str | Path], progress: Progress = 
     are counted as ``no_scenario``. The release has no refusal field: a story whose extracted profile is all
     ``"unknown"`` is what the pipeline writes for a refusal (flare ``attribute_extraction/scorer.py``), so ``refused`` is inferred from it
     (``refusal_label`` = ``"inferred"``). ``epoch`` numbers the outputs of one sample (in file order);
-    repeated (model, sample id, output id) rows are counted as ``duplicate`` and used once. Vectorised, 50,000
+    repeated (model, sample id, output id) rows are counted as ``duplicate`` and used once; a table without
+    ``sample_id`` names each row by its content (story text included), so an exact repeat is a ``duplicate``
+    too. Rows with an empty ``language`` are counted as ``no_language``, not analysed. Vectorised, 50,000
     rows at a time (654k stories × 19 attributes: 35 s and 0.9 GB peak on the shared 2-core box).
     """
     files: list[tuple[Path, bool]] = []  # (file, named explicitly)
@@ -255,7 +282,9 @@ def read_stories_from_release(paths: Sequence[str | Path], progress: Progress = 
     dup = frame.duplicated(["model", "sample_id", "output_id"], keep="first")
     for r in frame.loc[dup, ["_source", "model", "language", "sample_id", "output_id"]].itertuples(index=False):
         issues.append({"source": r._0, "model": r.model, "language": r.language, "sample_id": r.sample_id,
-                       "epoch": None, "kind": "duplicate", "detail": f"repeated output {r.output_id!r}; first copy used"})
+                       "epoch": None, "kind": "duplicate",
+                       "detail": f"repeated output {r.output_id!r}; first copy used" if r.output_id
+                       else "exact repeat of an earlier row; first copy used"})
     if dup.any():
         counts = frame.loc[dup].groupby("_source").size()
         for src in sources:
