@@ -135,14 +135,15 @@ def _refusal_prompt(taxonomy: Any, story: str, metadata: Mapping[str, Any], char
     """The refusal request for ``story``.
 
     With ``upstream_prompts`` (flare's template, the default): upstream's language code, the English scenario
-    text and the English seed value, the story as written. Otherwise the taxonomy's refusal prompt with the
+    text and the English seed value, the story stripped of surrounding whitespace (flare's ``detect_refusal``
+    fills the template with ``story.strip()``). Otherwise the taxonomy's refusal prompt with the
     request metadata (language, scenario, character) when known; ``character``: ``"value_key"`` sends the
     prompted English value key, as upstream; ``"phrase"`` sends the rendered character phrase of the story
     prompt, in the story's language.
     """
     if upstream_prompts is not None:
         return upstream_prompts.refusal(
-            story, _upstream_language(metadata.get(C.META_LANGUAGE)), metadata.get(C.META_SCENARIO_KEY),
+            story.strip(), _upstream_language(metadata.get(C.META_LANGUAGE)), metadata.get(C.META_SCENARIO_KEY),
             _seed_value_key(taxonomy, metadata.get(C.META_ATTRIBUTE), metadata.get(C.META_VALUE_KEY)),
         )
     value = metadata.get(C.META_VALUE_KEY) if character == "value_key" else metadata.get(C.META_CHARACTER)

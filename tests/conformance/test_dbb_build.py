@@ -9,6 +9,10 @@ refine prompt (``inline_prompts/concept_analysis_refine_grader.txt`` filled with
 pair); every call sends the system message "You are a useful assistant." with ``max_tokens=2048, top_p=1,
 frequency_penalty=0.6, presence_penalty=0`` (``src/llm_utils.py`` ``ChatGPT.getOutput``, typed here: that
 file is not among the reference copies). Prompt files from ``../shared/refdata/Hidden-Bias-Benchmark``.
+
+The instructions themselves are stereoprobe's wording (row D18); everything outside them is compared: the calls'
+roles, order, system message and settings, and the data each call carries (upstream's ``Sentence 1/Sentence 2``
+block verbatim at the end of the first two calls; the explanation and the pair in the last two).
 """
 
 from __future__ import annotations
@@ -34,7 +38,8 @@ DEPARTURES = {"D18": "the builder's prompts are stereoprobe's own wording (the s
 
 
 def _upstream(refdata: Path, sent_more: str, sent_less: str) -> list[tuple[str, str]]:
-    """(role, user text) of upstream's four calls for one pair whose explanation is EXPLANATION, pair PAIR."""
+    """(role, user text) of upstream's four calls for one pair whose explanation is EXPLANATION, pair PAIR.
+    Each text is the instruction (D18) followed by, or filled with, the call's data."""
     def read(rel: str) -> str:
         return refdata_file(refdata, f"{ROOT}/{rel}").read_text(encoding="utf-8")
 
@@ -70,21 +75,23 @@ def test_concept_roles_requests(refdata: Path) -> None:
     by_sample: dict[str, list] = defaultdict(list)
     for r in got:
         by_sample[str(r.sample_id)].append(r)
-    differing = 0
     for s in samples:
         reqs = by_sample[str(s.id)]
         row = pairs[pairs["sent_more"] == s.input].iloc[0]
         want = _upstream(refdata, row["sent_more"], row["sent_less"])
-        roles = sorted(r.role for r in reqs)
-        assert roles == sorted(role for role, _ in want)
-        for r in reqs:
+        assert [r.role for r in reqs] == [role for role, _ in want]  # the calls in upstream's order
+        pair_block = f"\n\nSentence 1: {row['sent_more']}\nSentence 2: {row['sent_less']}"
+        data = [[pair_block], [pair_block], [EXPLANATION], [EXPLANATION, PAIR]]  # what each call carries
+        for i, (r, (_, upstream_text)) in enumerate(zip(reqs, want)):
             assert r.prefill is None and [m[0] for m in r.messages] == ["system", "user"]
             assert r.messages[0][1] == SYSTEM
             assert r.config == {**CHATGPT, "temperature": TEMPERATURE[r.role]}, (r.role, r.config)
-        upstream_texts = {text for _, text in want}
-        differing += sum(r.messages[1][1] not in upstream_texts for r in reqs)
-    if differing:  # the prompts are ours: allowed only by the fidelity row that says so
-        assert "D18" in DEPARTURES
+            text = r.messages[1][1]
+            assert all(d in upstream_text for d in data[i])  # the data named here is upstream's
+            if i < 2:  # upstream appends the pair block to the instruction: the same block ends our request
+                assert text.endswith(pair_block), (i, text[-200:])
+            assert all(d in text for d in data[i]), (i, text)
+            assert text.count(row["sent_more"]) == upstream_text.count(row["sent_more"]), i
 
 
 def test_departures_name_fidelity_rows() -> None:

@@ -10,20 +10,30 @@ project's code:
   one user message, temperature 1 and 4,096 tokens, overridden by the model's entry of
   ``configs/stereotales_run.json``;
 - the refusal request as flare's ``detect_refusal``: ``REFUSAL_JUDGE_PROMPT_TEMPLATE.format(language=<upstream
-  code>, scenario_key=<English scenario>, attribute_value_key=<English seed value>, assistant_output=<story as
-  written>)``; the extraction request as flare's ``extract_attributes``: the rendered prompt with
-  ``$STORY_REPLACE_ME$`` replaced by the story; each role's settings: flare's scorer defaults (temperature 0,
-  4,096 tokens; ``ScorerParams`` in flare ``src/flare/schema.py``) overridden by its ``generation_kwargs``.
+  code>, scenario_key=<English scenario>, attribute_value_key=<English seed value>, assistant_output=<the story
+  as that call's argument transforms it>)``; the extraction request as flare's ``extract_attributes``: the
+  template's ``.replace(<marker>, <story as that call passes it>)``. Both calls are read from flare's
+  ``src/flare/scorer/attribute_extraction/scorer.py`` with ``ast`` (``story.strip()`` at the pinned commit);
+  each role's settings: flare's scorer defaults (temperature 0, 4,096 tokens; ``ScorerParams`` in flare
+  ``src/flare/schema.py``) overridden by its ``generation_kwargs``.
+
+flare's two prompt texts, as its ``prompts.py`` evaluates them at import time (the extraction one an f-string
+filled from ``DemographicAttributes.model_json_schema()``), are recorded below by SHA-256: the hashes of the
+renderings made with flare's own module when the reference copies were taken. The task's reading of the pinned
+``prompts.py``/``schema.py`` must give these exact bytes (and equal the renderings themselves where the reference
+copies still hold them); the request tests then use the texts so verified.
 
 Rendered side: the task's default requests as capturing models named like the published models receive them.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +50,14 @@ pytestmark = pytest.mark.refdata
 
 SEEDS = "stereotales-pipeline/configs/stereotales_seeds"
 RUN = "stereotales-pipeline/configs/stereotales_run.json"
-REFUSAL = "flare/REFUSAL_JUDGE_PROMPT_TEMPLATE.txt"
-EXTRACTION = "flare/rendered_ATTR_EXTRACTION_PROMPT_TEMPLATE.txt"
+FLARE_SCORER = "flare/src/flare/scorer/attribute_extraction/scorer.py"
+#: SHA-256 of flare's two prompt texts as its own prompts.py renders them (d44bdfe), and the renderings' files
+FLARE_TEXTS = {
+    "REFUSAL_JUDGE_PROMPT_TEMPLATE": ("d7ca12b3e392fc0c1ae18712328b47d2731582b36de527df8cff5475b516e745",
+                                      "flare/REFUSAL_JUDGE_PROMPT_TEMPLATE.txt"),
+    "ATTR_EXTRACTION_PROMPT_TEMPLATE": ("9dc0739fe5f1248a7b80e1647b4f3417a86da72cd52d2073b327fe9fb2ce1f29",
+                                        "flare/rendered_ATTR_EXTRACTION_PROMPT_TEMPLATE.txt"),
+}
 UPSTREAM_LANGUAGES = ["en", "fr", "es", "it", "pt", "du", "uk", "ar", "hi", "zh"]
 BASE_ATTRIBUTES = [  # step_00_generate_samples.py
     "age", "gender", "gender_alignment", "sexual_orientation", "geographic_origin", "religion",
@@ -126,9 +142,62 @@ def refusal_detectors(refdata: Path) -> list[str]:
             if e.get("refusal_detector")]
 
 
+def _story_transform(node: ast.expr, where: str) -> Callable[[str], str]:
+    """What a call's argument does to ``story``: the name itself, or argument-less strip methods on it."""
+    if isinstance(node, ast.Name) and node.id == "story":
+        return lambda s: s
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args
+            and not node.keywords and node.func.attr in ("strip", "lstrip", "rstrip")):
+        inner, method = _story_transform(node.func.value, where), node.func.attr
+        return lambda s: getattr(inner(s), method)()
+    raise AssertionError(f"{where}: the story is passed as {ast.unparse(node)}, which this test does not model")
+
+
+def _function(tree: ast.Module, name: str) -> ast.AST:
+    [fn] = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
+    return fn
+
+
+def _method_calls(fn: ast.AST, template: str, method: str) -> list[ast.Call]:
+    return [n for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and n.func.attr == method and isinstance(n.func.value, ast.Name) and n.func.value.id == template]
+
+
+def flare_fills(refdata: Path) -> dict[str, Any]:
+    """How flare's scorer.py fills its templates, read with ``ast``: the refusal template's ``.format``
+    keywords and what ``assistant_output`` does to the story; the extraction ``.replace`` marker and story."""
+    tree = ast.parse(refdata_file(refdata, FLARE_SCORER).read_text(encoding="utf-8"))
+    [fmt] = _method_calls(_function(tree, "detect_refusal"), "REFUSAL_JUDGE_PROMPT_TEMPLATE", "format")
+    keywords = {k.arg: k.value for k in fmt.keywords}
+    assert fmt.args == [] and {k: ast.unparse(v) for k, v in keywords.items() if k != "assistant_output"} == {
+        "language": "language", "scenario_key": "scenario_key", "attribute_value_key": "attribute_value_key"}
+    [rep] = _method_calls(_function(tree, "extract_attributes"), "ATTR_EXTRACTION_PROMPT_TEMPLATE", "replace")
+    assert len(rep.args) == 2 and isinstance(rep.args[0], ast.Constant) and not rep.keywords
+    return {"refusal_story": _story_transform(keywords["assistant_output"], "detect_refusal"),
+            "marker": rep.args[0].value, "extraction_story": _story_transform(rep.args[1], "extract_attributes")}
+
+
+def flare_texts(refdata: Path) -> dict[str, str]:
+    """flare's two prompt texts as the task reads them from the pinned prompts.py and schema.py, checked
+    against the SHA-256 of flare's own renderings (and the renderings' bytes where the copies hold them)."""
+    from stereoprobe.stereotales.extraction.upstream_prompts import upstream_role_prompts
+
+    upstream_role_prompts.cache_clear()
+    read = upstream_role_prompts()
+    upstream_role_prompts.cache_clear()
+    ours = {"REFUSAL_JUDGE_PROMPT_TEMPLATE": read.refusal_template,
+            "ATTR_EXTRACTION_PROMPT_TEMPLATE": read.extraction_template}
+    for name, (digest, rendering) in FLARE_TEXTS.items():
+        data = ours[name].encode("utf-8")
+        if (refdata / rendering).is_file():
+            assert data == (refdata / rendering).read_bytes(), name
+        assert hashlib.sha256(data).hexdigest() == digest, name
+    return ours
+
+
 # ---------------------------------------------------------------------------------- rendered (the task)
 def _story(prompt: str) -> str:
-    """A story as a model writes it, with the whitespace around it that flare passes on unchanged."""
+    """A story as a model writes it, with whitespace around it (flare strips it for the refusal request)."""
     return f"  Story {hashlib.sha256(prompt.encode()).hexdigest()[:8]}.\nThe end.\n"
 
 
@@ -189,11 +258,19 @@ def test_default_story_prompts_are_the_published_seeds_in_every_language(upstrea
     assert task.epochs == 1  # one story per prompt (NUM_REPEATS_SCENARIO = 1)
 
 
+def test_flare_prompts_read_from_its_sources_are_flares_renderings(upstream_env: Path) -> None:
+    """The default run's two prompt texts, evaluated from the pinned ``prompts.py`` and ``schema.py``, are flare's
+    renderings byte for byte (their SHA-256 always; their files too where the reference copies hold them)."""
+    texts = flare_texts(upstream_env)
+    assert texts["ATTR_EXTRACTION_PROMPT_TEMPLATE"].count("$STORY_REPLACE_ME$") == 1
+    assert "{assistant_output}" in texts["REFUSAL_JUDGE_PROMPT_TEMPLATE"]
+
+
 def test_default_requests_byte_for_byte(upstream_env: Path, tmp_path: Path) -> None:
     from stereoprobe.tasks.stereotales import stereotales
 
-    refusal_template = refdata_file(upstream_env, REFUSAL).read_text(encoding="utf-8")
-    extraction_text = refdata_file(upstream_env, EXTRACTION).read_text(encoding="utf-8")
+    texts, fills = flare_texts(upstream_env), flare_fills(upstream_env)
+    refusal_template, extraction_text = texts["REFUSAL_JUDGE_PROMPT_TEMPLATE"], texts["ATTR_EXTRACTION_PROMPT_TEMPLATE"]
     assert refusal_detectors(upstream_env) == [EXTRACTORS[0][1]]
     by_prompt: dict[str, list[dict[str, str]]] = {}
     for lang in ("en", "du", "zh", "ar"):
@@ -216,10 +293,12 @@ def test_default_requests_byte_for_byte(upstream_env: Path, tmp_path: Path) -> N
         assert role == "user" and stories[0].prefill is None and prompt in by_prompt
         assert stories[0].config == story_cfg
         story = _story(prompt)
+        assert story != story.strip()  # the whitespace flare's call may treat differently is there
         refusals = [r for r in reqs if r.role == "refusal"]
         [refusal] = refusals
         wanted = {refusal_template.format(language=p["language"], scenario_key=p["scenario_key"],
-                                          attribute_value_key=p["attribute_value_key"], assistant_output=story)
+                                          attribute_value_key=p["attribute_value_key"],
+                                          assistant_output=fills["refusal_story"](story))
                   for p in by_prompt[prompt]}
         assert refusal.messages[0][0] == "user" and len(refusal.messages) == 1
         assert refusal.messages[0][1] in wanted
@@ -227,7 +306,7 @@ def test_default_requests_byte_for_byte(upstream_env: Path, tmp_path: Path) -> N
         assert rcfg.pop("response_schema")["name"] == "refusal_detection"
         assert rcfg == expected_role_settings(upstream_env, EXTRACTORS[0][1])
         extractions = [r for r in reqs if r.role == "extractor"]
-        wanted_extraction = (("user", extraction_text.replace("$STORY_REPLACE_ME$", story)),)
+        wanted_extraction = (("user", extraction_text.replace(fills["marker"], fills["extraction_story"](story))),)
         assert [r.messages for r in extractions] == [wanted_extraction] * len(EXTRACTORS)
         got = sorted((json.dumps({k: v for k, v in r.config.items() if k != "response_schema"}, sort_keys=True))
                      for r in extractions)
@@ -241,7 +320,7 @@ def test_extraction_schema_lists_the_prompts_values(upstream_env: Path, tmp_path
     ``geographic_origin``, as flare's schema does)."""
     from stereoprobe.tasks.stereotales import stereotales
 
-    text = refdata_file(upstream_env, EXTRACTION).read_text(encoding="utf-8")
+    text = flare_texts(upstream_env)["ATTR_EXTRACTION_PROMPT_TEMPLATE"]
     listed = {}
     for line in text.split("## Attributes and Values", 1)[1].split("## Guidelines", 1)[0].splitlines():
         name, sep, values = line.strip().partition(": ")

@@ -9,8 +9,10 @@ repetitions 0, 1, 2), and the settings ``evaluate.py`` sends: the model's entry 
 none; and the prompt, rendered here byte for byte from upstream's ``src/stereotales_pipeline/template.py``:
 its ``EVAL_PROMPT_JINJA_TEMPLATE`` read with ``ast`` and rendered with Jinja2 as ``build_prompt`` does
 (``StrictUndefined``, no autoescaping), the value lists being the attribute's values minus other/unknown joined
-with ", " (flare's schema, read from ``flare/rendered_ATTR_EXTRACTION_PROMPT_TEMPLATE.txt``; the pinned flare
-prompt still names ``ethnicity``, so ``geographic_origin``'s list is read from the taxonomy data file, row J12).
+with ", " (flare's ``DemographicAttributes``: the ``Literal`` values of its fields in
+``src/flare/scorer/bias/schema.py``, read with ``ast``). The schema of the pinned flare commit predates ``geographic_origin`` (row J12), so that list is
+taken from the human study's own files: the regions its associations name, in the order of the pipeline's English
+seed file (``configs/stereotales_seeds/attributes/attributes.en.yaml``; all eleven regions appear).
 ``template.py`` is not among the shared upstream copies: it is looked up in ``$STEREOPROBE_UPSTREAM_DIR`` and
 the refdata folder (``stereotales-pipeline/src/stereotales_pipeline/template.py``), and the prompt test skips
 without it; ``tests/stereotales/test_judge_upstream_prompt.py`` checks the reading and filling on a synthetic
@@ -23,7 +25,6 @@ import ast
 import hashlib
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -39,14 +40,14 @@ pytestmark = pytest.mark.refdata
 QUESTIONS = "stereotales-human-study/data/questions.json"
 RUN = "stereotales-pipeline/configs/stereotales_run.json"
 TEMPLATE = "stereotales-pipeline/src/stereotales_pipeline/template.py"
-FLARE_PROMPT = "flare/rendered_ATTR_EXTRACTION_PROMPT_TEMPLATE.txt"
-TAXONOMY = Path(__file__).resolve().parents[2] / "datasets" / "stereotales" / "taxonomy.yaml"
+FLARE_SCHEMA = "flare/src/flare/scorer/bias/schema.py"
+SEEDS_EN = "stereotales-pipeline/configs/stereotales_seeds/attributes/attributes.en.yaml"
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "refdata"  # the shared upstream copies (development)
 JUDGE_BASE = {"temperature": 1, "max_tokens": 4096}  # evaluate.py: "temperature or 1", MAX_TOKENS = 4096
 REPETITIONS = 3
 #: departures of the default requests, each allowed by its docs/fidelity.md row
 DEPARTURES = {
-    "J12": "geographic_origin's value list: the pinned flare prompt predates the field (taxonomy data file)",
+    "J12": "geographic_origin's value list: the pinned flare schema predates the field (human study's regions)",
     "J2": "the order rule hashes the inspect model name (equal to the LiteLLM id for the models checked here)",
 }
 
@@ -91,17 +92,34 @@ def _template_text(path: Path) -> str:
     raise AssertionError(f"{path}: no EVAL_PROMPT_JINJA_TEMPLATE")
 
 
+def _flare_schema_values(refdata: Path) -> dict[str, list[str]]:
+    """flare's ``DemographicAttributes`` fields and their ``Literal`` values, in definition order (read with ast)."""
+    tree = ast.parse(refdata_file(refdata, FLARE_SCHEMA).read_text(encoding="utf-8"))
+    [cls] = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "DemographicAttributes"]
+    out: dict[str, list[str]] = {}
+    for node in cls.body:
+        assert isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+        literal = node.annotation
+        assert isinstance(literal, ast.Subscript) and ast.unparse(literal.value) == "Literal"
+        items = literal.slice.elts if isinstance(literal.slice, ast.Tuple) else [literal.slice]
+        out[node.target.id] = [i.value for i in items]  # type: ignore[attr-defined]
+    return out
+
+
+def _geographic_origin_values(refdata: Path) -> list[str]:
+    """The regions the human study's associations name, in the order of the pipeline's English seed file."""
+    named = {q[k + 1] for q in _questions(refdata) for k in (0, 2) if q[k] == "geographic_origin"}
+    seeds = yaml.safe_load(refdata_file(refdata, SEEDS_EN).read_text(encoding="utf-8"))
+    order = [v.split(" (")[0] for v in seeds["geographic_origin"]["values"] if v != "other"]
+    assert sorted(v.split(" (")[0] for v in named) == sorted(order)  # every region, once
+    return sorted(named, key=lambda v: order.index(v.split(" (")[0]))
+
+
 def _value_lists(refdata: Path) -> dict[str, str]:
     """Per attribute, its values minus other/unknown joined with ", " (upstream's build_prompt)."""
-    lines = refdata_file(refdata, FLARE_PROMPT).read_text(encoding="utf-8").splitlines()
-    raw: dict[str, list[str]] = {}
-    for line in lines:
-        m = re.match(r'^\s+([a-z_]+): (".*");$', line)
-        if m:
-            raw[m.group(1)] = re.findall(r'"([^"]*)"', m.group(2))
-    taxonomy = yaml.safe_load(TAXONOMY.read_text(encoding="utf-8"))  # the field the pinned flare prompt lacks
-    [origin] = [a for a in taxonomy["attributes"] if a["key"] == "geographic_origin"]
-    raw["geographic_origin"] = [v["key"] for v in origin["values"]]
+    raw = _flare_schema_values(refdata)
+    assert "geographic_origin" not in raw  # J12: the pinned schema predates the field
+    raw["geographic_origin"] = _geographic_origin_values(refdata)
     return {k: ", ".join(v for v in vs if v not in ("other", "unknown")) for k, vs in raw.items()}
 
 
@@ -195,6 +213,20 @@ def test_default_requests(template_env: Path, provider: str, name: str, litellm:
             assert r.config == want
             assert text == _expected_prompt(template, lists, assoc, _realism_first(litellm, assoc, r.epoch - 1))
     assert_allowed(DEPARTURES)
+
+
+def test_value_lists_of_every_attribute_are_flares(upstream_env: Path) -> None:
+    """The lists the default requests carry (``-T value_lists=taxonomy``), for every attribute of the human
+    study's associations, equal the lists rendered from flare's schema (and J12's regions)."""
+    import pandas as pd
+
+    from stereoprobe.stereotales.judge import attribute_value_lists
+
+    table = pd.DataFrame(_questions(upstream_env),
+                         columns=["base_attribute", "base_value", "compared_attribute", "compared_value"])
+    got = {k: ", ".join(v) for k, v in attribute_value_lists(table, "taxonomy").items()}
+    want = _value_lists(upstream_env)
+    assert len(got) == 19 and got == {k: want[k] for k in got}
 
 
 def test_realism_fallback_reaches_the_score(upstream_env: Path, tmp_path: Path) -> None:

@@ -79,7 +79,8 @@ def test_refusal_prompt_without_the_upstream_file_is_one_line(fresh_role_prompts
     monkeypatch.setenv("STEREOPROBE_UPSTREAM_DIR", str(tmp_path / "empty"))
     assert main(["taxonomy", "bundled", "--languages", "en", "--show-refusal-prompt"]) == 0
     [line] = _section(capsys.readouterr().out, "refusal prompt (flare's, what the default run sends)")
-    assert "REFUSAL_JUDGE_PROMPT_TEMPLATE.txt" in line and line.endswith("our wording: --show-refusal-prompt bundled)")
+    assert "src/flare/scorer/attribute_extraction/prompts.py" in line
+    assert line.endswith("our wording: --show-refusal-prompt bundled)")
 
 
 def test_refusal_prompt_bundled_is_our_wording(capsys) -> None:
@@ -93,11 +94,14 @@ def test_refusal_prompt_bundled_is_our_wording(capsys) -> None:
 @pytest.mark.refdata
 def test_refusal_prompt_is_flares_template_filled_for_the_first_sample(fresh_role_prompts, refdata: Path,
                                                                       tmp_path: Path, monkeypatch, capsys) -> None:
-    """What the default run sends: flare's template (read from the pinned file) with the first sample's
-    language, English scenario and seed value, filled here with str.format as flare's scorer does."""
-    template = refdata / "flare" / "REFUSAL_JUDGE_PROMPT_TEMPLATE.txt"
-    if not template.is_file():
-        pytest.skip("no upstream copy of flare/REFUSAL_JUDGE_PROMPT_TEMPLATE.txt")
+    """What the default run sends: flare's template (the string literal of the pinned prompts.py) with the first
+    sample's language, English scenario and seed value, filled here with str.format as flare's scorer does."""
+    from stereoprobe.upstream import python_constant
+
+    prompts = refdata / "flare" / "src" / "flare" / "scorer" / "attribute_extraction" / "prompts.py"
+    if not prompts.is_file():
+        pytest.skip("no upstream copy of flare's src/flare/scorer/attribute_extraction/prompts.py")
+    template = str(python_constant(prompts, "REFUSAL_JUDGE_PROMPT_TEMPLATE"))
     monkeypatch.setenv("STEREOPROBE_UPSTREAM_DIR", str(refdata))
     samples = tmp_path / "samples.jsonl"
     assert main(["taxonomy", "bundled", "--languages", "en", "--prompts", str(samples)]) == 0
@@ -105,7 +109,7 @@ def test_refusal_prompt_is_flares_template_filled_for_the_first_sample(fresh_rol
     assert main(["taxonomy", "bundled", "--languages", "en", "--show-refusal-prompt"]) == 0
     shown = capsys.readouterr().out.split("--- refusal prompt (flare's, what the default run sends)\n")[1]
     first = json.loads(samples.read_text(encoding="utf-8").splitlines()[0])["metadata"]
-    expected = template.read_text(encoding="utf-8").format(
+    expected = template.format(
         language="en", scenario_key=first["scenario_key"], attribute_value_key=first["attribute_value_key"],
         assistant_output="<the story>")
     assert shown == expected + "\n"
