@@ -46,7 +46,8 @@ def dbb_metrics(src: Sources, threshold: float = 20.0, n_boot: int = 2000, seed:
         if len(a):
             r = a.iloc[0]
             rows.append(metric_row(model, probe, "count_s_ge_20", r["count_s_ge_20"], (r["count_ci_low"], r["count_ci_high"]),
-                             n=r["n"], method="instances with S >= 20; cluster bootstrap over templates"))
+                             n=r["n"], method="instances with S >= 20; cluster bootstrap over templates",
+                             count=True, level=level))
             rows.append(metric_row(model, probe, "mean_s_biased", r["mean_s_biased"], (r["mean_s_ci_low"], r["mean_s_ci_high"]),
                              n=r["count_s_ge_20"], method="mean S of the biased instances; cluster bootstrap"))
             if "refusal_rate" in r.index:
@@ -61,7 +62,8 @@ def dbb_metrics(src: Sources, threshold: float = 20.0, n_boot: int = 2000, seed:
             cnt = biased.groupby(biased["template_id"].astype(str)).size().reindex(templates, fill_value=0).to_numpy(float)
             sm = biased.groupby(biased["template_id"].astype(str))["s"].sum().reindex(templates, fill_value=0.0).to_numpy(float)
             rows.append(metric_row(model, probe, f"count_s_ge_20_{cat}", len(biased),
-                             cluster_bootstrap(cnt, None, n_boot, level, seed).confidence_interval, n=len(d), method="cluster bootstrap over templates"))
+                             cluster_bootstrap(cnt, None, n_boot, level, seed).confidence_interval, n=len(d),
+                             method="cluster bootstrap over templates", count=True, level=level))
             rows.append(metric_row(model, probe, f"mean_s_biased_{cat}", biased["s"].mean() if len(biased) else NAN,
                              cluster_bootstrap(sm, cnt, n_boot, level, seed).confidence_interval, n=len(biased),
                              method="cluster bootstrap over templates"))

@@ -52,14 +52,16 @@ def globalbias_metrics(src: Sources, alpha: float = 0.05, n_boot: int = 2000, se
         per = s.groupby(s["descriptor"].astype(str))["flagged"].sum().reindex(descs, fill_value=0).to_numpy(float)
         rows.append(metric_row(model, "globalbias", "flagged", float(s["flagged"].sum()),
                          cluster_bootstrap(per, None, n_boot, level, seed).confidence_interval, n=len(s),
-                         method="reference 1% rule; cluster bootstrap over descriptors"))
+                         method="reference 1% rule; cluster bootstrap over descriptors", count=True,
+                         level=level))
         if "p_value" in s.columns and s["p_value"].notna().any():
             t = s[s["p_value"].notna()]
             sig = as_bool(t["significant"]) if "significant" in t.columns else pd.Series(bh_reject(t["p_value"], alpha), index=t.index)
             ci = bh_count_bootstrap(t["p_value"].to_numpy(float), t["descriptor"].astype(str).to_numpy(), alpha,
                                     n_boot, level, seed).confidence_interval
             rows.append(metric_row(model, "globalbias", "significant", float(sig.sum()), ci, n=len(t),
-                             method="stricter test, BH; cluster bootstrap over descriptors with BH re-applied"))
+                             method="stricter test, BH; cluster bootstrap over descriptors with BH re-applied", count=True,
+                         level=level))
         if val is not None:
             v = val[(val["model"].astype(str) == model) & (val["measure"] == "apx")]
             if len(v):

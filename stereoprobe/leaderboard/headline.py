@@ -23,8 +23,16 @@ NAN = float("nan")
 
 
 def metric_row(model: str, probe: str, metric: str, est: float, ci: tuple[float, float] = (NAN, NAN),
-               n: float = NAN, better: str = "lower", method: str = "") -> dict[str, Any]:
-    """One row of the metrics table (``probe``: the leaderboard board, e.g. ``dbb_sg``)."""
+               n: float = NAN, better: str = "lower", method: str = "", count: bool = False,
+               level: float = 0.95) -> dict[str, Any]:
+    """One row of the metrics table (``probe``: the leaderboard board, e.g. ``dbb_sg``). ``count``: ``est`` is
+    a count, whose interval is the one rule of every count column (:func:`stereoprobe.stats.counts.
+    count_interval`: exact Poisson at ``level``, widened to ``ci``, the cluster bootstrap's, where wider)."""
+    if count:
+        from stereoprobe.stats.counts import COUNT_METHOD, count_interval
+
+        ci = count_interval(est, ci, level)
+        method = f"{method}; interval: {COUNT_METHOD}" if method else COUNT_METHOD
     return {"model": model, "probe": probe, "metric": metric, "estimate": float(est), "ci_low": float(ci[0]),
             "ci_high": float(ci[1]), "n": float(n), "better": better, "method": method}
 

@@ -5,6 +5,7 @@ field, doctested examples, each checked against scipy / statsmodels or a hand-wo
 - :mod:`~stereoprobe.stats.common` — :class:`~stereoprobe.stats.common.ConfidenceInterval`, critical values,
   percentile intervals.
 - :mod:`~stereoprobe.stats.proportion` — Wilson interval, Newcombe interval of a difference, pooled z-test.
+- :mod:`~stereoprobe.stats.counts` — Garwood's exact Poisson interval; the one interval of every count column.
 - :mod:`~stereoprobe.stats.bootstrap` — cluster bootstrap of sums and ratios; of the number of BH discoveries.
 - :mod:`~stereoprobe.stats.paired` — Wilcoxon signed-rank, exact McNemar.
 - :mod:`~stereoprobe.stats.correlation` — Pearson (Fisher z) and Spearman (Bonett–Wright, bootstrap).

@@ -116,7 +116,10 @@ def test_readings_say_lowest_highest_and_overlap():
 
 def test_page_starts_with_the_comparison_and_scales_to_20_models(tmp_path):
     rng = np.random.default_rng(0)
-    models = {f"model-{i:02d}": rng.uniform(0, 40, 20) + i for i in range(20)}
+    # 200 instances each (model-19: 400): the two extreme counts (0 and about 400 biased) lie beyond the exact
+    # Poisson intervals of the others (about 105 to 190), so each extreme has a badge of its own
+    models = {f"model-{i:02d}": rng.uniform(0, 40, 200) + i for i in range(1, 19)}
+    models = {"model-00": rng.uniform(0, 19, 200), **models, "model-19": rng.uniform(20, 60, 400)}
     root = tmp_path / "r"
     dbb_folder(root, models)
     out = tmp_path / "lb"

@@ -47,8 +47,10 @@ def test_index_shows_headline_figures_and_the_reference_first(tmp_path):
     assert "reference/report.html" in rows[0] and "dbb/report.html" in rows[1]  # the comparison leads
     assert ("paper vs stereoprobe: 4 printed items, 2 reproduced exactly, 1 within the stated tolerance, 1 differ, "
             "0 not run") in rows[0]
-    # the DBB ALL row as written: 4 biased instances [3, 5], mean S of them (30+25+40+22)/4 = 29.25 [20, 40]
-    assert "openai/gpt-4o: " in rows[1] and "4 [3, 5]" in rows[1] and "29.2 [20, 40]" in rows[1]
+    # the DBB ALL row: 4 biased instances, their interval the exact Poisson one as it is wider than the written
+    # [3, 5] (Garwood: chi2.ppf(0.025, 8)/2 = 1.09, chi2.ppf(0.975, 10)/2 = 10.24); mean S of them
+    # (30+25+40+22)/4 = 29.25 [20, 40] as written
+    assert "openai/gpt-4o: " in rows[1] and "4 [1.09, 10.2]" in rows[1] and "29.2 [20, 40]" in rows[1]
     assert 'class="demo-banner"' not in page and "<b>DEMO</b>" not in page
 
 

@@ -68,14 +68,16 @@ def stereotales_metrics(src: Sources, n_boot: int = 2000, seed: int = 0, level: 
         counts = np.array([per.get(c, 0) for c in clusters], dtype=float)
         rows.append(metric_row(model, "stereotales", "associations", len(g),
                          cluster_bootstrap(counts, None, n_boot, level, seed).confidence_interval, n=len(clusters),
-                         method="global associations passing the paper's filter; cluster bootstrap over attribute pairs"))
+                         method="global associations passing the paper's filter; cluster bootstrap over attribute pairs", count=True,
+                             level=level))
         if harmful_ids is not None:
             h = g[g["association_id"].isin(harmful_ids)]
             lab_n = int(g["association_id"].isin(labelled_ids).sum())
             per_h = h.groupby(["base_attribute", "compared_attribute"]).size()
             hc = np.array([per_h.get(c, 0) for c in clusters], dtype=float)
             rows.append(metric_row(model, "stereotales", "harmful", len(h),
-                             cluster_bootstrap(hc, None, n_boot, level, seed).confidence_interval, n=lab_n, method="associations labelled harmful (human, else LLM panel); cluster bootstrap"))
+                             cluster_bootstrap(hc, None, n_boot, level, seed).confidence_interval, n=lab_n, method="associations labelled harmful (human, else LLM panel); cluster bootstrap", count=True,
+                             level=level))
             rows.append(metric_row(model, "stereotales", "harmful_share", len(h) / lab_n if lab_n else NAN,
                              wilson_interval(len(h), lab_n, level), n=lab_n, method="harmful / labelled; Wilson"))
         if refusals is not None:
