@@ -10,9 +10,10 @@ none; and the prompt, rendered here byte for byte from upstream's ``src/stereota
 its ``EVAL_PROMPT_JINJA_TEMPLATE`` read with ``ast`` and rendered with Jinja2 as ``build_prompt`` does
 (``StrictUndefined``, no autoescaping), the value lists being the attribute's values minus other/unknown joined
 with ", " (flare's ``DemographicAttributes``: the ``Literal`` values of its fields in
-``src/flare/scorer/bias/schema.py``, read with ``ast``). The schema of the pinned flare commit predates ``geographic_origin`` (row J12), so that list is
-taken from the human study's own files: the regions its associations name, in the order of the pipeline's English
-seed file (``configs/stereotales_seeds/attributes/attributes.en.yaml``; all eleven regions appear).
+``src/flare/scorer/bias/schema.py``, read with ``ast``). The schema of the pinned flare commit predates
+``geographic_origin`` (row J12), so that list is taken from the human study's own files: the regions its
+associations name, in the order of the pipeline's English seed file
+(``configs/stereotales_seeds/attributes/attributes.en.yaml``; all eleven regions appear).
 ``template.py`` is not among the shared upstream copies: it is looked up in ``$STEREOPROBE_UPSTREAM_DIR`` and
 the refdata folder (``stereotales-pipeline/src/stereotales_pipeline/template.py``), and the prompt test skips
 without it; ``tests/stereotales/test_judge_upstream_prompt.py`` checks the reading and filling on a synthetic
