@@ -21,10 +21,12 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from stereoprobe.dbb import contract as C
 from stereoprobe.dbb import scoring as SC
+from stereoprobe.likelihood import LogprobsUnavailable
 
 
-class DBBLogprobsUnavailable(RuntimeError):
-    """The model returned no token log-probabilities (logprob mode / DBB-SG need them)."""
+class DBBLogprobsUnavailable(LogprobsUnavailable):
+    """The model returned no token log-probabilities (logprob mode / DBB-SG need them): one line, as every
+    capability refusal (:class:`~stereoprobe.likelihood.LogprobsUnavailable`)."""
 
 
 def mcq_messages(context: str, first: str, second: str, tmpl: dict[str, Any]) -> list[ChatMessage]:

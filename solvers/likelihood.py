@@ -8,10 +8,10 @@ batches them on the device; inspect's ``vllm-completions`` gets the texts as pro
 ``/v1/completions`` request (:mod:`stereoprobe.providers.vllm_batch`); any other provider that returns prompt
 log-probabilities gets one request per text, concurrently, the way the per-text tasks did.
 
-Before its first paid call a run sends one probe request (:func:`check_prompt_logprobs`, once per model) and
-stops with :class:`~stereoprobe.likelihood.LogprobsUnavailable` when the model returns no prompt
-log-probabilities (inspect's ``openai`` and ``anthropic`` providers); a group whose every text comes back
-without them stops the run the same way, instead of recording one error per text.
+Before its first paid call a run sends one probe request (:mod:`stereoprobe.solvers.capability`, once per model
+and run, usually when the task is built) and stops with :class:`~stereoprobe.likelihood.LogprobsUnavailable`
+when the model returns no prompt log-probabilities; a group whose every text comes back without them stops the
+run the same way, instead of recording one error per text.
 
 Deterministic per-text failures (a text longer than the context window, no prompt log-probabilities, a
 non-finite value, a context that does not tokenize as a prefix) are recorded for that text and the others
@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import asyncio
 import math
-import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from inspect_ai.model import ChatMessageUser, GenerateConfig, Model, ModelOutput, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from stereoprobe.solvers.capability import PROBE_TEXT, check_logprobs, require_logprobs_setup
 from stereoprobe.likelihood import (
     NO_PROMPT_LOGPROBS,
     N_TOKENS,
@@ -119,32 +119,11 @@ async def _score_one(model: Model, item: Mapping[str, Any], config: GenerateConf
     return TextResult(id=tid, sum_logprob=total, n_tokens=len(lps), n_bytes=_n_bytes(item))
 
 
-#: the probe request's text: two scored tokens in any tokenizer
-PROBE_TEXT = "The sky is blue."
-_CHECKED: weakref.WeakKeyDictionary[Any, asyncio.Lock | bool | LogprobsUnavailable] = weakref.WeakKeyDictionary()
-
-
 async def check_prompt_logprobs(model: Model | None = None) -> None:
-    """Once per model (its provider object): one probe request; :class:`LogprobsUnavailable` (which stops the
-    run) when it returns no prompt log-probabilities. Providers that score text batches (stereoprobe's
-    ``transformers``) always do and are not probed. Concurrent samples wait for the one probe and share its
-    verdict."""
-    model = model or get_model()
-    api = model.api
-    if getattr(api, "scores_text_batches", False):
-        return
-    if api not in _CHECKED:
-        _CHECKED[api] = asyncio.Lock()
-    state = _CHECKED[api]
-    if isinstance(state, asyncio.Lock):
-        async with state:
-            if _CHECKED[api] is state:  # the first sample here probes, the others wait for its verdict
-                probe = await _score_one(model, {"id": "capability-probe", "text": PROBE_TEXT}, SCORING_CONFIG)
-                _CHECKED[api] = True if probe.ok else LogprobsUnavailable(
-                    f"{unavailable(str(model))} (a probe request before the first paid call got: {probe.error})")
-        state = _CHECKED[api]
-    if isinstance(state, LogprobsUnavailable):
-        raise LogprobsUnavailable(state.message)
+    """Once per model and run: :func:`stereoprobe.solvers.capability.check_logprobs` for prompt
+    log-probabilities (:class:`LogprobsUnavailable`, which stops the run, when the one probe request gets none;
+    providers that score text batches are not probed)."""
+    await check_logprobs(model, "prompt")
 
 
 def _stop_if_none_scored(model: Model, results: Sequence[TextResult]) -> None:
@@ -199,13 +178,7 @@ def score_texts(texts_key: str = TEXTS_METADATA) -> Solver:
     return solve
 
 
-@solver
 def require_prompt_logprobs() -> Solver:
     """A task's setup step: the model's one probe request (:func:`check_prompt_logprobs`) before the sample's
-    first paid call, for likelihood tasks whose solver sends plain prompts (one sample per text)."""
-
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        await check_prompt_logprobs()
-        return state
-
-    return solve
+    first paid call."""
+    return require_logprobs_setup("prompt")

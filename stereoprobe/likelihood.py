@@ -21,9 +21,10 @@ items, so the texts, already in the sample's metadata, are not copied into the l
 providers get one request per text (see ``stereoprobe.solvers.likelihood``).
 
 **Capability.** Prompt log-probabilities are a vLLM extension of the OpenAI API; chat APIs (``openai/``,
-``anthropic/``, ``google/``, ...) return none. :func:`require_prompt_logprobs` refuses such a provider before
-anything is priced or paid for (``stereoprobe plan``), :data:`UNAVAILABLE` is the one line that names the
-providers that work, and the solver sends one probe request before the first paid call of a run.
+``anthropic/``, ``google/``, ...) return none. :func:`require_logprobs` refuses such a provider by its name
+before anything is priced, loaded, downloaded or paid for (``stereoprobe plan``, and ``inspect eval`` when it
+builds the task), :func:`unavailable` is the one line that names the providers that work, and any other
+provider gets at most one probe request per model and run (``stereoprobe.solvers.capability``).
 
 **Compact score.** The scorer ``text_logprobs`` stores ``Score.value = {texts, unscored, mean_perplexity}``
 and ``Score.metadata = {ids, sum_logprob, n_tokens, n_bytes, errors}`` (aligned lists; ``errors`` maps the
@@ -70,7 +71,8 @@ RESULT_ERROR = "error"
 PROMPT_LOGPROB_PROVIDERS = ("transformers", "vllm-completions", "vllm", "sglang", "openai-api",
                             "openai-api-completions")
 #: inspect's providers that return no prompt log-probabilities (chat APIs, and local providers without the
-#: extension): refused by ``stereoprobe plan``; a provider in neither list (a user's own) meets the probe request
+#: extension): refused by name by ``stereoprobe plan`` and ``inspect eval``; a provider in neither list (a user's
+#: own) meets the probe request
 NO_PROMPT_LOGPROB_PROVIDERS = ("openai", "anthropic", "google", "mistral", "grok", "groq", "bedrock", "azureai",
                                "deepseek", "together", "fireworks", "perplexity", "openrouter", "moonshot", "meta",
                                "cloudflare", "sambanova", "hf-inference-providers", "litellm-proxy", "mockllm",
@@ -80,6 +82,9 @@ NO_TOKEN_LOGPROB_PROVIDERS = ("anthropic",)
 #: the providers that work, as the refusal names them
 WORKING_PROVIDERS = ("transformers/..., vllm-completions/... or an OpenAI-compatible server that returns prompt "
                      "log-probabilities (openai-api/<service>/..., vllm/..., sglang/...)")
+#: the providers that work for DBB's logprob mode (the answer token's top log-probabilities), as its refusal names them
+WORKING_TOKEN_PROVIDERS = ("transformers/..., vllm/..., vllm-completions/..., an OpenAI-compatible server that returns "
+                           "log-probabilities (openai-api/<service>/...) or a chat API that does (openai/...)")
 #: the reason a per-text result carries when the model returned no prompt log-probabilities
 NO_PROMPT_LOGPROBS = "no prompt_logprobs returned"
 
@@ -119,7 +124,7 @@ def require_logprobs(model: str, requirement: str | None, what: str) -> None:
         raise LogprobsUnavailable(unavailable(model, what))
     if requirement == "token" and provider in NO_TOKEN_LOGPROB_PROVIDERS:
         raise LogprobsUnavailable(f"{model} returns no token log-probabilities, which {what} needs: use "
-                                  f"{WORKING_PROVIDERS}, or a chat API with log-probabilities (openai/...)")
+                                  f"{WORKING_TOKEN_PROVIDERS}, or -T mode=sampled")
 
 
 @dataclass(frozen=True)

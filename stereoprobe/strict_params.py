@@ -11,7 +11,9 @@ as a :class:`~stereoprobe.params.TaskParameterError` (one line in ``inspect eval
 plan``). A name that another stereoprobe task takes is not a typo: ``inspect eval stereoprobe/dbb
 stereoprobe/dbb_sg -T mode=logprob`` hands ``mode`` to both tasks, so the task that does not take it leaves it
 out with one warning line instead (as inspect's own "param not used"). The function's own signature is
-unchanged for readers (:func:`parameters`).
+unchanged for readers (:func:`parameters`). The same wrapper checks the run's generation settings for every
+provider (:func:`stereoprobe.providers.validation.check_active_run`: ``--top-p 2``, ``--max-connections 0``,
+``--epochs 0`` refused in one line).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from stereoprobe.params import TaskParameterError
+from stereoprobe.providers.validation import check_active_run
 
 __all__ = ["parameters", "refuse_unknown", "unknown_message"]
 
@@ -68,6 +71,7 @@ def refuse_unknown(fn: F) -> F:
             _log.warning("task %s does not take -T %s (a parameter of %s): left out", fn.__name__, name,
                          ", ".join(others))
             del kwargs[name]
+        check_active_run()  # the run's generation settings (--top-p 2, --max-connections 0, ...), any provider
         return fn(*args, **kwargs)
 
     extra = inspect.Parameter(_EXTRA, inspect.Parameter.VAR_KEYWORD)

@@ -30,6 +30,7 @@ from stereoprobe.dbb import scoring as SC
 from stereoprobe.dbb import stats as ST
 from stereoprobe.likelihood import N_TEXTS_METADATA
 from stereoprobe.params import one_line_errors
+from stereoprobe.solvers.capability import check_before_run, require_logprobs_setup
 from stereoprobe.solvers.likelihood import require_prompt_logprobs
 from stereoprobe.listings import task_version
 from stereoprobe.scorers.dbb import dbb_epochs, dbb_mcq_scorer, dbb_metrics, dbb_sg_scorer
@@ -44,6 +45,7 @@ _E = Q.D.DBBDataError  # raised for a bad task parameter (an InputError)
 #: the option order of each mode: the paper's fixed order (option A, the first concept, shown first; §3.3)
 #: for sampled answers; both orders for the logprob extension (the letter preference cancels exactly)
 DEFAULT_OPTION_ORDER = {"sampled": "fixed", "logprob": "balanced"}
+LOGPROB_WHAT = "task dbb -T mode=logprob"  # how the capability refusal names the route
 
 
 def _mcq_config(mode: str, temperature: float, top_p: float, frequency_penalty: float, max_tokens: int,
@@ -221,6 +223,8 @@ def dbb(
     top_k = P.top_k(top_k, error=_E)  # 0 or none: no top-k (None: not sent, so neutral on every provider)
     config = _mcq_config(mode, temperature, top_p, frequency_penalty, max_tokens, top_k)
     threshold = P.number(threshold, "threshold", 0.0, 100.0, error=_E)
+    logprob = mode == "logprob"
+    check_before_run("token" if logprob else None, LOGPROB_WHAT)  # before any download or paid request
     names = Q.name_source(source, names)
     _, qs = Q.select_questions(source, faithful, seed, categories, limit_templates, templates, names)
     system_message = P.boolean(system_message, "system_message", error=_E)
@@ -240,6 +244,7 @@ def dbb(
         scorer=dbb_mcq_scorer(mode=mode),
         metrics=dbb_metrics(threshold, task_epochs),
         epochs=Epochs(task_epochs, dbb_epochs()),
+        setup=require_logprobs_setup("token", LOGPROB_WHAT) if logprob else None,  # where the build did not probe
         config=config,
         version=TASK_VERSION,
         metadata={"probe": "dbb", "variant": "mcq", "mode": mode, "source": str(source),
@@ -304,6 +309,7 @@ def dbb_sg(
     """
     prompt, normalisation, scoring, unit, bos, threshold, faithful = _sg_settings(
         prompt, normalisation, scoring, unit, bos_in_continuation, threshold, faithful)
+    check_before_run("prompt", "task dbb_sg")  # a chat API refused, a server probed: before any download
     names = Q.name_source(source, names)
     tmpl, qs = Q.select_questions(source, faithful, seed, categories, limit_templates, templates, names)
     var, provenance = Q.sg_variations(source, tmpl, variations)
@@ -322,7 +328,7 @@ def dbb_sg(
         scorer=dbb_sg_scorer(normalisation=normalisation),
         metrics=dbb_metrics(threshold, 1),
         epochs=Epochs(1, dbb_epochs()),
-        setup=require_prompt_logprobs(),  # one probe request before the first paid call
+        setup=require_prompt_logprobs(),  # the probe, where the task's build did not send it
         config=GenerateConfig(max_tokens=1, prompt_logprobs=1, temperature=0.0),
         version=TASK_VERSION,
         metadata={"probe": "dbb", "variant": "sg", "source": str(source), "faithful": faithful, "seed": seed,

@@ -28,6 +28,7 @@ from stereoprobe.globalbias.templates import WORDINGS, resolve_wording
 from stereoprobe.listings import task_version
 from stereoprobe.params import one_line_errors
 from stereoprobe.scorers.globalbias import globalbias_metrics, sentence_logprob, text_logprobs
+from stereoprobe.solvers.capability import check_before_run
 from stereoprobe.solvers.likelihood import require_prompt_logprobs, score_texts
 from stereoprobe.strict_params import refuse_unknown
 
@@ -88,6 +89,7 @@ def globalbias(
     P.names(groups, "groups", sep=None)  # a list without repeats (a repeated entry is a typo; refused up front)
     P.names(descriptors, "descriptors", sep=None)
     wording = resolve_wording(P.choice(template_wording, "template_wording", WORDINGS, optional=True), source)
+    check_before_run("prompt", "task globalbias")  # a chat API refused, a server probed: before any download
     sentences = build_sentences(source, faithful, groups, descriptors, templates, subset,
                                 template_wording=wording)
     if unit == "sentence":
@@ -103,7 +105,7 @@ def globalbias(
         solver=solver,
         scorer=scorer,
         metrics=globalbias_metrics(unit),  # the headline (flagged pairs) in the log, as post-processing counts it
-        setup=require_prompt_logprobs(),  # one probe request before the first paid call
+        setup=require_prompt_logprobs(),  # the probe, where the task's build did not send it
         config=GenerateConfig(max_tokens=1, prompt_logprobs=1, temperature=0.0),
         version=TASK_VERSION,
         metadata={"probe": "globalbias", "source": str(source), "faithful": faithful,

@@ -88,7 +88,11 @@ class FakeModel(ModelAPI):
         if config.prompt_logprobs:
             plp = None if "NOLOGPROBS" in text or self.no_prompt_logprobs else Logprobs(
                 content=[Logprob(token=w, logprob=word_logprob(w)) for w in text.split()[1:]])
-            return self._reply("", usage, "max_tokens", prompt_logprobs=plp)
+            lps = None  # a request asking both kinds (the capability probe) gets the answer token's too
+            if config.logprobs and not self.no_logprobs:
+                lps = Logprobs(content=[Logprob(token="x", logprob=-1.0, top_logprobs=[TopLogprob(token="x",
+                                                                                                  logprob=-1.0)])])
+            return self._reply("", usage, "max_tokens", prompt_logprobs=plp, logprobs=lps)
         p1 = self._p_first(text)
         if config.logprobs and not self.no_logprobs:
             eps = 1e-12

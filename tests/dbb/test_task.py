@@ -11,6 +11,7 @@ from inspect_ai import eval as inspect_eval
 from fake_model import fake_model, word_logprob
 from stereoprobe.dbb import data as D
 from stereoprobe.tasks.dbb import dbb, dbb_sg
+from stereoprobe.solvers.capability import PROBE_TEXT
 
 # the bundled demo templates with the fixed expansion (the defaults run the upstream benchmark)
 BUNDLED = {"source": "bundled", "faithful": False, "prompt": "stereoprobe"}
@@ -127,7 +128,7 @@ def test_logprob_mode_clear_error_without_logprobs(tmp_path):
     [log] = inspect_eval(dbb(**BUNDLED, categories="ses", limit_templates=1, mode="logprob"),
                          model=fake_model(always_first=True, no_logprobs=True), display="none", log_dir=str(tmp_path))
     assert log.status == "error"
-    assert "returned no token log-probabilities" in str(log.error)
+    assert "returns no token log-probabilities" in str(log.error)
 
 
 def test_sampled_mode_needs_ten_epochs():
@@ -183,7 +184,8 @@ def test_mcq_conversation_is_upstreams_with_option_a_first(tmp_path, mode, unit)
     seen: list[list] = []
 
     def answer(messages, *_):
-        seen.append(list(messages))
+        if messages[-1].text != PROBE_TEXT:  # the run's capability probe (one request) is not a question
+            seen.append(list(messages))
         o = ModelOutput.from_content("mockllm/model", "a) yes")
         o.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
         top = [TopLogprob(token="a", logprob=-0.1), TopLogprob(token="b", logprob=-2.3)]
@@ -213,7 +215,8 @@ def test_system_message_false_sends_the_question_alone(tmp_path, unit):
     seen: list[list] = []
 
     def answer(messages, *_):
-        seen.append(list(messages))
+        if messages[-1].text != PROBE_TEXT:  # the run's capability probe (one request) is not a question
+            seen.append(list(messages))
         o = ModelOutput.from_content("mockllm/model", "a")
         o.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)  # no token counting (offline)
         top = [TopLogprob(token="a", logprob=-0.1), TopLogprob(token="b", logprob=-2.3)]

@@ -1,0 +1,249 @@
+"""The likelihood routes' capability check: at most one probe request per model and run, refused in one line.
+
+GlobalBias, DBB-SG (prompt log-probabilities) and DBB's ``-T mode=logprob`` (the answer token's top
+log-probabilities) pay for nothing useful on a model that does not return what they read. The check runs in
+three places, cheapest first (:mod:`stereoprobe.likelihood` holds the provider lists and the messages):
+
+1. **When the task is built** (``inspect eval`` builds every task with its model before anything runs, and
+   :mod:`stereoprobe.preflight` once before the models exist): :func:`check_before_run` refuses a known chat
+   provider by its name, before any model loads, any download or request; then,
+   for an OpenAI-compatible server (:data:`BUILD_TIME_PROVIDERS`), it sends the one probe request there, on a
+   fresh client of its own (in a worker thread: the run's event loop is not ours), so a refusal is one line
+   and the run never starts.
+2. **Before a sample's first paid call** (:func:`check_logprobs`, the tasks' ``setup`` step): providers the
+   build-time probe does not reach (``vllm/`` and ``sglang/``, which may start their server on the first
+   request; a task built outside ``inspect eval``, from Python) get the probe here. Concurrent samples wait
+   for the one probe and share its verdict.
+3. Per group, in :mod:`stereoprobe.solvers.likelihood`: a group whose every text comes back without them.
+
+**One request per model and run.** The verdict is kept per model object (the one ``inspect eval`` shares
+between its tasks), so ``inspect eval stereoprobe/dbb stereoprobe/dbb_sg`` probes once: the probe asks
+for both kinds at once (``logprobs``, ``top_logprobs=20`` and ``prompt_logprobs=1``; only the first two of a
+provider known to return no prompt log-probabilities) and the verdict answers both tasks.
+
+**A short timeout.** The probe waits :data:`DEFAULT_TIMEOUT` seconds (``$STEREOPROBE_PROBE_TIMEOUT``), with no
+retry: an endpoint that accepts and never answers is refused in one line instead of holding the run.
+Providers that score text batches in process (stereoprobe's ``transformers``) always return both kinds and
+are never probed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import weakref
+from dataclasses import dataclass, replace
+from typing import Any
+
+import anyio
+from inspect_ai.model import ChatMessageUser, GenerateConfig, Model, ModelOutput, get_model
+from inspect_ai.model._model import active_model
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from stereoprobe import preflight
+from stereoprobe.likelihood import (
+    NO_PROMPT_LOGPROB_PROVIDERS,
+    LogprobsUnavailable,
+    require_logprobs,
+    unavailable,
+    WORKING_TOKEN_PROVIDERS,
+)
+
+__all__ = ["BUILD_TIME_PROVIDERS", "DEFAULT_TIMEOUT", "PROBE_TEXT", "TIMEOUT_ENV", "Verdict", "check_before_run",
+           "check_logprobs", "probe_timeout", "require_logprobs_setup"]
+
+#: the probe request's text: at least two scored tokens in any tokenizer
+PROBE_TEXT = "The sky is blue."
+#: the environment variable of the probe's timeout (seconds)
+TIMEOUT_ENV = "STEREOPROBE_PROBE_TIMEOUT"
+DEFAULT_TIMEOUT = 60.0
+#: providers probed when the task is built (a plain HTTP client of a server the user names)
+BUILD_TIME_PROVIDERS = ("openai-api", "openai-api-completions", "openai")
+TOP_LOGPROBS = 20  # DBB's logprob mode reads the answer token's top 20
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a model's probe found: prompt / answer-token log-probabilities returned (None: not asked), or the
+    reason the probe got no answer (``failed``)."""
+
+    prompt: bool | None
+    token: bool | None
+    got: str
+    failed: bool = False
+
+    def knows(self, requirement: str) -> bool:
+        return self.failed or getattr(self, requirement) is not None
+
+    def refusal(self, model: str, requirement: str, what: str) -> LogprobsUnavailable | None:
+        """The one-line refusal of ``requirement`` (None when the probe found it returned)."""
+        if self.failed:
+            return LogprobsUnavailable(f"{model}: the capability probe of {what} (one request) failed: {self.got}; "
+                                       f"check that the server answers at its base URL")
+        if getattr(self, requirement):
+            return None
+        if requirement == "prompt":
+            return LogprobsUnavailable(f"{unavailable(model, what)} (the capability probe, one request, got: "
+                                       f"{self.got})")
+        return LogprobsUnavailable(f"{model} returns no token log-probabilities, which {what} needs (the "
+                                   f"capability probe, one request, got: {self.got}): use {WORKING_TOKEN_PROVIDERS}, "
+                                   f"or -T mode=sampled")
+
+
+_VERDICTS: weakref.WeakKeyDictionary[Any, Verdict] = weakref.WeakKeyDictionary()
+_LOCKS: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+def probe_timeout() -> float:
+    """The probe's timeout in seconds: ``$STEREOPROBE_PROBE_TIMEOUT`` (a positive number) or the default."""
+    text = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not text:
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise LogprobsUnavailable(f"environment variable {TIMEOUT_ENV} must be a positive number of seconds, "
+                                  f"got {TIMEOUT_ENV}={text!r}")
+    return value
+
+
+def _provider(model: Model | str) -> str:
+    return str(model).split("/", 1)[0]
+
+
+def _probe_config(model: Model | str) -> GenerateConfig:
+    """Both kinds at once (one request answers every likelihood route), one token, no retry."""
+    timeout = probe_timeout()
+    asks_prompt = _provider(model) not in NO_PROMPT_LOGPROB_PROVIDERS
+    return GenerateConfig(max_tokens=1, temperature=0.0, logprobs=True, top_logprobs=TOP_LOGPROBS,
+                          prompt_logprobs=1 if asks_prompt else None, max_retries=0,
+                          timeout=max(1, int(timeout)), attempt_timeout=max(1, int(timeout)))
+
+
+def _verdict(output: ModelOutput | None, error: str | None, config: GenerateConfig) -> Verdict:
+    if output is None:
+        return Verdict(prompt=False, token=False, got=error or "no answer", failed=True)
+    choice = output.choices[0] if output.choices else None
+    prompt = bool(choice is not None and choice.prompt_logprobs is not None and choice.prompt_logprobs.content)
+    token = bool(choice is not None and choice.logprobs is not None and choice.logprobs.content)
+    found = [name for name, ok in (("prompt", prompt), ("token", token)) if ok]
+    got = output.error or ("log-probabilities of kind " + " and ".join(found) if found else "no log-probabilities")
+    return Verdict(prompt=prompt if config.prompt_logprobs else None, token=token, got=got)
+
+
+def _error_text(ex: BaseException, timeout: float) -> str:
+    """The probe's failure in one line, credentials redacted (a provider's error may quote its URL or key)."""
+    from stereoprobe.redact import redact_text
+
+    if isinstance(ex, TimeoutError):
+        return f"no answer within {timeout:g} s (${TIMEOUT_ENV} sets the limit)"
+    return redact_text(" ".join(f"{type(ex).__name__}: {ex}".split())[:300])
+
+
+async def _probe(model: Model, direct: bool) -> Verdict:
+    """One probe request to ``model`` (``direct``: straight to its provider, outside inspect's retries)."""
+    config = _probe_config(model)
+    timeout = probe_timeout()
+    message = [ChatMessageUser(content=PROBE_TEXT)]
+    try:
+        with anyio.fail_after(timeout):
+            if direct:
+                out = await model.api.generate(message, [], "none", model.config.merge(config))
+                out = out[0] if isinstance(out, tuple) else out
+                if isinstance(out, BaseException):
+                    raise out
+            else:
+                out = await model.generate(message, config=config)
+    except Exception as ex:  # noqa: BLE001 (any failure of the one request is the verdict, in one line)
+        return _verdict(None, _error_text(ex, timeout), config)
+    return _verdict(out, None, config)
+
+
+def _store(api: Any, verdict: Verdict) -> Verdict:
+    old = _VERDICTS.get(api)
+    if old is not None and not old.failed and not verdict.failed:
+        verdict = replace(verdict, prompt=verdict.prompt if verdict.prompt is not None else old.prompt,
+                          token=verdict.token if verdict.token is not None else old.token)
+    _VERDICTS[api] = verdict
+    return verdict
+
+
+def _in_process(model: Model) -> bool:
+    return bool(getattr(model.api, "scores_text_batches", False))
+
+
+async def check_logprobs(model: Model | None, requirement: str, what: str = "likelihood scoring") -> None:
+    """Before a sample's first paid call: :class:`LogprobsUnavailable` (which stops the run) unless ``model``
+    returns ``requirement`` ("prompt" or "token") log-probabilities, by the model's one probe request
+    (shared with every task and sample of the run; none for in-process providers)."""
+    model = model or get_model()
+    if _in_process(model):
+        return
+    api = model.api
+    verdict = _VERDICTS.get(api)
+    if verdict is None or not verdict.knows(requirement):
+        lock = _LOCKS.setdefault(api, asyncio.Lock())
+        async with lock:  # the first sample here probes, the others wait for its verdict
+            verdict = _VERDICTS.get(api)
+            if verdict is None or not verdict.knows(requirement):
+                verdict = _store(api, await _probe(model, direct=False))
+    refusal = verdict.refusal(str(model), requirement, what)
+    if refusal is not None:
+        raise refusal
+
+
+def _fresh_probe(model: Model) -> Verdict:
+    """The probe on a client of its own, in a worker thread with its own event loop (the caller may be inside
+    the run's loop, whose client it must not share)."""
+    api = model.api
+
+    async def run() -> Verdict:
+        fresh = get_model(str(model), config=model.config, base_url=api.base_url, api_key=api.api_key,
+                          memoize=False, **model.model_args)
+        try:
+            return await _probe(fresh, direct=True)
+        finally:
+            try:
+                await fresh.api.aclose()
+            except Exception:  # noqa: BLE001 (closing a client that failed to answer is not worth an error)
+                pass
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="stereoprobe-probe") as pool:
+        return pool.submit(asyncio.run, run()).result()
+
+
+def check_before_run(requirement: str | None, what: str) -> None:
+    """When a task is built under ``inspect eval`` (its model active): refuse, in one line, a provider known to
+    return no ``requirement`` log-probabilities (no request), then probe an OpenAI-compatible server once per
+    model and run. Nothing without an active model (a task built from Python) or without a requirement."""
+    if requirement is None:
+        return
+    model = active_model()
+    if model is None:  # inspect's command line checks the task before its models exist: their names only
+        for name in preflight.models():
+            require_logprobs(name, requirement, what)
+        return
+    require_logprobs(str(model), requirement, what)
+    if _in_process(model) or _provider(model) not in BUILD_TIME_PROVIDERS:
+        return
+    verdict = _VERDICTS.get(model.api)
+    if verdict is None or not verdict.knows(requirement):
+        probe_timeout()  # a bad setting is refused before the request
+        verdict = _store(model.api, _fresh_probe(model))
+    refusal = verdict.refusal(str(model), requirement, what)
+    if refusal is not None:
+        raise refusal
+
+
+@solver
+def require_logprobs_setup(requirement: str = "prompt", what: str = "likelihood scoring") -> Solver:
+    """A task's setup step: :func:`check_logprobs` before the sample's first paid call."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        await check_logprobs(None, requirement, what)
+        return state
+
+    return solve

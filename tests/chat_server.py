@@ -1,0 +1,95 @@
+"""A local OpenAI-compatible chat server (stdlib only, 127.0.0.1) that counts the requests it gets.
+
+It plays an endpoint that returns no log-probabilities at all: every ``POST .../chat/completions`` or
+``.../completions`` is answered with the text "a)" and no ``logprobs`` nor ``prompt_logprobs``, whatever the
+request asks for. ``hang=True`` plays an endpoint that accepts the connection and never answers. Tests count
+how many requests a run sends before it is refused (``server.requests``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class ChatServer:
+    """The running server: its base URL (``http://127.0.0.1:PORT/v1``) and the bodies of the requests it got."""
+
+    base_url: str
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def requests(self) -> int:
+        with self.lock:
+            return len(self.bodies)
+
+
+def _completion(body: dict[str, Any], chat: bool) -> dict[str, Any]:
+    choice: dict[str, Any] = {"index": 0, "finish_reason": "stop", "logprobs": None}
+    if chat:
+        choice["message"] = {"role": "assistant", "content": "a)"}
+    else:
+        choice["text"] = "a)"
+    return {"id": "cmpl-local", "object": "chat.completion" if chat else "text_completion",
+            "created": int(time.time()), "model": str(body.get("model", "local")), "choices": [choice],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}}
+
+
+def _handler(server: ChatServer, hang: threading.Event | None) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base class's name)
+            pass
+
+        def do_GET(self) -> None:  # GET /v1/models
+            self._send({"object": "list", "data": [{"id": "local", "object": "model"}]})
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            try:
+                body = json.loads(self.rfile.read(length) or b"{}")
+            except ValueError:
+                body = {}
+            with server.lock:
+                server.bodies.append(body)
+            if hang is not None:
+                hang.wait(600)  # accepted, never answered (until the test ends)
+                return
+            self._send(_completion(body, chat=self.path.rstrip("/").endswith("chat/completions")))
+
+        def _send(self, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode("utf-8")
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
+
+
+@contextmanager
+def chat_server(hang: bool = False) -> Iterator[ChatServer]:
+    """Run the server on a free port of 127.0.0.1 for the length of the ``with`` block."""
+    release = threading.Event() if hang else None
+    state = ChatServer(base_url="")
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state, release))
+    httpd.daemon_threads = True
+    httpd.handle_error = lambda request, client_address: None  # type: ignore[method-assign]  # a client gone
+    state.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        if release is not None:
+            release.set()
+        httpd.shutdown()
+        httpd.server_close()
