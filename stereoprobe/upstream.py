@@ -1,8 +1,11 @@
 """Upstream data files at pinned commits: download on demand, verify SHA-256, cache.
 
 The project never ships upstream data. Full runs fetch each file from
-``https://raw.githubusercontent.com/<repository>/<commit>/<path>`` (table in ``upstream_sources.yaml``),
-check it against the recorded SHA-256 and keep it in ``~/.cache/stereoprobe/upstream/``. A file that could
+``https://raw.githubusercontent.com/<repository>/<commit>/<path>`` (table in ``upstream_sources.yaml``; the base
+URL is ``$STEREOPROBE_RAW_BASE_URL`` when set, for a mirror or proxy serving the same layout), check it against
+the recorded SHA-256 and keep it in ``$STEREOPROBE_CACHE/upstream/`` (default ``~/.cache/stereoprobe/upstream/``).
+A download is written to a temporary file beside its cache entry and moved into place only once complete and
+verified: an interrupted or tampered download leaves nothing cached. A file that could
 not be read when it was pinned (upstream files too large for the snapshot the project was built from) is
 pinned by its git blob id at the pinned commit instead (``git-blob-sha1:<40 hex>``, read from the commit's
 tree: SHA-1 of ``"blob <size>\0" + content``, what ``git hash-object`` prints), verified the same way.
@@ -16,7 +19,9 @@ unless ``verify=False``.
 from __future__ import annotations
 
 import ast
+import base64
 import hashlib
+import http.client
 import json
 import os
 import shutil
@@ -28,13 +33,17 @@ from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
+from typing import IO
 
 import yaml
 
 from stereoprobe.errors import InputError
 from stereoprobe.paths import cache_dir
+from stereoprobe.redact import redact_text
 
-RAW_URL = "https://raw.githubusercontent.com/{repository}/{commit}/{path}"
+RAW_BASE_ENV = "STEREOPROBE_RAW_BASE_URL"  # a mirror or proxy of raw.githubusercontent.com's layout
+DEFAULT_RAW_BASE = "https://raw.githubusercontent.com"
+RAW_URL = "{base}/{repository}/{commit}/{path}"
 GIT_BLOB = "git-blob-sha1:"  # prefix of a checksum that is the file's git blob id at the pinned commit
 MIRROR_ENV = "STEREOPROBE_UPSTREAM_DIR"
 
@@ -51,7 +60,42 @@ class UpstreamSource:
     files: dict[str, str]  # relative path -> sha256, or "git-blob-sha1:<git blob id>"
 
     def url(self, path: str) -> str:
-        return RAW_URL.format(repository=self.repository, commit=self.commit, path=urllib.parse.quote(path))
+        """The raw-file URL of ``path`` at the pinned commit (credentials of the base URL left out)."""
+        return RAW_URL.format(base=raw_base().url, repository=self.repository, commit=self.commit,
+                              path=urllib.parse.quote(path))
+
+
+@dataclass(frozen=True)
+class RawBase:
+    """The raw-file base URL: ``url`` without credentials or trailing slash; ``authorization``: the HTTP basic
+    credentials given as ``user:password@`` in the setting (sent as a header, never part of a message)."""
+
+    url: str
+    authorization: str | None = None
+
+
+def raw_base() -> RawBase:
+    """``$STEREOPROBE_RAW_BASE_URL`` (default ``https://raw.githubusercontent.com``): files are fetched from
+    ``<base>/<owner>/<repo>/<commit>/<path>``. One-line error (credentials redacted) when it is no http(s) URL
+    or holds a query or fragment (a path is appended to it)."""
+    value = os.environ.get(RAW_BASE_ENV, "").strip() or DEFAULT_RAW_BASE
+    parts = urllib.parse.urlsplit(value)
+    try:
+        host = parts.hostname
+        parts.port  # noqa: B018  # a malformed port raises ValueError here
+    except ValueError:
+        host = None
+    if parts.scheme not in ("http", "https") or not host or parts.query or parts.fragment:
+        raise UpstreamDataError(
+            f"${RAW_BASE_ENV}={redact_text(value)}: not a base URL of raw files; give http(s)://host[:port][/path] "
+            f"(files are fetched from <base>/<owner>/<repo>/<commit>/<path>; default {DEFAULT_RAW_BASE})")
+    authorization = None
+    if parts.username is not None:
+        user = urllib.parse.unquote(parts.username)
+        password = urllib.parse.unquote(parts.password or "")
+        authorization = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    netloc = parts.netloc.rpartition("@")[2]
+    return RawBase(urllib.parse.urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", "")), authorization)
 
 
 @cache
@@ -144,25 +188,57 @@ def fetch(key: str, path: str, local: str | os.PathLike[str] | None = None, veri
         raise UpstreamDataError(
             f"{what} is not cached and HF_HUB_OFFLINE=1; download it once with internet, or {_local_copy(src)}"
         )
+    return _download(src, path, cached, what, verify)
+
+
+def _download(src: UpstreamSource, path: str, cached: Path, what: str, verify: bool) -> Path:
+    """Download ``path`` of ``src`` into ``cached``: through a temporary file in the same folder, moved into
+    place only when the body is complete and (``verify``) its checksum is the pinned one; any failure is one
+    line naming the URL, and leaves nothing behind."""
+    base = raw_base()
     url = src.url(path)
+    request = urllib.request.Request(url)
+    if base.authorization:  # not sent on to another host after a redirect
+        request.add_unredirected_header("Authorization", base.authorization)
     cached.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=cached.parent, prefix=f".{cached.name}.", suffix=".part")
+    tmp = Path(tmp_name)
     try:
-        with urllib.request.urlopen(url, timeout=60) as resp, tempfile.NamedTemporaryFile(
-            dir=cached.parent, delete=False
-        ) as tmp:
-            shutil.copyfileobj(resp, tmp)
-    except (urllib.error.URLError, TimeoutError, OSError) as e:
-        raise UpstreamDataError(
-            f"could not download {what} from {url} ({e}). Offline? {_local_copy(src)}"
-        ) from e
-    tmp_path = Path(tmp.name)
-    try:
-        _check(tmp_path, expected, what, verify)
-    except UpstreamDataError:
-        tmp_path.unlink(missing_ok=True)
-        raise
-    tmp_path.replace(cached)
+        with os.fdopen(fd, "wb") as out:
+            _copy_response(request, out, what, url, src)
+        if verify and (got := file_checksum(tmp, src.files[path])) != src.files[path]:
+            kind = "" if got.startswith(GIT_BLOB) else "sha256 "
+            raise UpstreamDataError(
+                f"checksum mismatch for {what} downloaded from {url}: expected {kind}{src.files[path]}, got "
+                f"{kind}{got}; nothing was cached (the server is not serving the pinned file: check "
+                f"${RAW_BASE_ENV} or the proxy)")
+        tmp.replace(cached)
+    finally:
+        tmp.unlink(missing_ok=True)  # gone already once moved into place
     return cached
+
+
+def _copy_response(request: urllib.request.Request, out: IO[bytes], what: str, url: str, src: UpstreamSource) -> None:
+    """Copy the response body of ``request`` to the open file ``out``; one-line errors naming the URL."""
+    announced: str | None = None
+    try:
+        with urllib.request.urlopen(request, timeout=60) as resp:
+            shutil.copyfileobj(resp, out)
+            announced = resp.headers.get("Content-Length")
+    except urllib.error.HTTPError as e:
+        e.close()
+        raise UpstreamDataError(
+            f"could not download {what}: HTTP {e.code} {e.reason} from {url}; nothing was cached") from None
+    except (urllib.error.URLError, http.client.HTTPException, TimeoutError, OSError) as e:
+        reason = getattr(e, "reason", None) or e.__class__.__name__ + (f" {e}" if str(e) else "")
+        raise UpstreamDataError(
+            f"could not download {what} from {url} ({redact_text(str(reason))}); nothing was cached. Offline? "
+            f"{_local_copy(src)}") from None
+    # http.client returns a body cut short by a closed connection without an error: count its bytes
+    if announced is not None and announced.isdigit() and out.tell() != int(announced):
+        raise UpstreamDataError(
+            f"could not download {what} from {url} (interrupted: {out.tell()} of {announced} bytes); nothing was "
+            "cached; try again")
 
 
 def _assigned_constant(tree: ast.Module, variable: str, kind: type) -> object | None:

@@ -1,0 +1,200 @@
+"""The download path, exercised for real: upstream files fetched over HTTP from a raw-file server, verified,
+cached, then used offline.
+
+The server (:mod:`tests.raw_server`) serves the upstream copies (``../shared/refdata``) on 127.0.0.1 in
+raw.githubusercontent.com's layout, upstream files only (the README's renderings and flattened copies answer
+404). ``$STEREOPROBE_RAW_BASE_URL`` points the downloader at it; ``$STEREOPROBE_UPSTREAM_DIR`` is unset and the
+cache (``$STEREOPROBE_CACHE``) starts empty. Each task's default dataset and first sample's requests
+(:mod:`tests.first_requests`, a fresh process per run, capturing models) must then be those built from the local
+copies, and the same again offline from the cache with the server stopped. Where a default needs a file that is
+not among the copies (4 MB and more), the case passes the one ``-T`` option that avoids it
+(:data:`tests.first_requests.CASES`). Also: a tampered byte, a missing file (404), an interrupted body and
+credentials in the base URL. Skips without ``../shared``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stereoprobe import upstream
+from tests.first_requests import CASES
+from tests.raw_server import RawFiles, serve
+
+pytestmark = pytest.mark.refdata
+
+ROOT = Path(__file__).resolve().parents[1]
+OURS = ("STEREOPROBE_UPSTREAM_DIR", "STEREOPROBE_ALLOW_DOWNLOAD", upstream.RAW_BASE_ENV, "STEREOPROBE_CACHE")
+
+
+def _env(tmp: Path, **settings: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in OURS}
+    env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", INSPECT_LOG_LEVEL="warning",
+               INSPECT_CACHE_DIR=str(tmp / "inspect-cache"), STEREOPROBE_NO_PROGRESS="1")
+    env.update(settings)
+    return env
+
+
+def _first_requests(tmp: Path, name: str, **settings: str) -> dict[str, Any]:
+    out = tmp / f"{name}.json"
+    done = subprocess.run([sys.executable, "-m", "tests.first_requests", str(out)], cwd=ROOT, capture_output=True,
+                          text=True, env=_env(tmp / name, **settings), timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def runs(refdata: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The three runs: from the local copies, downloaded into an empty cache, offline from that cache."""
+    tmp = tmp_path_factory.mktemp("upstream-download")
+    cache = tmp / "cache"
+    local = _first_requests(tmp, "local", STEREOPROBE_UPSTREAM_DIR=str(refdata), STEREOPROBE_CACHE=str(tmp / "c0"))
+    files = RawFiles(refdata)
+    with serve(files) as base:
+        downloaded = _first_requests(tmp, "download", STEREOPROBE_CACHE=str(cache), STEREOPROBE_ALLOW_DOWNLOAD="1",
+                                     **{upstream.RAW_BASE_ENV: base})
+    offline = _first_requests(tmp, "offline", STEREOPROBE_CACHE=str(cache), **{upstream.RAW_BASE_ENV: base})
+    return {"local": local, "download": downloaded, "offline": offline, "files": files, "cache": cache}
+
+
+def _same(result: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in result.items() if k not in ("seconds", "cached_here")}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(CASES))
+def test_default_requests_from_a_download_then_offline_from_the_cache(runs: dict[str, Any], case: str) -> None:
+    for run in ("local", "download", "offline"):
+        assert "error" not in runs[run][case], f"{run} run of {case}: {runs[run][case].get('error')}"
+    assert runs["local"][case]["requests"], case
+    assert _same(runs["download"][case]) == _same(runs["local"][case])
+    assert _same(runs["offline"][case]) == _same(runs["download"][case])
+    assert runs["offline"][case]["cached_here"] == []  # offline: nothing new in the cache
+    if case == "stereotales":  # flare's prompts: its real source files, downloaded
+        assert {f for f in runs["download"][case]["cached_here"] if "/src/flare/" in f}, runs["download"][case]
+
+
+@pytest.mark.slow
+def test_the_download_run_fetched_only_pinned_upstream_files_and_cached_them_verified(runs: dict[str, Any]) -> None:
+    files: RawFiles = runs["files"]
+    statuses = dict(files.requested)
+    assert [p for p, status in files.requested if status != 200] == []  # no case asked for a missing file
+    assert len(statuses) == len(files.requested)  # each file downloaded once, then read from the cache
+    pinned = {files.url_path(key, rel): (key, rel) for key, src in upstream.sources().items() for rel in src.files}
+    cache: Path = runs["cache"]
+    cached = {p.relative_to(cache / "upstream").as_posix() for p in cache.rglob("*") if p.is_file()}
+    expected = set()
+    for url_path in statuses:
+        key, rel = pinned[url_path]
+        expected.add(f"{key}/{upstream.sources()[key].commit}/{rel}")
+        copy = cache / "upstream" / key / upstream.sources()[key].commit / rel
+        assert upstream.file_checksum(copy, upstream.sources()[key].files[rel]) == upstream.sources()[key].files[rel]
+    assert cached == expected  # no partial file, nothing else
+    assert len(expected) >= 25, sorted(expected)
+
+
+# --------------------------------------------------------------------------- failures of one download, in process
+@pytest.fixture
+def server(refdata: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[RawFiles, str, Path]]:
+    """A raw-file server of the copies, the downloader pointed at it with downloads allowed, an empty cache."""
+    files = RawFiles(refdata)
+    cache = tmp_path / "cache"
+    for name in OURS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("STEREOPROBE_CACHE", str(cache))
+    monkeypatch.setenv("STEREOPROBE_ALLOW_DOWNLOAD", "1")
+    with serve(files) as base:
+        monkeypatch.setenv(upstream.RAW_BASE_ENV, base)
+        yield files, base, cache
+
+
+def _cache_files(cache: Path) -> list[Path]:
+    return [p for p in cache.rglob("*") if p.is_file()]
+
+
+KEY, REL = "GlobalBias", "data/3_name_groups.csv"
+
+
+def test_a_download_is_cached_and_read_from_the_cache_after(server: tuple[RawFiles, str, Path]) -> None:
+    files, base, cache = server
+    path = upstream.fetch(KEY, REL)
+    assert path.read_bytes() == (files.refdata / KEY / REL).read_bytes()
+    assert upstream.fetch(KEY, REL) == path
+    assert files.requested == [(files.url_path(KEY, REL), 200)]  # once
+    assert _cache_files(cache) == [path]
+
+
+def test_a_tampered_byte_is_one_line_naming_the_file_and_both_hashes(server: tuple[RawFiles, str, Path]) -> None:
+    files, base, cache = server
+    files.tamper.add(files.url_path(KEY, REL))
+    body = bytearray((files.refdata / KEY / REL).read_bytes())
+    body[0] ^= 1
+    with pytest.raises(upstream.UpstreamDataError) as err:
+        upstream.fetch(KEY, REL)
+    message = str(err.value)
+    assert "\n" not in message and REL in message and base + files.url_path(KEY, REL) in message
+    assert upstream.sources()[KEY].files[REL] in message and hashlib.sha256(body).hexdigest() in message
+    assert _cache_files(cache) == []
+
+
+def test_a_missing_file_is_one_line_naming_the_url_and_the_option_that_avoids_it(
+        server: tuple[RawFiles, str, Path]) -> None:
+    """DBB's default names (names=published) read data/Bias-Dataset.csv, which the copies lack: a 404 here."""
+    from stereoprobe.tasks.dbb import dbb
+
+    files, base, cache = server
+    with pytest.raises(Exception) as err:
+        dbb(categories="ses", limit_templates=1)
+    message = str(err.value)
+    url = base + files.url_path("Hidden-Bias-Benchmark", "data/Bias-Dataset.csv")
+    assert "\n" not in message and url in message and "404" in message and "-T names=draw" in message
+    assert not any(p.name == "Bias-Dataset.csv" or p.suffix == ".part" for p in _cache_files(cache))
+
+
+def test_an_interrupted_download_caches_nothing(server: tuple[RawFiles, str, Path]) -> None:
+    files, base, cache = server
+    files.cut.add(files.url_path(KEY, REL))
+    size = (files.refdata / KEY / REL).stat().st_size
+    for verify in (True, False):  # the cut is found by the announced length, not by the checksum
+        with pytest.raises(upstream.UpstreamDataError) as err:
+            upstream.fetch(KEY, REL, verify=verify)
+        message = str(err.value)
+        assert "\n" not in message and base + files.url_path(KEY, REL) in message
+        assert f"interrupted: {size // 2} of {size} bytes" in message and "nothing was cached" in message
+        assert _cache_files(cache) == []
+    files.cut.clear()  # the next try downloads it whole
+    assert upstream.fetch(KEY, REL).read_bytes() == (files.refdata / KEY / REL).read_bytes()
+
+
+def test_credentials_in_the_base_url_are_sent_and_never_shown(server: tuple[RawFiles, str, Path],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    files, base, cache = server
+    monkeypatch.setenv(upstream.RAW_BASE_ENV, base.replace("http://", "http://me:s3cr%40t@") + "/")
+    assert upstream.fetch(KEY, REL).is_file()
+    expected = "Basic " + __import__("base64").b64encode(b"me:s3cr@t").decode()
+    assert files.authorizations == [expected]
+    with pytest.raises(upstream.UpstreamDataError) as err:
+        upstream.fetch("Hidden-Bias-Benchmark", "data/Bias-Dataset.csv")  # a 404: the URL is in the message
+    assert base + "/JP-25/" in str(err.value) and "s3cr" not in str(err.value) and "me:" not in str(err.value)
+
+
+@pytest.mark.parametrize("value", ["ftp://mirror.example/raw", "mirror.example", "https://h.example/raw?x=1",
+                                   "https://user:pw@h.example:port"])
+def test_a_bad_base_url_is_one_line_naming_the_setting(value: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("STEREOPROBE_UPSTREAM_DIR", raising=False)
+    monkeypatch.setenv("STEREOPROBE_CACHE", str(tmp_path))
+    monkeypatch.setenv("STEREOPROBE_ALLOW_DOWNLOAD", "1")
+    monkeypatch.setenv(upstream.RAW_BASE_ENV, value)
+    with pytest.raises(upstream.UpstreamDataError) as err:
+        upstream.fetch(KEY, REL)
+    assert str(err.value).startswith(f"${upstream.RAW_BASE_ENV}=") and "\n" not in str(err.value)
+    assert "pw" not in str(err.value)
