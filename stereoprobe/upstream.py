@@ -157,6 +157,29 @@ def _local_copy(src: UpstreamSource) -> str:
             f"${MIRROR_ENV}=/folder/holding/{folder}/")
 
 
+#: system folders that never hold a copy of an upstream repository: a source there is refused before any look-up
+#: (pseudo-files under /proc, /sys or /dev can block a reader forever)
+SYSTEM_FOLDERS = ("/", "/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/proc", "/run", "/sbin", "/sys", "/usr",
+                  "/var")
+_NEVER_BELOW = ("/proc", "/sys", "/dev")
+
+
+def check_local_folder(local: str | os.PathLike[str], what: str = "source") -> None:
+    """:class:`UpstreamDataError` (one line) when ``local``, given as a local copy of an upstream repository,
+    is a system folder (``/``, ``/usr``, ``/proc``, ...; anything below ``/proc``, ``/sys`` or ``/dev``), or
+    exists but is not a folder: the look-up stays bounded whatever path a ``-T`` value names."""
+    try:
+        resolved = Path(local).expanduser().resolve()
+    except (OSError, RuntimeError) as exc:  # a link loop
+        raise UpstreamDataError(f"{what}: local folder {local} cannot be resolved ({exc})") from None
+    text = resolved.as_posix()
+    if text in SYSTEM_FOLDERS or any(text.startswith(f"{d}/") for d in _NEVER_BELOW):
+        raise UpstreamDataError(f"{what}: {local} is a system folder, not a local copy of the upstream repository; "
+                                "give the folder of the repository's clone")
+    if resolved.exists() and not resolved.is_dir():
+        raise UpstreamDataError(f"{what}: {local} is not a folder (a local copy of the upstream repository)")
+
+
 def fetch(key: str, path: str, local: str | os.PathLike[str] | None = None, verify: bool = True) -> Path:
     """Return a verified local path of upstream file ``path`` of source ``key``.
 
@@ -171,6 +194,7 @@ def fetch(key: str, path: str, local: str | os.PathLike[str] | None = None, veri
 
     roots: list[Path] = []
     if local is not None:
+        check_local_folder(local, what)
         roots += [Path(local), Path(local) / key]
     if os.environ.get(MIRROR_ENV):  # the copy under its key or under the repository's own name
         roots += [Path(os.environ[MIRROR_ENV]) / key, Path(os.environ[MIRROR_ENV]) / src.repository.split("/")[-1]]
