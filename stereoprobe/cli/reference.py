@@ -39,6 +39,10 @@ def _run(args: argparse.Namespace) -> int:
     from stereoprobe.reference import ReferenceOptions, run_reference, write_docs
     from stereoprobe.report.run_info import command_line
 
+    if args.docs is not None:  # before the run: a wrong folder is refused at once, not after minutes
+        from stereoprobe.reference.docs import check_docs_dir
+
+        check_docs_dir(args.docs)
     command = command_line("reference")
     opts = ReferenceOptions(permutations=args.permutations, folds=args.folds, n_boot=args.n_boot, seed=args.seed)
     run = run_reference(Path(args.out), opts, command=command)

@@ -20,7 +20,8 @@ from stereoprobe import upstream
 from stereoprobe.reference.figures import paper_figures
 from stereoprobe.reference.page import NO_OUTPUTS
 
-__all__ = ["END", "START", "evaluation_reports", "replace_section", "section_of", "write_docs"]
+__all__ = ["DOC_FILES", "END", "START", "check_docs_dir", "evaluation_reports", "replace_section", "section_of",
+           "write_docs"]
 
 START = "<!-- reference-report:start -->"
 END = "<!-- reference-report:end -->"
@@ -123,6 +124,23 @@ def replace_section(text: str, body: str) -> str:
         head, rest = text.split(START, 1)
         return head + block + rest.split(END, 1)[1]
     return text.rstrip("\n") + "\n\n" + block + "\n"
+
+
+#: the documentation files :func:`write_docs` rewrites (the keys of :func:`evaluation_reports`)
+DOC_FILES = ("globalbias.md", "dbb.md", "stereotales.md")
+
+
+def check_docs_dir(docs_dir: str | Path) -> None:
+    """:class:`~stereoprobe.errors.InputError` (one line) unless ``docs_dir`` is a documentation folder holding
+    every file of :data:`DOC_FILES`: checked before the run, so that a wrong folder (a log folder, say) is
+    refused at once instead of after minutes of work."""
+    from stereoprobe.errors import InputError
+
+    d = Path(docs_dir)
+    missing = [n for n in DOC_FILES if not (d / n).is_file()]
+    if missing:
+        raise InputError(f"--docs {d}: not the documentation folder (it lacks {', '.join(missing)}; give the "
+                         "project's docs/ folder)")
 
 
 def write_docs(out: str | Path, docs_dir: str | Path) -> list[Path]:
