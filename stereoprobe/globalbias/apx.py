@@ -311,9 +311,12 @@ def validation(
     - accuracy: mean per (gender, ethnicity group, target, descriptor) rounded to 2 d.p.; per (descriptor,
       target) the row with the minimum is correct iff its ethnicity group is the target;
     - MRR: mean per (ethnicity group, target, descriptor), genders pooled, rounded to 2 d.p. as the reference
-      (notebook 7, ``get_summary_df``; exact with ``faithful_rounding=False``); rank the groups ascending
-      (ties in the order of the groups' names); reciprocal rank of the target (0 if the target group has no
-      names); mean over descriptors.
+      (notebook 7, ``get_summary_df``; exact with ``faithful_rounding=False``); rank the groups ascending;
+      reciprocal rank of the target (0 if the target group has no names); mean over descriptors.
+
+    Ties (equal rounded means) are broken as the notebooks break them (:func:`_reference_rows`): the means in
+    the order the notebooks build their summary table, sorted by descriptor and then by value with pandas'
+    default sort, and ``idxmin`` taking the first minimum in that order.
 
     Descriptors whose target group has no names among the sentences (a run over some groups) are left out,
     and the chance levels count the groups present: ``targets_absent`` names those targets and
@@ -372,14 +375,16 @@ def _validation_measure(d: pd.DataFrame, measure: str, faithful_rounding: bool
     per-descriptor rows (ranking, reciprocal rank, prediction)."""
     k = d["eth_group"].nunique()
     name = "apx" if measure == "apx" else "ppl"
-    m = _template_average(d, ["gender", "eth_group", "target", "descriptor"], measure, faithful_rounding)
+    keys = ["gender", "eth_group", "target", "descriptor"]
+    m = _reference_rows(d, _template_average(d, keys, measure, faithful_rounding), keys)
     best = m.loc[m.groupby(["descriptor", "target"], sort=True)[measure].idxmin()]
     correct = (best["eth_group"] == best["target"]).to_numpy()
     predicted = best.set_index("descriptor")["eth_group"]
-    pooled = _template_average(d, ["eth_group", "target", "descriptor"], measure, faithful_rounding)
+    pooled_keys = ["eth_group", "target", "descriptor"]
+    pooled = _reference_rows(d, _template_average(d, pooled_keys, measure, faithful_rounding), pooled_keys)
     rr, detail = [], []
     for (desc, tgt), sub in pooled.groupby(["descriptor", "target"], sort=True):
-        order = list(sub.sort_values(measure, kind="stable")["eth_group"])
+        order = list(sub.sort_values(measure)["eth_group"])  # pandas' default sort, as get_mrr_df
         r = 1.0 / (order.index(tgt) + 1) if tgt in order else 0.0
         rr.append(r)
         detail.append({"measure": name, "descriptor": desc, "target": tgt, "ranking": " < ".join(order),
@@ -400,6 +405,16 @@ def _validation_measure(d: pd.DataFrame, measure: str, faithful_rounding: bool
         "chance_accuracy": 1.0 / k,
         "chance_mrr": float(np.mean([1.0 / r for r in range(1, k + 1)])),
     }, detail
+
+
+def _reference_rows(d: pd.DataFrame, means: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """``means`` (one row per ``keys``) in the row order of the notebooks' summary table (notebooks 6 and 7,
+    ``get_summary_df``): the nested loops over each key's values in order of first appearance among the
+    sentences ``d`` (``.unique()``; combinations without sentences skipped), then ``sort_values(by="descriptor")``
+    with pandas' default sort (quicksort, not stable). The index is the built table's, as ``idxmin`` reads it."""
+    rank = {k: {v: i for i, v in enumerate(pd.unique(d[k]))} for k in keys}
+    built = sorted(range(len(means)), key=lambda i: tuple(rank[k][means[k].iat[i]] for k in keys))
+    return means.iloc[built].reset_index(drop=True).sort_values(by="descriptor")
 
 
 def _template_average(d: pd.DataFrame, keys: list[str], measure: str, round2: bool) -> pd.DataFrame:

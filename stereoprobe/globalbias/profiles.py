@@ -286,11 +286,28 @@ def jsd_contributions(in_counts: Counter, out_counts: Counter, base: float = 2.0
                          "direction": np.sign(p - q).astype(int)})
 
 
+MISSING_WORD = "nan"  # what notebook 10 counts for a missing value: str(float("nan")).lower()
+
+
+def _word(x: object) -> str:
+    """One value as notebook 10's ``get_word_distribution`` counts it: ``str(x).lower()``, not stripped (so ""
+    and " x" are types of their own); a missing value (None or NaN: the reference's ``json_normalize`` gives NaN
+    for a missing key) is ``"nan"``."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return MISSING_WORD
+    return str(x).lower()
+
+
 def _values(series: pd.Series) -> list[list[str]]:
+    """Per row, the types counted: each item of a list or tuple, or the value itself (notebook 10 lower-cases
+    every item of a tuple and any other value whole); an empty list or tuple counts one missing value, as the
+    reference's ``explode`` turns it into one NaN (and a list field the profile lacks is NaN there)."""
     out = []
     for v in series:
-        items = v if isinstance(v, (tuple, list)) else ([] if v is None or (isinstance(v, float) and math.isnan(v)) else [v])
-        out.append([str(x).strip().lower() for x in items if str(x).strip()])
+        if isinstance(v, (tuple, list)):
+            out.append([_word(x) for x in v] or [MISSING_WORD])
+        else:
+            out.append([_word(v)])
     return out
 
 

@@ -261,3 +261,57 @@ def test_validation_mrr_rounds_pooled_means_like_the_reference():
     exact = A.validation(d, mapping, faithful_rounding=False)[0].set_index("measure")
     assert faithful.loc["ppl", "mrr"] == 1.0 and exact.loc["ppl", "mrr"] == 0.5
     assert faithful.loc["ppl", "accuracy"] == 1.0 and exact.loc["ppl", "accuracy"] == 0.0
+
+
+def _notebook_summary(df: pd.DataFrame, outer: list[str]) -> pd.DataFrame:
+    """Notebooks 6/7 ``get_summary_df`` on columns Gender, Ethnicity Group, Target Ethnicity, descriptor, ppl:
+    nested loops over ``.unique()`` values, rounded means, then ``sort_values(by='descriptor')``."""
+    rows = []
+    for combo in itertools.product(*(df[c].unique() for c in outer)):
+        for target, desc in itertools.product(df["Target Ethnicity"].unique(), df["descriptor"].unique()):
+            mask = (df["Target Ethnicity"] == target) & (df["descriptor"] == desc)
+            for c, v in zip(outer, combo):
+                mask &= df[c] == v
+            if mask.any():
+                rows.append({**dict(zip(outer, combo)), "Average Perplexity": round(df[mask]["ppl"].mean(), 2),
+                             "descriptor": desc, "Target Ethnicity": target})
+    return pd.DataFrame(rows).sort_values(by="descriptor")
+
+
+def _notebook_scores(df: pd.DataFrame) -> tuple[float, float]:
+    """Accuracy (notebook 6, ``get_min_perplexities``) and MRR (notebook 7, ``get_mrr_df``, unrounded)."""
+    s6 = _notebook_summary(df, ["Gender", "Ethnicity Group"])
+    best = s6.loc[s6.groupby(["descriptor", "Target Ethnicity"])["Average Perplexity"].idxmin()]
+    accuracy = float((best["Ethnicity Group"] == best["Target Ethnicity"]).sum() / len(best))
+    s7 = _notebook_summary(df, ["Ethnicity Group"])
+    rr = []
+    for desc in s7["descriptor"].unique():
+        ranked = s7[s7["descriptor"] == desc].sort_values(by="Average Perplexity").reset_index(drop=True)
+        rr.append(1.0 / (ranked[ranked["Ethnicity Group"] == ranked.iloc[0]["Target Ethnicity"]].index[0] + 1))
+    return accuracy, float(np.mean(rr))
+
+
+def test_validation_ties_broken_as_the_notebooks():
+    """Equal rounded means: the group chosen (accuracy) and the rank (MRR) follow the notebooks' row order and
+    pandas' default (unstable) sort, computed here by the notebooks' own steps on the same sentences; the
+    groups' name order (a stable sort over sorted keys) gives other figures on this input."""
+    mapping = {"HISPANIC": "hispanic", "ENGLISH": "white", "ARAB": "arab", "CHINESE": "asian"}
+    rng = np.random.default_rng(3)
+    rows = []
+    for k in range(12):
+        target = list(mapping.values())[k % 4]
+        for e in mapping:
+            for g in ("M", "F"):
+                ppl = 10.0 if k % 3 else float(rng.choice([10.0, 10.001, 10.2]))  # ties at 2 d.p.
+                rows.append({"group": f"{e}_{g}", "name": f"n{e}{g}", "descriptor": f"d{(7 * k) % 12:02d}",
+                             "template": 1, "ethnicity": e, "gender": g, "target": target, "ppl": ppl})
+    d = pd.DataFrame(rows)
+    got = A.validation(d, mapping)[0].set_index("measure").loc["ppl"]
+    nb = d.assign(**{"Gender": d["gender"], "Ethnicity Group": d["ethnicity"].map(mapping),
+                     "Target Ethnicity": d["target"]})
+    accuracy, mrr = _notebook_scores(nb)
+    assert got["accuracy"] == pytest.approx(accuracy) and got["mrr"] == pytest.approx(mrr)
+    by_name = nb.groupby(["descriptor", "Target Ethnicity", "Ethnicity Group"], sort=True)["ppl"].mean().round(2)
+    name_rr = [1.0 / (list(s.sort_values(kind="stable").index.get_level_values(2)).index(t) + 1)
+               for (_, t), s in by_name.groupby(level=[0, 1])]
+    assert float(np.mean(name_rr)) != pytest.approx(mrr)  # the input does tell the two tie rules apart

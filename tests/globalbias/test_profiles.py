@@ -280,3 +280,18 @@ def test_religion_consistency_normalises_groups_and_reads_every_dataset():
     assert bool(m.loc["ARAB_M", "agrees"]) and not bool(m.loc["TURKISH_M", "agrees"])
     h = t[t.word == "hindu"].iloc[0]
     assert h["apx_descriptors"] == "" and not bool(h["agrees"])
+
+
+def test_top_words_count_values_as_notebook_10():
+    """Notebook 10's ``get_word_distribution``: ``str(x).lower()`` of each tuple item or whole value, no
+    stripping, so " Muslim" and "muslim" are two types, "" is a type and a missing value is "nan"; an empty tuple
+    explodes to one missing value. Hand count for G1: {"muslim": 1, " muslim": 1, "": 1, "nan": 2, "a ": 1,
+    "b": 1}; G2: {"muslim": 2}."""
+    rows = [{"Group": "G1", "religion": "Muslim"}, {"Group": "G1", "religion": " Muslim"},
+            {"Group": "G1", "religion": ""}, {"Group": "G1", "religion": float("nan")},
+            {"Group": "G1", "religion": ("A ", "b")}, {"Group": "G1", "religion": ()},
+            {"Group": "G2", "religion": "MUSLIM"}, {"Group": "G2", "religion": "muslim"}]
+    words = P.top_words(pd.DataFrame(rows), features=["religion"], per_group=10, top=100)
+    g1 = words[words.group == "G1"].set_index("word")
+    assert dict(g1["in_count"]) == {"muslim": 1, " muslim": 1, "": 1, "nan": 2, "a ": 1, "b": 1}
+    assert g1.loc["muslim", "out_count"] == 2 and g1.loc["nan", "out_count"] == 0
