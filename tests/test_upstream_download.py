@@ -101,6 +101,27 @@ def test_the_download_run_fetched_only_pinned_upstream_files_and_cached_them_ver
     assert len(expected) >= 25, sorted(expected)
 
 
+@pytest.mark.slow
+def test_every_default_without_its_upstream_files_names_the_option_that_avoids_them(refdata: Path,
+                                                                                     tmp_path: Path) -> None:
+    """A server that has none of the files (a mirror without them, a wrong pin): each task stops at its first
+    file, in one line naming the URL, the status and a -T option that avoids upstream's files."""
+    files = RawFiles(refdata)
+    files.roots = {}  # every path answers 404
+    with serve(files) as base:
+        got = _first_requests(tmp_path, "nothing", STEREOPROBE_CACHE=str(tmp_path / "cache"),
+                              STEREOPROBE_ALLOW_DOWNLOAD="1", **{upstream.RAW_BASE_ENV: base})
+    assert files.requested
+    for case, result in got.items():
+        if case == "dbb_build_questions":  # the user's concepts table only
+            assert "error" not in result
+            continue
+        message = result.get("error", "")
+        assert "\n" not in message and f"HTTP 404 Not Found from {base}/" in message, (case, message)
+        assert "-T " in message.rsplit("nothing was cached", 1)[-1], (case, message)
+    assert not [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
+
+
 # --------------------------------------------------------------------------- failures of one download, in process
 @pytest.fixture
 def server(refdata: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[RawFiles, str, Path]]:

@@ -284,9 +284,13 @@ def _read_pairs_csv(source: str, local: str | Path | None) -> list[SourceRecord]
     repository) or a CSV with ``sent_more, sent_less`` (+ optional ``id, bias_type``)."""
     if source == "crows_pairs":
         from stereoprobe.dbb.data import UPSTREAM_KEY
-        from stereoprobe.upstream import fetch
+        from stereoprobe.upstream import UpstreamDataError, fetch
 
-        path, prefix = fetch(UPSTREAM_KEY, CROWS_PAIRS, local=local), "crows"
+        try:
+            path, prefix = fetch(UPSTREAM_KEY, CROWS_PAIRS, local=local), "crows"
+        except UpstreamDataError as e:
+            raise UpstreamDataError(f"{e}; or give your own sentence pairs (columns sent_more, sent_less) with "
+                                    "-T source=pairs.csv") from e
     else:
         path, prefix = Path(source), Path(source).stem
     with open(path, newline="", encoding="utf-8") as f:

@@ -95,12 +95,15 @@ def _opt(v: object) -> str | None:
 
 
 def _upstream_path(source: str | os.PathLike[str], relpath: str, verify: bool) -> Path:
-    from stereoprobe.upstream import fetch
+    from stereoprobe.upstream import UpstreamDataError, fetch
 
     local = None if str(source) == "upstream" else source
     if local is not None and not Path(local).exists():
         raise FileNotFoundError(f"GlobalBias source folder not found: {local}")
-    return fetch(UPSTREAM_KEY, relpath, local=local, verify=verify)
+    try:
+        return fetch(UPSTREAM_KEY, relpath, local=local, verify=verify)
+    except UpstreamDataError as e:
+        raise UpstreamDataError(f"{e}; or run stereoprobe's small demo set with -T source=bundled") from e
 
 
 def _require(df: pd.DataFrame, cols: Sequence[str], path: Path) -> None:

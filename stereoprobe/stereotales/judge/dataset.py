@@ -16,6 +16,7 @@ from stereoprobe.stereotales.judge.associations import (
     same_model,
 )
 from stereoprobe.stereotales.judge.contract import KEY_COLUMNS, META_GENERATORS, TASK_JUDGE
+from stereoprobe.upstream import UpstreamDataError
 
 
 def select_associations(
@@ -28,7 +29,11 @@ def select_associations(
 
     An empty file or filters that remove every row are an :class:`~stereoprobe.errors.InputError`.
     """
-    rows = load_association_rows(associations, local=upstream_dir)
+    try:
+        rows = load_association_rows(associations, local=upstream_dir)
+    except UpstreamDataError as e:  # the human study's associations (associations=upstream) not obtainable
+        raise UpstreamDataError(f"{e}; or judge your own associations (stereoprobe associations' table) with "
+                                "-T associations=associations.csv") from e
     source = rows.attrs.get("source", associations)
     from stereoprobe import params as P  # an entry no row has is a typo: refused with the closest (issue 35.5)
 
