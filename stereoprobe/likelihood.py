@@ -83,8 +83,9 @@ NO_TOKEN_LOGPROB_PROVIDERS = ("anthropic",)
 WORKING_PROVIDERS = ("transformers/..., vllm-completions/... or an OpenAI-compatible server that returns prompt "
                      "log-probabilities (openai-api/<service>/..., vllm/..., sglang/...)")
 #: the providers that work for DBB's logprob mode (the answer token's top log-probabilities), as its refusal names them
-WORKING_TOKEN_PROVIDERS = ("transformers/..., vllm/..., vllm-completions/..., an OpenAI-compatible server that returns "
-                           "log-probabilities (openai-api/<service>/...) or a chat API that does (openai/...)")
+WORKING_TOKEN_PROVIDERS = ("transformers/..., vllm-completions/... or an OpenAI-compatible server that returns "
+                           "log-probabilities (openai-api/<service>/..., vllm/..., sglang/...), or a chat API that "
+                           "does (openai/...)")
 #: the reason a per-text result carries when the model returned no prompt log-probabilities
 NO_PROMPT_LOGPROBS = "no prompt_logprobs returned"
 

@@ -38,6 +38,8 @@ class InterruptedModel(FakeModel):
 
     async def generate(self, input, tools, tool_choice, config):  # type: ignore[override]  # noqa: A002
         text = input[-1].text
+        if "Context: " not in text:  # the run's capability probe
+            return await super().generate(input, tools, tool_choice, config)
         ctx = text.split("Context: ", 1)[1].split("\n", 1)[0]
         first = text.split("\na) ", 1)[1].split("\n", 1)[0]
         if ctx in FAIL and first not in _A_TEXTS:
