@@ -212,8 +212,27 @@ def _figure_tag(png: bytes, caption: str | None) -> str:
 
 
 def _slug(text: str, limit: int = 60) -> str:
-    words = "".join(c.lower() if c.isalnum() else "-" for c in text).split("-")
-    return "-".join(w for w in words if w)[:limit].strip("-") or "figure"
+    """A file-name stem of ``text``: lower-case words joined by ``-``, cut at a word boundary within ``limit``
+    characters; a cut one ends in a 6-digit hash of the whole text, so two long captions never share a name.
+
+    >>> _slug("GlobalBias: bias score per group")
+    'globalbias-bias-score-per-group'
+    >>> _slug("StereoTales attribute distributions by language and scenario", limit=30)
+    'stereotales-attribute-259cd3'
+    """
+    words = [w for w in "".join(c.lower() if c.isalnum() else "-" for c in text).split("-") if w]
+    full = "-".join(words)
+    if len(full) <= limit:
+        return full or "figure"
+    import hashlib
+
+    tag = hashlib.sha1(full.encode("utf-8")).hexdigest()[:6]
+    kept: list[str] = []
+    for w in words:
+        if len("-".join([*kept, w])) > limit - len(tag) - 1:
+            break
+        kept.append(w)
+    return "-".join([*kept, tag]) if kept else f"{words[0][:limit - 7]}-{tag}"
 
 
 @dataclass

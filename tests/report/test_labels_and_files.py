@@ -108,3 +108,16 @@ def test_profiles_summary_counts_no_placeholder_row() -> None:
     assert ProfilesResult(tables={}, profiles=placeholder).summary() == "0 parsed profile(s) of 1 model(s)"
     two = pd.DataFrame({"model": ["m", "m", "n"], "Group": ["ARAB_F", "CHINESE_M", None], "name": ["a", "b", None]})
     assert ProfilesResult(tables={}, profiles=two).summary() == "2 parsed profile(s) of 2 model(s)"
+
+
+def test_figure_file_names_are_cut_at_a_word_boundary() -> None:
+    """Issue 35.9: a long caption's file name keeps whole words and ends in a hash of the whole caption."""
+    from stereoprobe.report.html import _slug
+
+    caption = "StereoTales attribute distributions per language: small multiples of every compared attribute"
+    name = _slug(caption)
+    words = set(caption.lower().replace(":", "").split())
+    *kept, tag = name.split("-")
+    assert len(name) <= 60 and kept and all(w in words for w in kept) and len(tag) == 6
+    assert _slug(caption + " again") != name  # two long captions with one beginning get two names
+    assert _slug("P(A) per category") == "p-a-per-category"  # a short caption as before

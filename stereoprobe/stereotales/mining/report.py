@@ -156,6 +156,10 @@ def _plot_jaccard(jac: pd.DataFrame):
     return fig
 
 
+#: type size of the attribute small multiples' legends and ticks (readable at the page's width)
+LEGEND_PT = 9
+
+
 def _plot_distributions(dist: pd.DataFrame, max_attributes: int = 19):
     import matplotlib
 
@@ -167,7 +171,10 @@ def _plot_distributions(dist: pd.DataFrame, max_attributes: int = 19):
     models = sorted(d["model"].unique())
     ncol = 3
     nrow = (len(attrs) + ncol - 1) // ncol
-    fig, axes = plt.subplots(nrow, ncol, figsize=(15, nrow * (0.3 * len(models) + 1.5)), squeeze=False)
+    # legends in 9-pt type below each panel, three entries a row: room for the longest one
+    legend_rows = max((-(-d.loc[d["attribute"] == a, "value"].nunique() // 3) for a in attrs), default=1)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(15, nrow * (0.3 * len(models) + 1.5 + 0.2 * legend_rows)),
+                             squeeze=False)
     cmap = plt.get_cmap("tab20")
     for ax, a in zip(axes.ravel(), attrs):
         sub = d[d["attribute"] == a].pivot_table(index="model", columns="value", values="share", aggfunc="sum").fillna(0)
@@ -180,10 +187,10 @@ def _plot_distributions(dist: pd.DataFrame, max_attributes: int = 19):
             ax.barh(y, sub[c].to_numpy(dtype=float), left=left, color=color, label=plot_label(c, 28, 1))
             left = left + sub[c].to_numpy(dtype=float)
         ax.set_yticks(y, [plot_label(m) for m in sub.index])
-        ax.set_title(plot_label(a, TITLE_WIDTH), fontsize=9)
+        ax.set_title(plot_label(a, TITLE_WIDTH), fontsize=10)
         ax.set_xlim(0, 1)
-        ax.tick_params(labelsize=7)
-        ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, frameon=False)
+        ax.tick_params(labelsize=9)
+        ax.legend(fontsize=LEGEND_PT, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, frameon=False)
     for ax in axes.ravel()[len(attrs):]:
         ax.axis("off")
     fig.tight_layout()
