@@ -25,6 +25,7 @@ def test_every_task_is_n_x_and_heads_its_changelog(task: str) -> None:
     for newer, older in zip(log, log[1:]):
         moved = parse_version(newer["version"]).comparability != parse_version(older["version"]).comparability
         assert (newer["numbers"] == "changed") == moved, (task, newer)
+    assert log[-1]["numbers"] == "first" and all(e["numbers"] != "first" for e in log[:-1]), task
     assert all(e.get("note") for e in log)
 
 
@@ -51,3 +52,16 @@ def test_status_current_older_future_unknown() -> None:
     assert version_status("dbb", f"{ours.comparability}-{ours.interface}A") == "future"
     assert version_status("dbb", 0) == "unknown"
     assert version_status("no_such_task", "1-A") == "unknown"
+
+
+def test_the_docs_page_lists_every_changelog_entry() -> None:
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "versions.md").read_text(encoding="utf-8")
+    for task in _tasks():
+        section = page[page.index(f"### `{task}`"):]
+        section = section[:section.index("\n### ")] if "\n### " in section else section
+        for entry in changelog(task):
+            was = entry.get("was") or "—"
+            row = f"| {entry['version']} | {was} | {entry['numbers']} | {entry['note']} |"
+            assert row in section, (task, row)

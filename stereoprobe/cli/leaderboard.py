@@ -85,6 +85,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "model id, HUB/ORG__NAME/.eval_results/ (repeatable; other models keep their label's folder)")
     p.add_argument("--hub-source-url", default=None, type=http_url,
                    help="source URL written into the Hub files (e.g. where the logs are published)")
+    p.add_argument("--accept-versions", default=None, metavar="NOTE",
+                   help="rank runs of one task at different task versions (N of N-X: results not comparable) "
+                        "side by side anyway, with NOTE shown on the page (default: refused in one line)")
     # it reads only probe output folders below its inputs: results/ --out results/leaderboard is fine
     p.set_defaults(func=_run, out_inside_inputs_ok=True)
 
@@ -99,7 +102,8 @@ def _run(args: argparse.Namespace) -> int:
         raise InputError("--hub-model-id needs --hub-eval-results HUB (the folder the Hub files are written to)")
     settings = {name: getattr(args, f"setting_{name}") for name in _settings()}
     lb = build_leaderboard(args.inputs, n_boot=args.n_boot, seed=args.seed, level=args.level,
-                           settings={k: v for k, v in settings.items() if v is not None})
+                           settings={k: v for k, v in settings.items() if v is not None},
+                           accept_versions=args.accept_versions)
     hub_ids = parse_hub_model_ids(args.hub_model_id, sorted(map(str, lb.wide["model"])))
     if args.hub_eval_results is not None:  # written inside --out, linked from HUB: one swap replaces both
         from stereoprobe.output_links import HUB_ENTRY, carry_entries, link_dir, prepare_linked_dir

@@ -8,8 +8,9 @@ give the leaderboard.
   with a cluster bootstrap over descriptors. ``validation_accuracy`` (Wilson over descriptors) and
   ``validation_mrr`` (bootstrap over descriptors) of the APX measure (paper Tables 3-4). Paired, per group ×
   descriptor pair: ``score`` (mean difference of bias scores), ``flagged`` and ``significant`` (difference
-  of flag shares), and per validation descriptor ``validation_correct`` and ``validation_rr`` (reciprocal
-  ranks); each with a cluster-robust t interval over descriptors and its t-test (one procedure,
+  of counts, in the headline's units: n paired items times the difference of flag shares), and per validation
+  descriptor ``validation_accuracy`` and ``validation_mrr`` (difference of accuracies, of mean reciprocal
+  ranks; the headline's names); each with a cluster-robust t interval over descriptors and its t-test (one procedure,
   :mod:`stereoprobe.leaderboard.pairwise`).
 - Profiles (same paper, Table 6). ``svm_accuracy_<target>``: held-out accuracy of the reference 70/30 split,
   Wilson interval over the ceil(0.3 n) test profiles; ``svm_p_<target>``: its label-permutation p-value (no
@@ -28,7 +29,9 @@ from typing import Any
 import pandas as pd
 
 from stereoprobe.leaderboard.headline import NAN, as_bool, metric_row
-from stereoprobe.leaderboard.pairwise import compare_binary, compare_continuous, model_pairs, pair_row, paired_items
+from stereoprobe.leaderboard.pairwise import (
+    compare_binary, compare_continuous, model_pairs, pair_row, paired_items, scaled_interval,
+)
 from stereoprobe.leaderboard.sources import Sources
 from stereoprobe.stats.bootstrap import bh_count_bootstrap, cluster_bootstrap
 from stereoprobe.stats.multiple_testing import bh_reject
@@ -99,13 +102,16 @@ def globalbias_pairwise(src: Sources, n_boot: int = 2000, seed: int = 0, level: 
                              "cluster-robust t over descriptors (interval and p)"))
             est, ci, p = compare_binary(as_bool(m["flagged_a"]).to_numpy(), as_bool(m["flagged_b"]).to_numpy(), cl, n_boot,
                                         seed, level)
-            rows.append(pair_row("globalbias", "flagged", a, b, est, ci, p, len(m), "cluster-robust t over descriptors (interval and p)"))
+            # in count units, as the headline: n paired items times the difference of flagged shares
+            rows.append(pair_row("globalbias", "flagged", a, b, est * len(m), scaled_interval(ci, len(m)), p, len(m),
+                                 "difference of counts (n x difference of shares); cluster-robust t over descriptors"))
             if "p_value_a" in m.columns and m["p_value_a"].notna().any() and m["p_value_b"].notna().any():
                 t = m[m["p_value_a"].notna() & m["p_value_b"].notna()]
                 est, ci, p = compare_binary(as_bool(t["significant_a"]).to_numpy(), as_bool(t["significant_b"]).to_numpy(),
                                             t["descriptor"].astype(str).to_numpy(), n_boot, seed, level)
-                rows.append(pair_row("globalbias", "significant", a, b, est, ci, p, len(t),
-                                 "cluster-robust t over descriptors (interval and p)"))
+                rows.append(pair_row("globalbias", "significant", a, b, est * len(t), scaled_interval(ci, len(t)), p,
+                                     len(t), "difference of counts (n x difference of shares); cluster-robust t "
+                                     "over descriptors"))
     detail = src.get("globalbias", "validation_detail")
     if detail is not None:
         d = detail[detail["measure"] == "apx"]
@@ -116,10 +122,10 @@ def globalbias_pairwise(src: Sources, n_boot: int = 2000, seed: int = 0, level: 
             cl = m["descriptor"].astype(str).to_numpy()
             est, ci, p = compare_binary(as_bool(m["correct_a"]).to_numpy(), as_bool(m["correct_b"]).to_numpy(), cl, n_boot,
                                         seed, level)
-            rows.append(pair_row("globalbias", "validation_correct", a, b, est, ci, p, len(m), "cluster-robust t over descriptors (interval and p)"))
+            rows.append(pair_row("globalbias", "validation_accuracy", a, b, est, ci, p, len(m), "cluster-robust t over descriptors (interval and p)"))
             est, ci, p = compare_continuous(m["reciprocal_rank_a"].to_numpy(float), m["reciprocal_rank_b"].to_numpy(float),
                                             cl, n_boot, seed, level)
-            rows.append(pair_row("globalbias", "validation_rr", a, b, est, ci, p, len(m), "cluster-robust t over descriptors (interval and p)"))
+            rows.append(pair_row("globalbias", "validation_mrr", a, b, est, ci, p, len(m), "cluster-robust t over descriptors (interval and p)"))
     return rows
 
 

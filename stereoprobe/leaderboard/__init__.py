@@ -33,8 +33,8 @@ from stereoprobe.probes import LeaderboardOptions, registered
 __all__ = ["RUNS_COLUMNS", "Leaderboard", "build_leaderboard", "write_leaderboard"]
 
 #: the columns of the leaderboard's ``runs`` table (:attr:`stereoprobe.leaderboard.sources.Sources.runs`)
-RUNS_COLUMNS = ["probe", "folder", "model", "logged_model", "task", "settings", "model_args", "model_roles",
-                "generate_config"]
+RUNS_COLUMNS = ["probe", "folder", "model", "logged_model", "task", "task_version", "settings", "model_args",
+                "model_roles", "generate_config"]
 
 
 @dataclass
@@ -49,6 +49,9 @@ class Leaderboard:
     #: one row per input folder x run: the model settings its logs recorded (``-M`` arguments, model roles,
     #: generation settings; :data:`RUNS_COLUMNS`), so two runs of one model are told apart by their settings
     runs: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=RUNS_COLUMNS))
+    #: the user's note accepting runs of different task versions side by side (:mod:`.versions`), as the page
+    #: shows it; None when every task's runs share one comparability version
+    version_note: str | None = None
 
 
 def _setting(src, probe: str, key: str, given: float | None, default: float) -> float:
@@ -63,18 +66,22 @@ def _setting(src, probe: str, key: str, given: float | None, default: float) -> 
 
 
 def build_leaderboard(inputs: Iterable[str | Path], n_boot: int = 2000, seed: int = 0, level: float = 0.95,
-                      settings: Mapping[str, float] | None = None) -> Leaderboard:
+                      settings: Mapping[str, float] | None = None, accept_versions: str | None = None) -> Leaderboard:
     """Read the probe output folders under ``inputs`` (``LABEL=PATH`` renames a folder's model) and compute
     the headline figures and the paired comparisons of every registered probe. ``settings``: the probes'
     settings by name (:attr:`stereoprobe.probes.ProbeDescriptor.settings`, e.g. ``{"threshold": 25}`` for DBB's
     S threshold, ``{"alpha": 0.1}`` for the FDR level of GlobalBias' stricter test); one not given: the value the
     probe's folders were made with (their ``run_info.json``), else the probe's default. ``n_boot`` / ``seed``:
-    bootstrap draws."""
+    bootstrap draws. Runs of one task at different comparability versions (N of ``N-X``) are refused in one
+    line unless ``accept_versions`` gives the note the page shows (:mod:`stereoprobe.leaderboard.versions`)."""
+    from stereoprobe.leaderboard.versions import version_note
+
     inputs = list(inputs)
     given: dict[str, float | None] = dict(settings or {})
     defaults = {k: v for d in registered() for k, v in d.setting_defaults.items()}
     src = load_sources(inputs, {"n_boot": n_boot, "seed": seed,
                                 **{k: given.get(k) if given.get(k) is not None else v for k, v in defaults.items()}})
+    note = version_note(src.runs, accept_versions)
     resolved = {k: _setting(src, d.name, k, given.get(k), v) for d in registered()
                 for k, v in d.setting_defaults.items()}
     options = LeaderboardOptions(n_boot=n_boot, seed=seed, level=level, settings=resolved)
@@ -82,7 +89,7 @@ def build_leaderboard(inputs: Iterable[str | Path], n_boot: int = 2000, seed: in
     if metrics.empty:
         raise InputError("no headline figure could be computed from " + ", ".join(map(str, inputs)))
     return Leaderboard(metrics, wide_table(metrics), pairwise_table(src, options), list(src.folders), level,
-                       pd.DataFrame(src.runs, columns=RUNS_COLUMNS))
+                       pd.DataFrame(src.runs, columns=RUNS_COLUMNS), note)
 
 
 def write_leaderboard(lb: Leaderboard, out: str | Path, hub_dir: str | Path | None = None,
@@ -113,8 +120,11 @@ def write_leaderboard(lb: Leaderboard, out: str | Path, hub_dir: str | Path | No
         files += write_hub_eval_results(Path(hub_dir), lb.metrics, hub_source_url,
                                         model_ids=dict(hub_model_ids or {}))
     write_run_info(out, probe="leaderboard", models=sorted(lb.wide["model"]),
-                   settings={"confidence_level": lb.level}, inputs=[f for _, f in lb.sources],
+                   settings={"confidence_level": lb.level,
+                             **({"accept_versions": lb.version_note} if lb.version_note else {})},
+                   inputs=[f for _, f in lb.sources],
                    runs=[{**r, **{k: json.loads(r[k]) for k in RUN_SETTINGS}} for r in lb.runs.to_dict("records")])
     report = write_leaderboard_report(out / "leaderboard.html", lb.wide, lb.metrics, lb.pairwise, lb.sources,
-                                      lb.level, [f for f in files if f.parent == out], runs=lb.runs)
+                                      lb.level, [f for f in files if f.parent == out], runs=lb.runs,
+                                      version_note=lb.version_note)
     return files + [report]

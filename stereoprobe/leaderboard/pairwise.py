@@ -56,6 +56,17 @@ class LevelledInterval(tuple):
         return obj
 
 
+def scaled_interval(ci: tuple[float, float], factor: float) -> tuple[float, float]:
+    """``ci`` times ``factor`` (> 0), a :class:`LevelledInterval` staying one at every level: e.g. a paired
+    difference of shares over n items as a difference of counts (n times it, the same test)."""
+    low, high = float(ci[0]) * factor, float(ci[1]) * factor
+    if isinstance(ci, LevelledInterval):
+        at_level = ci.at_level
+        return LevelledInterval((low, high), lambda level: ConfidenceInterval(
+            *(float(b) * factor for b in at_level(level))))
+    return low, high
+
+
 def pair_row(probe: str, metric: str, a: str, b: str, est: float, ci: tuple[float, float], p: float, n: int,
              test: str) -> dict[str, Any]:
     """One row of the pairwise table (``q_value`` and the FCR interval are filled by :func:`add_q_values`, from

@@ -40,7 +40,16 @@ def tick_label(model: str) -> str:
     return plot_label(model, TICK_WIDTH, TICK_LINES)
 
 
+#: board -> metric -> its label (the comparison table's column title), for the forest plots' panel titles
+METRIC_TITLES: Mapping[str, Mapping[str, str]] = RegistryView(
+    lambda: {b.name: {m.name: m.title for m in b.headline} for d in registered() for b in d.boards})
+FOREST_COLUMNS = 2  # panels per row of a forest plot: each one wide enough to read at the page's width
+FOREST_PT = 9  # type size of a forest plot's ticks and titles
+
+
 def _forest(metrics: pd.DataFrame, probe: str):
+    """One panel per headline figure of ``probe`` (at most :data:`FOREST_COLUMNS` a row), titled with the
+    figure's label; every panel lists the models in one fixed order (by name, top to bottom)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -53,18 +62,27 @@ def _forest(metrics: pd.DataFrame, probe: str):
     names = [m for m in MAIN_METRICS.get(probe, []) if shown(m)]
     if not names:
         return None
-    longest = max((len(tick_label(str(m))) for m in metrics["model"].unique()), default=0)
-    fig, axes = plt.subplots(1, len(names), figsize=((3.6 + 0.06 * min(longest, TICK_WIDTH)) * len(names),
-                                                     0.5 + 0.45 * metrics["model"].nunique()), squeeze=False)
-    for ax, name in zip(axes[0], names):
-        g = ranking(metrics, probe, name).iloc[::-1]
-        y = np.arange(len(g))
+    models = sorted(metrics.loc[metrics["probe"] == probe, "model"].astype(str).unique())
+    longest = max((len(tick_label(m)) for m in models), default=0)
+    ncol = min(FOREST_COLUMNS, len(names))
+    nrow = -(-len(names) // ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=((4.5 + 0.07 * min(longest, TICK_WIDTH)) * ncol,
+                                                  nrow * (1.2 + 0.45 * len(models))), squeeze=False)
+    y = np.arange(len(models))[::-1]  # the first model by name at the top of every panel
+    titles = METRIC_TITLES.get(probe, {})
+    for ax, name in zip(axes.ravel(), names):
+        sel = metrics[(metrics["probe"] == probe) & (metrics["metric"] == name)]
+        g = sel.set_index(sel["model"].astype(str)).reindex(models)
         est = g["estimate"].to_numpy(float)
         lo = np.clip(est - g["ci_low"].to_numpy(float), 0, None)
         hi = np.clip(g["ci_high"].to_numpy(float) - est, 0, None)
         ax.errorbar(est, y, xerr=[np.nan_to_num(lo), np.nan_to_num(hi)], fmt="o", capsize=3)
-        ax.set_yticks(y, [tick_label(m) for m in g["model"].astype(str)], fontsize=8)
-        ax.set_title(name, fontsize=9)
+        ax.set_yticks(y, [tick_label(m) for m in models], fontsize=FOREST_PT)
+        ax.tick_params(axis="x", labelsize=FOREST_PT)
+        ax.set_ylim(-0.5, len(models) - 0.5)
+        ax.set_title(titles.get(name, name), fontsize=FOREST_PT + 1)
+    for ax in axes.ravel()[len(names):]:
+        ax.axis("off")
     fig.tight_layout()
     return fig
 
@@ -134,10 +152,11 @@ def _pairwise_section(metrics: pd.DataFrame, pairwise: pd.DataFrame, level: floa
 
 def write_leaderboard_report(path: Path, wide: pd.DataFrame, metrics: pd.DataFrame, pairwise: pd.DataFrame,
                              sources: list[tuple[str, str]], level: float, files: list[Path],
-                             runs: pd.DataFrame | None = None) -> Path:
+                             runs: pd.DataFrame | None = None, version_note: str | None = None) -> Path:
     """Write ``leaderboard.html``: first the comparison table (models x every probe's headline figures, best
     and worst marked, a plain-language line per model), then a forest plot per probe, the model-vs-model
-    matrices, the per-probe ranking tables (collapsed), the inputs and the files."""
+    matrices, the per-probe ranking tables (collapsed), the inputs and the files. ``version_note``: the user's
+    note accepting runs of different task versions, shown above the comparison."""
     from stereoprobe.leaderboard.compare import comparison_html
     from stereoprobe.report.demo import demo_reason_of_folder, demo_reason_of_runs
 
@@ -146,6 +165,8 @@ def write_leaderboard_report(path: Path, wide: pd.DataFrame, metrics: pd.DataFra
     secs: list[Section] = []
     n_models = wide["model"].nunique() if len(wide) else 0
     top = Section("Models compared", anchor="compare")
+    if version_note:  # runs of different task versions, ranked side by side at the user's request
+        top.note(version_note)
     top.raw(comparison_html(metrics, level, demo=demo is not None))
     top.raw(files_html(["comparison.csv", "comparison.parquet", "leaderboard.csv", "leaderboard.parquet"]))
     top.note(f"{n_models} model(s) from {len(sources)} probe output folder(s). Which differences are established is "

@@ -152,7 +152,8 @@ def _run_rows(probe: str, folder: str, label: str | None, models: list[str]) -> 
             continue
         name = logged if label is None else (label if len(models) <= 1 else f"{label}/{logged}")
         rows.append({"probe": probe, "folder": folder, "model": name, "logged_model": logged,
-                     "task": str(run.get("task", "")), "settings": settings_text(run),
+                     "task": str(run.get("task", "")), "task_version": str(run.get("task_version") or ""),
+                     "settings": settings_text(run),
                      **{k: json.dumps(run.get(k) or {}, sort_keys=True) for k in RUN_SETTINGS}})
     return rows
 

@@ -46,29 +46,32 @@ def _role(binding: Any) -> str:
     """``model`` or ``model (key=value, ...)`` for one raw ``model_roles`` entry of an eval spec (a model name,
     or inspect's ``{model, config, args, base_url}``)."""
     from stereoprobe.inputs.samples import GENERATE_KNOBS, MODEL_ARG_KNOBS
+    from stereoprobe.model_labels import model_label
 
     if isinstance(binding, list):
         return " | ".join(_role(b) for b in binding)
     if not isinstance(binding, Mapping):
-        return str(binding)
+        return model_label(str(binding))
     extra = {**_kept(binding.get("config"), GENERATE_KNOBS), **_kept(binding.get("args"), MODEL_ARG_KNOBS)}
     if binding.get("base_url"):
         extra["base_url"] = binding["base_url"]
-    model = str(binding.get("model", ""))
+    model = model_label(str(binding.get("model", "")))
     return model + (f" ({', '.join(f'{k}={_value(v)}' for k, v in extra.items())})" if extra else "")
 
 
 def run_settings(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """``task``, ``model`` and the :data:`RUN_SETTINGS` of one eval spec (:func:`stereoprobe.logs.read_eval_spec`),
+    """``task``, ``task_version``, ``model`` and the :data:`RUN_SETTINGS` of one eval spec (:func:`stereoprobe.logs.read_eval_spec`),
     performance knobs and unset values left out, credentials redacted (:func:`stereoprobe.redact.redact`: an
     ``api_key`` model argument, ``user:password@`` or ``?key=`` in a base URL); every table, report and
     ``run_info.json`` takes a run's settings from here."""
     from stereoprobe.inputs.samples import GENERATE_KNOBS, MODEL_ARG_KNOBS
+    from stereoprobe.model_labels import model_label
     from stereoprobe.redact import redact
 
     return redact({
         "task": str(spec.get("task", "")).split("/")[-1],
-        "model": str(spec.get("model", "")),
+        "task_version": str(spec.get("task_version", "")),
+        "model": model_label(str(spec.get("model", ""))),  # as the tables name it: public, no folder path
         "model_args": _kept(spec.get("model_args"), MODEL_ARG_KNOBS),
         "model_roles": {str(r): _role(b) for r, b in sorted((spec.get("model_roles") or {}).items())},
         "generate_config": _kept(spec.get("model_generate_config"), GENERATE_KNOBS),
