@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from stereoprobe.errors import InputError
+from stereoprobe.model_labels import model_label
 
 HEADER_JSON = "header.json"
 START_JSON = "_journal/start.json"
@@ -96,7 +97,11 @@ def _roles(model_roles: Mapping[str, Any] | None) -> dict[str, Any]:
     def name(m: Any) -> Any:
         return m.get("model") if isinstance(m, Mapping) else getattr(m, "model", m)
 
-    return {k: [name(m) for m in v] if isinstance(v, list) else name(v) for k, v in (model_roles or {}).items()}
+    def public(m: Any) -> Any:  # a role's model in its public form, as the subject's (issue 34.2)
+        return model_label(m) if isinstance(m, str) else m
+
+    return {k: [public(name(m)) for m in v] if isinstance(v, list) else public(name(v))
+            for k, v in (model_roles or {}).items()}
 
 
 def _kind(v: Any) -> str:
@@ -141,7 +146,8 @@ def _info(path: Path, spec: Mapping[str, Any], status: str) -> LogInfo:
     if not isinstance(version, (str, int)) or isinstance(version, bool):
         raise LogReadError(f"{path}: eval spec field 'task_version' is {_kind(version)}, expected a version")
     return LogInfo(
-        path=path, task=task.split("/")[-1], task_version=version, model=model, task_args=dict(task_args),
+        # the model's public form (a folder's name, never its path; no credential) before any table is built
+        path=path, task=task.split("/")[-1], task_version=version, model=model_label(model), task_args=dict(task_args),
         model_roles=_roles(roles), created=created, status=status, model_args=dict(model_args),
         generate_config=dict(gen), dataset=dict(dataset), epochs=int(epochs or 1),
     )

@@ -12,14 +12,28 @@ console line of the command line pass through :func:`redact` / :func:`redact_tex
   (a query string, an lm-eval ``model_args`` string, a command line); numbers and booleans are kept
   (``score_first_token=true`` is a setting, not a secret), and so are names such as ``max_tokens``,
   ``scenario_key`` or ``eos_token``;
-- the user information of a URL (``https://user:password@host`` -> ``https://***@host``);
+- in every URL-like value (``scheme://...``, also ``scheme:/...`` once a path normalisation dropped a slash):
+  the user information (``https://user:password@host`` -> ``https://***@host``), the value of every query
+  parameter whose name is not in :data:`HARMLESS_QUERY_NAMES` (``?code=...`` -> ``?code=***``; ``region``,
+  ``api-version``, ``revision`` ... are kept) and a fragment that is not a plain anchor; ``user:password@host``
+  without a scheme loses its user information too. This is by construction: what a URL carries besides its
+  host and path is never written, whatever its shape;
 - the credential after ``Bearer`` / ``Basic``;
-- text shaped like a well-known provider key (``sk-...``, ``hf_...``, ``ghp_...``, ``AKIA...``, ``AIza...``).
+- text shaped like a well-known provider key (``sk-...``, ``hf_...``, ``ghp_...``, ``AKIA...``, ``AIza...``),
+  a JSON web token (``eyJ...``.``eyJ...``.``...``) anywhere, and a long random token (32 or more letters and
+  digits mixing upper case, lower case and digits, 24 of them without a separator).
+
+Model names and paths reach tables in their public form first (:func:`stereoprobe.model_labels.model_label`),
+every text cell of a table written by :func:`stereoprobe.tables.write_table` passes :func:`redact_text`, and so
+do console lines, error lines (after the path in them was normalised), report pages (:func:`redact_html`) and
+``run_info.json`` (:func:`redact`).
 
 >>> redact({"api_key": "sk-abc", "score_first_token": True, "max_tokens": 16})
 {'api_key': '***', 'score_first_token': True, 'max_tokens': 16}
 >>> redact_text("https://me:pw@host.example/v1?api_key=abc&x=1")
-'https://***@host.example/v1?api_key=***&x=1'
+'https://***@host.example/v1?api_key=***&x=***'
+>>> redact_text("https:/me:pw@host.example/v1?code=abc&region=eu#access_token=x")
+'https:/***@host.example/v1?code=***&region=eu#***'
 >>> redact_text("stereoprobe plan globalbias -M api_key=sk-abc")
 'stereoprobe plan globalbias -M api_key=***'
 """
@@ -30,7 +44,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["REDACTED", "is_secret_name", "redact", "redact_html", "redact_text"]
+__all__ = ["HARMLESS_QUERY_NAMES", "REDACTED", "check_public_url", "is_secret_name", "redact", "redact_html",
+           "redact_text"]
 
 REDACTED = "***"
 
@@ -103,7 +118,23 @@ def redact(value: Any) -> Any:
     return value
 
 
-_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@?#]+@")
+#: query parameters whose value is kept in a URL that reaches an output (every other value is redacted)
+HARMLESS_QUERY_NAMES = frozenset({
+    "api-version", "api_version", "version", "v", "region", "revision", "rev", "ref", "branch", "tag", "download",
+    "raw", "format", "lang", "language", "page", "path", "file", "config", "split", "subset", "plain", "view", "tab",
+})
+# scheme:// (or scheme:/ once a slash was dropped) and the rest of the URL, not ending in punctuation
+_URL = re.compile(r"""(?i)(?<![\w.+-])(?P<scheme>[a-z][a-z0-9+.-]+:/{1,3})(?P<rest>[^\s"'<>`]*[^\s"'<>`.,;:)\]}])""")
+_BARE_USERINFO = re.compile(r"""(?<![\w.%+/:-])[\w.%+-]+:[^\s/@'"<>]+@(?=[A-Za-z0-9\[])""")
+_ANCHOR = re.compile(r"[A-Za-z][\w.-]{0,63}")
+_JWT = re.compile(r"(?<![\w-])eyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*")
+_LONG_RUN = re.compile(r"(?<![\w-])[A-Za-z0-9_-]{32,}(?![\w-])")
+_LONG = re.compile(r"[A-Za-z0-9_-]{15}")  # as long as the shortest key shape: a key or token may be there
+#: a part of every key shape of :data:`_KEY_SHAPES`
+_SHAPE_PARTS = ("sk-", "_", "AKIA", "AIza", "xox", "glpat-")
+#: a part of every credential-like name (:func:`is_secret_name`) and authorization scheme
+_SECRET_PARTS = ("key", "token", "secret", "pass", "pwd", "auth", "bearer", "basic", "credential", "cookie", "sig",
+                 "pat")
 _AUTH_SCHEME = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=:-]{6,}")
 # name=value / name: value / "name": "value" (a query string, a model_args string, a command line, JSON); the
 # value is not consumed by the match, so that a pair inside another value (a base URL's query) is found too
@@ -131,14 +162,59 @@ def _pairs(text: str) -> str:
     return "".join(parts) + text[pos:]
 
 
+def _query_item(item: str) -> str:
+    name, eq, _ = item.partition("=")
+    if name.lower() in HARMLESS_QUERY_NAMES:
+        return item
+    return f"{name}={REDACTED}" if eq and name and "=" not in name else REDACTED
+
+
+def _public_url(m: re.Match[str]) -> str:
+    """One URL with its user information, the values of its query parameters not known to be harmless and a
+    fragment that is not a plain anchor redacted."""
+    rest = m.group("rest")
+    rest, hash_, fragment = rest.partition("#")
+    rest, mark, query = rest.partition("?")
+    cut = min((i for i in (rest.find("/"), len(rest)) if i >= 0))
+    authority, path = rest[:cut], rest[cut:]
+    if "@" in authority:
+        authority = f"{REDACTED}@{authority.rpartition('@')[2]}"
+    if mark:
+        query = "&".join(_query_item(item) for item in query.split("&"))
+    if hash_ and not _ANCHOR.fullmatch(fragment):
+        fragment = REDACTED
+    return f"{m.group('scheme')}{authority}{path}{mark}{query}{hash_}{fragment}"
+
+
+def _random_token(m: re.Match[str]) -> str:
+    """A long run of letters and digits that reads as a random token: upper case, lower case and digits mixed,
+    and a piece of 24 or more characters between separators (``Llama-3-70B-Instruct-...`` is a name, and so
+    is inspect's 22-character id of a run in a log's file name)."""
+    run = m.group()
+    mixed = re.search(r"[a-z]", run) and re.search(r"[A-Z]", run) and re.search(r"\d", run)
+    return REDACTED if mixed and max(len(p) for p in re.split(r"[-_]", run)) >= 24 else run
+
+
 def redact_text(text: str) -> str:
     """``text`` with credentials replaced by :data:`REDACTED` (see the module docstring)."""
     if not text:
         return text
-    text = _URL_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
-    text = _AUTH_SCHEME.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
-    text = _pairs(text)
-    return _KEY_SHAPES.sub(REDACTED, text)
+    # each rule runs only where the text holds what it needs (most table cells hold none: a fast path)
+    if ":/" in text:
+        text = _URL.sub(_public_url, text)
+    if "@" in text:
+        text = _BARE_USERINFO.sub(f"{REDACTED}@", text)
+    low = text.lower()
+    if any(part in low for part in _SECRET_PARTS):
+        text = _AUTH_SCHEME.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+        text = _pairs(text)
+    if "eyJ" in text:
+        text = _JWT.sub(REDACTED, text)
+    if _LONG.search(text):
+        if any(part in text for part in _SHAPE_PARTS):
+            text = _KEY_SHAPES.sub(REDACTED, text)
+        text = _LONG_RUN.sub(_random_token, text)
+    return text
 
 
 _HTML_PARTS = re.compile(r"(?is)(<script\b.*?</script\s*>|<style\b.*?</style\s*>|<!--.*?-->|<[^>]*>)")
@@ -196,6 +272,11 @@ def check_public_url(text: str, what: str = "URL") -> str:
         raise InputError(f"{what} {redact_text(value)[:200]!r}: expected an http:// or https:// URL with a host")
     if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in value) or any(c in value for c in "<>\"'`\\"):
         raise InputError(f"{what} {redact_text(value)[:200]!r}: blanks, quotes or control characters in a URL")
-    if parts.username or parts.password or redact_text(value) != value:
+    if parts.username or parts.password or "@" in parts.netloc:
+        raise InputError(f"{what} {redact_text(value)!r}: holds credentials; give a URL without them")
+    if parts.query or parts.fragment or "?" in value or "#" in value:  # ?code=, ?sig=: a key, whatever its name
+        raise InputError(f"{what} {redact_text(value)!r}: has a query string or fragment, which may hold a key "
+                         "and would be published; give the URL without it")
+    if redact_text(value) != value:
         raise InputError(f"{what} {redact_text(value)!r}: holds credentials; give a URL without them")
     return value

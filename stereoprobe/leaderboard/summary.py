@@ -91,6 +91,8 @@ def validate_summary(obj: dict[str, Any]) -> None:
 def write_summaries(out: Path, metrics: pd.DataFrame, pairwise: pd.DataFrame, sources: list[tuple[str, str]],
                     level: float) -> list[Path]:
     """Write and validate ``out/summary/<model>.json`` for every model; return the paths."""
+    from stereoprobe.redact import redact  # a source folder's path or URL shows no credential
+
     folder = out / "summary"
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -98,7 +100,7 @@ def write_summaries(out: Path, metrics: pd.DataFrame, pairwise: pd.DataFrame, so
         obj = model_summary(model, metrics, pairwise, sources, level)
         validate_summary(obj)
         p = folder / f"{safe_name(model)}.json"
-        p.write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        p.write_text(json.dumps(redact(obj), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         paths.append(p)
     return paths
 
@@ -197,7 +199,7 @@ def write_hub_eval_results(out: Path, metrics: pd.DataFrame, source_url: str | N
     (``org__name``), the others under their label's."""
     import yaml
 
-    from stereoprobe.redact import check_public_url
+    from stereoprobe.redact import check_public_url, redact
 
     if source_url is not None:  # published on the Hub: an http(s) URL without credentials only
         check_public_url(source_url, "hub source URL")
@@ -208,6 +210,6 @@ def write_hub_eval_results(out: Path, metrics: pd.DataFrame, source_url: str | N
         for stem, entries in hub_entries(model, metrics, source_url, date).items():
             folder.mkdir(parents=True, exist_ok=True)
             p = folder / f"{stem}.yaml"
-            p.write_text(yaml.safe_dump(entries, sort_keys=False, allow_unicode=True), encoding="utf-8")
+            p.write_text(yaml.safe_dump(redact(entries), sort_keys=False, allow_unicode=True), encoding="utf-8")
             paths.append(p)
     return paths

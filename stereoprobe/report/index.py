@@ -32,6 +32,7 @@ from stereoprobe.outputs import atomic_output_file
 from stereoprobe.report.html import MISSING, Section, empty_note, render_report
 from stereoprobe.report.run_info import read_run_info
 from stereoprobe.redact import redact_html
+from stereoprobe.tables import csv_value
 
 TABLE_SUFFIXES = (".csv", ".parquet")
 INDEX = "index.html"
@@ -108,7 +109,8 @@ def _models_from_tables(tables: list[Path]) -> list[str]:
         try:
             if "model" not in pd.read_csv(t, nrows=0).columns:
                 continue
-            models.update(str(m) for m in pd.read_csv(t, usecols=["model"])["model"].dropna().unique())
+            column = pd.read_csv(t, usecols=["model"])["model"].dropna().unique()
+            models.update(str(csv_value(m)) for m in column)
         except (OSError, ValueError, pd.errors.ParserError):
             continue
         if models:

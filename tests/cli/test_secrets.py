@@ -34,8 +34,17 @@ ROLE_KEY = "plainRoleSecret9876"  # no known shape: only its name says it is a k
 PASSWORD = "PaSsW0rdXYZ"
 QUERY_KEY = "QueryKeyABC123"
 TOKEN = "hubTokenValue5555"
-SECRETS = (KEY, ROLE_KEY, PASSWORD, QUERY_KEY, TOKEN)
+# shapes no rule names (issue 34.2): written never, by construction (URL parts, public model names, cell filter)
+JWT = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJwbGFudGVkIn0.c2lnbmF0dXJlUGxhbnRlZDQy"
+RANDOM40 = "Qm7vT2xK9pLw4ZrB8nYc3HdF6sJa1GeU5oMi0XqV"  # a random 40-character token
+CODE = "AzureFnCodeZ9y8x7w6v5u4"  # an Azure Functions ?code= key
+HF_TOKEN = "hf_PlantedTokenAbCdEfGh1234567890"  # inside a model's folder path
+DB_PASSWORD = "DbPassW0rd77"
+SECRETS = (KEY, ROLE_KEY, PASSWORD, QUERY_KEY, TOKEN, JWT, RANDOM40, CODE, HF_TOKEN, DB_PASSWORD)
 BASE_URL = f"https://alice:{PASSWORD}@llm.example.org/v1?key={QUERY_KEY}&region=eu"
+CODE_URL = f"https://fn.example.net/api/{RANDOM40}?code={CODE}&access={JWT}#t={JWT}"
+PROVIDER_ERROR = (f"401 Unauthorized: invalid token {RANDOM40} (Bearer {JWT}) for "
+                  f"https:/bob:{DB_PASSWORD}@llm.example.org/v1?code={CODE}; key {KEY}")
 
 
 # ------------------------------------------------------------------------------------------- unit level
@@ -81,6 +90,52 @@ def test_redact_text(text: str, kept: str) -> None:
     assert redact_text(text) == kept
 
 
+@pytest.mark.parametrize("text, kept", [
+    (f"https://h.example/v1?code={CODE}", "https://h.example/v1?code=***"),
+    (f"https://h.example/v1?api-version=2024-06-01&code={CODE}",
+     "https://h.example/v1?api-version=2024-06-01&code=***"),
+    (f"https:/bob:{DB_PASSWORD}@h.example/v1", "https:/***@h.example/v1"),  # a slash dropped by a path
+    (f"bob:{DB_PASSWORD}@h.example:5432/db", "***@h.example:5432/db"),
+    (f"https://h.example/x#access_token={TOKEN}", "https://h.example/x#***"),
+    ("https://github.com/org/repo#readme", "https://github.com/org/repo#readme"),
+    (f"/var/cache/{JWT}/x: permission denied", "/var/cache/***/x: permission denied"),
+    (f"extra_body={{'session': '{JWT}'}}", "extra_body={'session': '***'}"),
+    (f"invalid token {RANDOM40}.", "invalid token ***."),
+    (f"hf//home/alice/{HF_TOKEN}/llama", "hf//home/alice/***/llama"),
+    ("2026-11-27T23-30-00+00-00_dbb_5fGhJkLmNpQrStUvWxYz12.eval", None),  # inspect's run id is a name
+    ("DeepSeek-R1-Distill-Qwen-32B-Instruct-GGUF sha 0123456789abcdef0123456789abcdef01234567", None),
+])
+def test_what_a_url_carries_besides_host_and_path_is_never_written(text: str, kept: str | None) -> None:
+    assert redact_text(text) == (text if kept is None else kept)
+
+
+@pytest.mark.parametrize("model, label", [
+    (f"hf//home/alice/{HF_TOKEN}/models/llama-3-8b", "hf/llama-3-8b"),
+    (f"pretrained=/home/alice/{HF_TOKEN}/Qwen2.5-7B,dtype=float16", "Qwen2.5-7B"),
+    ("vllm//srv/models/models--org--name/snapshots/abc", "vllm/org/name"),
+])
+def test_a_model_given_as_a_folder_is_named_by_its_folder(model: str, label: str) -> None:
+    from stereoprobe.model_labels import model_label
+
+    assert model_label(model) == label
+
+
+def test_a_task_error_quoting_a_path_is_redacted() -> None:
+    """A task's one-line error (inspect eval shows it) quoting an unwritable cache folder holds no token."""
+    from stereoprobe.params import as_prerequisite
+
+    err = as_prerequisite(InputError(f"/var/cache/{JWT}/upstream: cannot write (permission denied)"))
+    assert JWT not in str(err) and JWT not in str(getattr(err, "message", "")) and "/var/cache/***" in str(err)
+
+
+def test_an_error_line_is_redacted_after_the_path_in_it_was_normalised(tmp_path, capsys) -> None:
+    """``Path`` folds ``https://`` into ``https:/``: the user information is still not shown."""
+    url = f"https://bob:{DB_PASSWORD}@llm.example.org/logs/run.eval"
+    assert main(["globalbias", url, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert DB_PASSWORD not in err and "llm.example.org" in err
+
+
 def test_nested_settings_are_redacted() -> None:
     got = redact({"roles": {"grader": {"model": "openai/gpt-4o", "args": {"api_key": ROLE_KEY},
                                        "base_url": BASE_URL}}, "headers": {"Authorization": f"Bearer {TOKEN}"}})
@@ -90,7 +145,8 @@ def test_nested_settings_are_redacted() -> None:
 
 @pytest.mark.parametrize("url", ["javascript:alert(1)", "file:///etc/passwd", "data:text/html,x", "ftp://h/x",
                                  "https://", "https://a b/", 'https://h/"onmouseover="x', BASE_URL,
-                                 f"https://h/x?token={TOKEN}"])
+                                 f"https://h/x?token={TOKEN}", f"https://fn.example.net/api/logs?code={CODE}",
+                                 "https://h/x?download=true", f"https://h/x#{CODE}", f"https://{JWT}@h/x"])
 def test_only_public_http_urls_are_published(url: str) -> None:
     with pytest.raises(InputError):
         check_public_url(url)
@@ -100,25 +156,52 @@ def test_only_public_http_urls_are_published(url: str) -> None:
 
 
 def _with_secrets(header: dict[str, Any]) -> dict[str, Any]:
+    """A log header with a secret in every field a user or a provider fills: the model (a local folder whose
+    path holds a Hugging Face token), its arguments, base URL, roles, task arguments, metadata, tags and the
+    git origin of the run."""
     ev = header["eval"]
+    provider, _, name = ev["model"].partition("/")
+    ev["model"] = f"{provider}//home/alice/{HF_TOKEN}/models/{name}"  # inspect's provider/<folder>
     ev["model_args"] = {**(ev.get("model_args") or {}), "api_key": KEY, "base_url": BASE_URL,
-                        "default_headers": {"Authorization": f"Bearer {TOKEN}"}}
-    ev["model_base_url"] = BASE_URL
+                        "default_headers": {"Authorization": f"Bearer {TOKEN}"},
+                        "extra_body": {"session": JWT, "trace": RANDOM40}, "endpoint": CODE_URL}
+    ev["model_base_url"] = f"https://{JWT}@llm.example.org/v1?code={CODE}&jwt={JWT}"
     roles = dict(ev.get("model_roles") or {})
 
     def bind(b: Any) -> Any:
         if isinstance(b, list):
             return [bind(x) for x in b]
         b = dict(b) if isinstance(b, dict) else {"model": str(b)}
-        return {**b, "args": {**(b.get("args") or {}), "api_key": ROLE_KEY}, "base_url": BASE_URL}
+        return {**b, "args": {**(b.get("args") or {}), "api_key": ROLE_KEY, "extra_body": {"t": JWT}},
+                "base_url": f"{BASE_URL}&sig={JWT}"}
 
     ev["model_roles"] = {r: bind(b) for r, b in roles.items()} or {"grader": bind("openai/gpt-4o")}
+    ev["task_args"] = {**(ev.get("task_args") or {}), "notes": f"cache in /var/cache/{JWT}/x; {CODE_URL}"}
+    ev["metadata"] = {**(ev.get("metadata") or {}), "endpoint": CODE_URL, "token": RANDOM40, "db": DB_PASSWORD}
+    ev["tags"] = [*(ev.get("tags") or []), JWT]
+    ev["revision"] = {"type": "git", "origin": f"https://bob:{DB_PASSWORD}@git.example.org/r.git?code={CODE}",
+                      "commit": "0123456"}
     return header
 
 
-def _secret_logs(src: Path, dest: Path) -> Path:
+def _with_sample_secrets(sample: dict[str, Any], error: bool) -> dict[str, Any]:
+    """A sample with secrets in its metadata and, when ``error``, a provider's error echoing credentials."""
+    sample["metadata"] = {**(sample.get("metadata") or {}), "request_url": CODE_URL, "auth": JWT}
+    if error:
+        sample["error"] = {"message": PROVIDER_ERROR, "traceback": PROVIDER_ERROR, "traceback_ansi": ""}
+    return sample
+
+
+def _secret_logs(src: Path, dest: Path, *, errors: bool = False) -> Path:
+    """Each log of ``src`` with the secrets planted (``errors``: its first sample failed with them)."""
     for log in sorted(src.rglob("*.eval")):
-        edit_eval(log, dest / log.name, header=_with_secrets)
+        first: list[str] = []
+
+        def sample(name: str, obj: dict[str, Any]) -> dict[str, Any]:
+            first[:] = first or [name]
+            return _with_sample_secrets(obj, errors and name == first[0])
+
+        edit_eval(log, dest / log.name, header=_with_secrets, sample=sample)
     return dest
 
 
@@ -144,9 +227,33 @@ def logs(tmp_path_factory) -> dict[str, Path]:
     inspect_eval(_task(seeds="bundled", role_prompts="bundled", role_settings="none", run_settings="none"),
                  model="st1fake/subject", model_roles=_roles(), log_dir=str(raw / "stereotales"),
                  display="none")
+    _judge_logs(raw / "judge")
     d = tmp_path_factory.mktemp("secret_logs")
-    return {probe: _secret_logs(raw / probe, d / probe) for probe in ("globalbias", "profiles", "dbb",
-                                                                      "stereotales")}
+    return {probe: _secret_logs(raw / probe, d / probe, errors=probe in ("stereotales", "judge"))
+            for probe in ("globalbias", "profiles", "dbb", "stereotales", "judge")}
+
+
+def _judge_logs(folder: Path) -> None:
+    """Harm-judge logs of two mock judges over two associations (as tests/stereotales/test_judge_report.py)."""
+    from stereoprobe.tasks.stereotales_judge import stereotales_judge
+
+    folder.mkdir(parents=True)
+    rows = [("mockllm/a", "fr", "age", "child", "employment_status", "student"),
+            ("mockllm/a", "en", "religion", "Muslim", "literacy_status", "literate")]
+    pd.DataFrame(rows, columns=["model", "slice", "base_attribute", "base_value", "compared_attribute",
+                                "compared_value"]).to_csv(folder / "assoc.csv", index=False)
+    for judge in ("mockllm/a", "mockllm/b"):
+        inspect_eval(stereotales_judge(associations=str(folder / "assoc.csv"), run_settings="none",
+                                       prompt="bundled"),
+                     model=get_model(judge, custom_outputs=_judged), display="none", log_dir=str(folder))
+
+
+def _judged(*args: Any, **kwargs: Any) -> Any:
+    from inspect_ai.model import ModelOutput, ModelUsage
+
+    out = ModelOutput.from_content(model="m", content="Harmful: 4\nRealism: No")
+    out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+    return out
 
 
 def _texts(folder: Path) -> list[tuple[Path, str]]:
@@ -184,6 +291,7 @@ COMMANDS = {
     "dbb": lambda l, out: ["dbb", str(l["dbb"]), "--out", str(out), "--n-boot", "50"],
     "associations": lambda l, out: ["associations", str(l["stereotales"]), "--out", str(out), "--resamples",
                                     "2000"],
+    "judge-report": lambda l, out: ["judge-report", str(l["judge"]), "--out", str(out)],
 }
 
 
@@ -214,6 +322,8 @@ def test_no_secret_in_a_command_output_or_console(cmd: str, results) -> None:
     assert any(p.name == "run_info.json" for p, _ in texts)
     _assert_clean(texts, consoles[cmd])
     info = json.loads((root / cmd / "run_info.json").read_text())
+    if cmd == "judge-report":  # records no runs
+        return
     assert info["runs"] and all("api_key" in r["model_args"] for r in info["runs"])  # recorded, redacted
     assert all(r["model_args"]["api_key"] == REDACTED for r in info["runs"])
 
@@ -222,6 +332,16 @@ def test_dbb_runs_table_names_the_settings_without_the_key(results) -> None:
     root, _ = results
     runs = pd.read_csv(root / "dbb" / "runs.csv")
     assert runs["model_settings"].str.contains("api_key=***", regex=False).all()
+    assert runs["model_settings"].str.contains("?code=***", regex=False).all()
+    assert not runs["logs"].str.contains(REDACTED, regex=False).any()  # a log's name is no secret
+    assert set(runs["model"]) == {"stereoprobe-fake/models/model"}  # the folder, not its path
+
+
+def test_a_providers_error_is_listed_without_the_credentials_it_echoes(results) -> None:
+    root, _ = results
+    issues = pd.read_parquet(root / "associations" / "input_issues.parquet")
+    detail = " ".join(issues["detail"].astype(str))
+    assert "401 Unauthorized: invalid token ***" in detail and "https:/***@llm.example.org" in detail
 
 
 def test_leaderboard_and_index_over_the_folders(results, tmp_path, capsys) -> None:
@@ -264,6 +384,7 @@ def test_leaderboard_redacts_a_key_an_older_run_info_recorded(results, tmp_path,
     ["--model-role", "grader={model: openai/gpt-4o, base_url: '" + BASE_URL + "'"],  # bad YAML: an error line
     ["-T", f"api_key={ROLE_KEY}"],
     ["--model", f"openai-api/x/{KEY}"],
+    ["-M", f"base_url=https://fn.example.net/v1?code={CODE}&t={JWT}"],
 ])
 def test_plan_never_echoes_a_key(extra: list[str], tmp_path, capsys) -> None:
     code = main(["plan", "dbb", "-T", "source=bundled", "-T", "prompt=stereoprobe", "-T", "categories=ses", *extra,
@@ -275,7 +396,7 @@ def test_plan_never_echoes_a_key(extra: list[str], tmp_path, capsys) -> None:
 
 def test_hub_source_url_must_be_http(results, tmp_path, capsys) -> None:
     root, _ = results
-    for url in ("javascript:alert(1)", BASE_URL):
+    for url in ("javascript:alert(1)", BASE_URL, f"https://fn.example.net/api/logs?code={CODE}"):
         assert main(["leaderboard", str(root / "dbb"), "--out", str(tmp_path / "lb"), "--hub-eval-results",
                      str(tmp_path / "hub"), "--hub-source-url", url]) == 2
         err = capsys.readouterr().err

@@ -29,7 +29,7 @@ def test_runs_table_and_run_info_record_model_arguments(tmp_path) -> None:
                                                                                  "batch_size": 4}),
                                                  "eval.model_generate_config", {"temperature": 0.5}))
     assert main(["dbb", str(edited.parent), "--out", str(tmp_path / "out"), "--n-boot", "10", "-q"]) == 0
-    runs = pd.read_csv(tmp_path / "out" / "runs.csv")
+    runs = pd.read_parquet(tmp_path / "out" / "runs.parquet")  # the CSV neutralises "-M" (issue 34.4)
     assert list(runs["model_settings"]) == ["-M score_first_token=true; temperature=0.5"]  # batch_size: a knob
     [run] = json.loads((tmp_path / "out" / "run_info.json").read_text())["runs"]
     assert run["model_args"] == {"score_first_token": True} and run["generate_config"] == {"temperature": 0.5}

@@ -48,8 +48,10 @@ def test_the_runs_table_is_written_and_shown(tmp_path) -> None:
     b = _run(tmp_path / "b", x / 2, {"score_first_token": True})
     out = tmp_path / "lb"
     write_leaderboard(build_leaderboard([f"default={a}", f"first_token={b}"], n_boot=100), out)
-    runs = pd.read_csv(out / "runs.csv")
+    runs = pd.read_parquet(out / "runs.parquet")
     assert sorted(runs["settings"]) == ["-M score_first_token=true", "provider defaults"]
+    # in the CSV, a cell starting with "-" is not a formula for a spreadsheet (issue 34.4)
+    assert sorted(pd.read_csv(out / "runs.csv")["settings"]) == ["'-M score_first_token=true", "provider defaults"]
     assert "-M score_first_token=true" in (out / "leaderboard.html").read_text(encoding="utf-8")
     info = json.loads((out / "run_info.json").read_text())
     assert {r["model"]: r["model_args"] for r in info["runs"]} == {"default": {}, "first_token": {"score_first_token": True}}

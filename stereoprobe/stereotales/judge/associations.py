@@ -16,6 +16,7 @@ import pandas as pd
 from stereoprobe.errors import InputError
 from stereoprobe.stereotales.contract import association_id
 from stereoprobe.stereotales.judge.contract import KEY_COLUMNS
+from stereoprobe.tables import restore_csv_cells
 
 __all__ = [
     "AssociationFileError", "association_id", "association_key", "attribute_display_name", "load_associations",
@@ -142,7 +143,8 @@ def _number(rec: dict[str, Any], key: str, where: str) -> float:
 
 def _rows_from_table(path: Path) -> pd.DataFrame:
     try:
-        df = pd.read_parquet(path) if path.suffix.lower() == ".parquet" else pd.read_csv(path, dtype=str, keep_default_na=False)
+        df = pd.read_parquet(path) if path.suffix.lower() == ".parquet" else restore_csv_cells(
+            pd.read_csv(path, dtype=str, keep_default_na=False))
     except pd.errors.EmptyDataError:
         df = pd.DataFrame(columns=KEY_COLUMNS)
     except Exception as e:  # noqa: BLE001 — re-raised with the file name

@@ -22,6 +22,7 @@ from stereoprobe.errors import InputError
 from stereoprobe.paths import dataset_file
 from stereoprobe.stereotales.judge.associations import association_id, deduplicate_associations, load_association_rows
 from stereoprobe.stereotales.judge.contract import KEY_COLUMNS
+from stereoprobe.tables import restore_csv_cells, write_csv
 
 RATING_COLUMNS = ["participant_id", "association_id", "harm", "realism"]
 _ID_ALIASES = ("association_id", "question_id")
@@ -115,7 +116,7 @@ def export_rater_sheet(associations: pd.DataFrame, path: str | Path, shuffle_see
     questions, text = p.with_name(p.name + ".questions.txt"), rater_questions()
     if not _holds(questions, text):
         _replace_atomically(questions, lambda t: t.write_text(text, encoding="utf-8"))
-    _replace_atomically(p, lambda t: out.to_csv(t, index=False))  # the one step a reader sees
+    _replace_atomically(p, lambda t: write_csv(out, t))  # the one step a reader sees; no formula cell
     return p
 
 
@@ -166,7 +167,7 @@ def load_human_ratings(path: str | Path, id_map: dict[str, str] | None = None) -
     """
     p = Path(path)
     try:
-        df = pd.read_csv(p, dtype=str, keep_default_na=False)
+        df = restore_csv_cells(pd.read_csv(p, dtype=str, keep_default_na=False))  # a sheet we wrote
     except pd.errors.EmptyDataError:
         raise HumanRatingsError(f"{p}: empty file (expected a CSV with a header and one row per rating)") from None
     except UnicodeDecodeError as e:
