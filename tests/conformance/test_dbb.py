@@ -46,7 +46,10 @@ DEPARTURES = {
     "D3": "names=draw: the published name draws (data/Bias-Dataset.csv) are not among the reference copies",
     "D6": "logprob mode (both option orders, top-20 log-probabilities of one token) is stereoprobe's extension",
     "D7": "the question's layout after the Table 11 instruction (Context:/Choices:) is ours",
+    "G20": "logprob mode: one capability probe request per run and model before the first question",
 }
+PROBE_TEXT = "The sky is blue."  # G20's probe request: one user message, both kinds of log-probabilities asked
+PROBE = {"logprobs": True, "top_logprobs": 20, "prompt_logprobs": 1, "max_tokens": 1, "temperature": 0.0}
 
 
 def _descriptions(refdata: Path) -> dict[str, list[str]]:
@@ -143,6 +146,9 @@ def test_logprob_mode_requests(refdata: Path, upstream) -> None:
     rows, descriptions, instruction = upstream
     task = dbb(source=str(refdata / ROOT), names="draw", templates=TEMPLATES, mode="logprob")
     got = render(task, reply=_logprob_reply)
+    probes = [r for r in got if r.messages == (("user", PROBE_TEXT),)]
+    assert len(probes) == 1 and probes[0].config == PROBE, probes  # G20
+    got = [r for r in got if r not in probes]
     assert len(got) == len(TEMPLATES) * PER_TEMPLATE * 2
     orders: dict[tuple[str, str], list[bool]] = defaultdict(list)
     for req in got:

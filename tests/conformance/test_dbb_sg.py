@@ -27,6 +27,8 @@ pytestmark = [pytest.mark.refdata, pytest.mark.slow]  # slow: loads the default 
 
 TEMPLATE = "777"
 SCORING = {"max_tokens": 1, "prompt_logprobs": 1, "temperature": 0.0}
+# G20: the run's one capability probe asks both kinds of log-probabilities at once (shared by dbb + dbb_sg)
+PROBE = {**SCORING, "logprobs": True, "top_logprobs": 20}
 DEPARTURES = {
     "D3": "names=draw: the published name draws (data/Bias-Dataset.csv) are not among the reference copies",
     "D13": "the context after the instruction as '\\n\\nContext: ...' (ours); prompt and answer scored as one text",
@@ -60,11 +62,13 @@ def test_default_chat_requests_are_getperplexity(refdata: Path) -> None:
     pattern = re.compile(f"\\A{head[0]}(?P<prompt>.*?){head[1]}(?P<answer>.*)\\Z", re.S)
     answers: Counter = Counter()
     for r, text in zip(got, texts):
-        assert [role for role, _ in r.messages] == ["user"] and r.prefill is None and r.config == SCORING
+        assert [role for role, _ in r.messages] == ["user"] and r.prefill is None
         m = pattern.match(text)
         if m is None:  # the run's one capability probe (G20)
+            assert r.config == PROBE, r.config
             answers["probe"] += 1
             continue
+        assert r.config == SCORING, r.config
         prompt = m["prompt"]
         assert prompt.startswith(instruction + "\n\nContext: "), prompt
         ctx = prompt[len(instruction + "\n\nContext: "):]

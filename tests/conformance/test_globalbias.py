@@ -31,6 +31,8 @@ GROUPS = ["ARAB", "THAI"]  # ARAB F holds upstream's repeated name
 DESCRIPTORS = ("a stutterer", "caterpillar", None)
 #: scoring a given text through prompt log-probabilities: one token generated and discarded, greedy
 SCORING = {"max_tokens": 1, "prompt_logprobs": 1, "temperature": 0.0}
+# G20: the run's one capability probe asks both kinds of log-probabilities at once (shared by dbb + dbb_sg)
+PROBE = {**SCORING, "logprobs": True, "top_logprobs": 20}
 DEPARTURES = {
     "G3": "sentences batched per name group x template in one sample (one request per sentence here)",
     "G20": "one probe request before the first sentence, so a model without prompt log-probabilities stops "
@@ -76,10 +78,11 @@ def test_default_requests_are_upstream_sentences(refdata: Path) -> None:
     got = render(globalbias(source=str(refdata / "GlobalBias"), groups=GROUPS, descriptors=rows), reply=_reply)
     sentences = [r for r in got if r.messages[-1][1] in expected]
     probes = [r for r in got if r.messages[-1][1] not in expected]
-    assert len(probes) == 1  # G20: the one capability probe of the run
+    assert len(probes) == 1 and probes[0].config == PROBE  # G20: the one capability probe of the run
     assert Counter(r.messages[-1][1] for r in sentences) == expected
     for r in got:
-        assert [role for role, _ in r.messages] == ["user"] and r.prefill is None and r.config == SCORING
+        assert [role for role, _ in r.messages] == ["user"] and r.prefill is None
+    assert all(r.config == SCORING for r in sentences)
     for r in sentences:  # each sample holds one group's sentences of one template (G3)
         assert r.messages[-1][1] in group_of[str(r.sample_id)], (r.sample_id, r.messages)
 
