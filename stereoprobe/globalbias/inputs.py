@@ -35,6 +35,7 @@ import pandas as pd
 from stereoprobe import inputs as I
 from stereoprobe.errors import InputError
 from stereoprobe.globalbias.apx import byte_perplexity, token_perplexity
+from stereoprobe.globalbias import table_checks as TC
 from stereoprobe.globalbias.completeness import ExpectedCells
 from stereoprobe.globalbias.contract import GROUP_SCORER, SENTENCE_COLUMNS, SENTENCE_SCORER, TASK_LIKELIHOOD, TEMPLATES
 from stereoprobe.likelihood import IDS, N_BYTES, N_TOKENS, SUM_LOGPROB, TEXTS_METADATA, read_results
@@ -61,6 +62,8 @@ class LoadReport:
     expected: pd.DataFrame | None = None
     missing_samples: dict[str, list[str]] = field(default_factory=dict)  # model -> sample ids never read
     duplicates: int = 0  # identical repeated rows dropped
+    #: notices on what a table input held that the reader left aside (ignored columns, a model missing groups)
+    notes: list[str] = field(default_factory=list)
 
     def note_unscored(self, ident: str) -> None:
         self.unscored += 1
@@ -79,7 +82,7 @@ class LoadReport:
             parts.append(f"{n_missing} sample(s) of the runs' datasets never scored (e.g. {', '.join(first)})")
         if self.duplicates:
             parts.append(f"{self.duplicates} repeated row(s) dropped")
-        return "; ".join(parts)
+        return "; ".join(parts + self.notes)
 
 
 def _split_group(g: str) -> tuple[str, str, str]:
@@ -285,8 +288,11 @@ def _from_lm_eval(paths: list[Path], measure: str, tokenizer: object, rep: LoadR
 _WIDE = re.compile(r"^(perplexity|ppl|apx)_([123])$")
 
 
-def _from_table(path: Path) -> pd.DataFrame:
+def _from_table(path: Path, rep: LoadReport) -> pd.DataFrame:
     df = I.read_table(path, what="GlobalBias table")
+    ignored = TC.ignored_columns(df.columns)
+    if ignored:
+        rep.notes.append(f"{path.name}: column(s) {', '.join(ignored)} not used")
     df = df.drop(columns=[c for c in df.columns if str(c).startswith("Unnamed")])
     if "Group" in df.columns:  # upstream layout: Group = name group, group = G&P target
         df = df.rename(columns={"group": "target"}).rename(columns={"Group": "group"})
@@ -350,13 +356,29 @@ def _from_table(path: Path) -> pd.DataFrame:
     return out
 
 
+def _check_tables(out: pd.DataFrame, rep: LoadReport) -> pd.DataFrame:
+    """The rows read from tables checked (:mod:`~stereoprobe.globalbias.table_checks`): two spellings of one
+    group or descriptor, or a name in two groups, are refused; group and descriptor names lose surrounding
+    spaces; a model missing groups is noted in ``rep``."""
+    tables = ~out["source"].isin(["inspect", "lm-eval"])
+    if not tables.any():
+        return out
+    TC.check_spellings(out[tables])
+    TC.check_names(out[tables])
+    for col in ("group", "descriptor"):
+        out.loc[tables, col] = out.loc[tables, col].map(lambda v: v.strip() if isinstance(v, str) else v)
+    rep.notes.extend(TC.missing_groups(out[tables]))
+    return out
+
+
 def _drop_repeats(out: pd.DataFrame, rep: LoadReport) -> pd.DataFrame:
     """Rows repeated for one model x group x name x descriptor x template: identical values are used once
     (counted in ``rep.duplicates``); different values are an :class:`InputError` naming the sources and
     the row."""
     key = ["model", "group", "name", "descriptor", "template"]
     value = "ppl" if "ppl" in out.columns and out["ppl"].notna().any() else "apx"
-    keyed = out[key].astype(str)
+    keyed = pd.DataFrame({k: [str(v) if v is not None and v == v else "" for v in out[k]] for k in key},
+                         index=out.index)  # text keys (a missing name is "", never a float NaN)
     dup = keyed.duplicated(keep=False)
     if not dup.any():
         return out
@@ -394,7 +416,7 @@ def read_sentences(inputs: Iterable[str | Path], measure: str = "token", tokeniz
     for p in tables:
         if measure == "byte":
             raise InputError(f"{p}: CSV inputs hold perplexities already; --measure byte needs logs")
-        frames.append(_from_table(p))
+        frames.append(_from_table(p, rep))
         rep.files.append(str(p))
     out = pd.concat(frames, ignore_index=True)
     if out.empty:
@@ -403,6 +425,7 @@ def read_sentences(inputs: Iterable[str | Path], measure: str = "token", tokeniz
     kinds = {c for c in ("ppl", "apx") if c in out.columns and out[c].notna().any()}
     if len(kinds) > 1:
         raise InputError("inputs mix perplexities and APX values; score them separately")
+    out = _check_tables(out, rep)
     out = _drop_repeats(out, rep)
     rep.sentences = len(out)
     return out, rep
