@@ -193,6 +193,51 @@ class _Sources:
         row[C.META_FINGERPRINT] = str(fp)
 
 
+class _RunLanguages:
+    """The languages each log's run covers: its ``-T languages`` selection, else every language of the taxonomy
+    it recorded (``taxonomy_source`` of the task metadata, loaded when it can be and its fingerprint is the
+    samples'); None when neither is known (the story's language is then not checked)."""
+
+    def __init__(self) -> None:
+        self.by_log: dict[Path, frozenset[str] | None] = {}
+
+    def of(self, info: Any, fingerprint: Any) -> frozenset[str] | None:
+        if info.path not in self.by_log:
+            self.by_log[info.path] = self._read(info, fingerprint)
+        return self.by_log[info.path]
+
+    @staticmethod
+    def _read(info: Any, fingerprint: Any) -> frozenset[str] | None:
+        chosen = info.task_args.get("languages")
+        if isinstance(chosen, str) and chosen.strip() and chosen.strip() != "all":
+            chosen = chosen.split(",")
+        if isinstance(chosen, list) and chosen and all(isinstance(c, str) for c in chosen):
+            return frozenset(normalize_language(c) for c in chosen)
+        from stereoprobe.logs import read_eval_spec
+        from stereoprobe.stereotales.taxonomy import load_taxonomy
+
+        source = (read_eval_spec(info.path).get("metadata") or {}).get("taxonomy_source")
+        if source is None:
+            return None
+        try:
+            taxonomy = load_taxonomy(source, verify=False)
+        except Exception:  # noqa: BLE001 - a taxonomy no longer at hand (moved folder, offline): not checked
+            return None
+        if fingerprint is not None and taxonomy.fingerprint() != str(fingerprint):
+            return None
+        return frozenset(normalize_language(c) for c in taxonomy.languages)
+
+
+def _language_issue(row: dict[str, Any], info: Any, languages: frozenset[str] | None) -> dict[str, Any] | None:
+    """A ``language_not_in_taxonomy`` issue for a story whose language the run does not cover (its extractions
+    were read against no vocabulary of that language), else None."""
+    if languages is None or row["language"] in languages:
+        return None
+    return {"source": str(info.path), "model": info.model, "language": row["language"], "sample_id": row["sample_id"],
+            "epoch": row["epoch"], "kind": "language_not_in_taxonomy",
+            "detail": f"language {row['language']!r} is not among the run's languages ({', '.join(sorted(languages))})"}
+
+
 def read_stories_from_logs(inputs: Sequence[str | Path], task: str = TASK_STORIES,
                            progress: Progress = no_progress) -> Stories:
     """Build the stories frame from inspect eval logs of ``task``, streaming one sample at a time.
@@ -203,11 +248,13 @@ def read_stories_from_logs(inputs: Sequence[str | Path], task: str = TASK_STORIE
     never scored; those without a complete copy anywhere are ``error`` issues. Logs of other tasks are
     listed in ``sources`` with ``used = False``. All logs must share one task version and one taxonomy
     fingerprint (sample metadata ``taxonomy_fingerprint``), else :class:`MixedInputsError` names two files
-    that disagree. ``progress``: the input layer's callback (:data:`stereoprobe.inputs.Progress`).
+    that disagree. A story in a language its run does not cover (``-T languages``, else the recorded
+    taxonomy's languages) is a ``language_not_in_taxonomy`` issue, not analysed. ``progress``: the input layer's callback (:data:`stereoprobe.inputs.Progress`).
     """
     stats = ReadStats()
     acc = _Accumulator()
     src = _Sources(task)
+    run_languages = _RunLanguages()
     try:
         for info, d in progress(iter_samples(inputs, task, stats=stats, string_ids=True), "reading StereoTales logs"):
             row_src = src.seen(info)
@@ -216,6 +263,9 @@ def read_stories_from_logs(inputs: Sequence[str | Path], task: str = TASK_STORIE
             where = f"{info.path}: sample {s.id!r} epoch {s.epoch}"
             src.check_fingerprint((s.metadata or {}).get(C.META_FINGERPRINT), info, where, row_src)
             row, profile, issue = _profile_row(info, s, where)
+            if row is not None:
+                fp = (s.metadata or {}).get(C.META_FINGERPRINT)
+                issue = _language_issue(row, info, run_languages.of(info, fp))
             if issue is not None:
                 acc.issues.append(issue)
                 continue
