@@ -111,14 +111,15 @@ def marks(metrics: pd.DataFrame, column: Column, demo: bool = False) -> dict[str
     return out
 
 
-def _fmt(v: object) -> str:
-    return f"{float(v):.3g}" if _finite(v) else MISSING  # type: ignore[arg-type]
-
-
 def _cell_text(row: pd.Series) -> str:
-    text = _fmt(row["estimate"])
+    """``estimate [low, high]`` at the precision of the figure's kind (one rule per column:
+    :func:`stereoprobe.report.headlines.figure_text`)."""
+    from stereoprobe.report.headlines import figure_text
+
+    metric = str(row.get("metric", ""))
+    text = figure_text(row["estimate"], metric)
     if _finite(row["ci_low"]) and _finite(row["ci_high"]):
-        text += f" [{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]"
+        text += f" [{figure_text(row['ci_low'], metric, True)}, {figure_text(row['ci_high'], metric, True)}]"
     return text
 
 
@@ -210,7 +211,12 @@ def _comparison_cell(cells: pd.DataFrame, mk: dict[str, str], model: str) -> dic
     """One model's cell of a figure's column in the comparison table (None: the model has no such figure)."""
     if model not in cells.index or not _finite(cells.loc[model, "estimate"]):
         return None
+    from stereoprobe.report.headlines import figure_text
+
     r, mark = cells.loc[model], mk.get(model, "")
-    interval = (_fmt(r["ci_low"]), _fmt(r["ci_high"])) if _finite(r["ci_low"]) and _finite(r["ci_high"]) else None
-    return {"kind": mark.split()[-1] if mark else "", "v": repr(float(r["estimate"])), "estimate": _fmt(r["estimate"]),
+    metric = str(r.get("metric", ""))
+    interval = ((figure_text(r["ci_low"], metric, True), figure_text(r["ci_high"], metric, True))
+                if _finite(r["ci_low"]) and _finite(r["ci_high"]) else None)
+    return {"kind": mark.split()[-1] if mark else "", "v": repr(float(r["estimate"])),
+            "estimate": figure_text(r["estimate"], metric),
             "mark": mark, "interval": interval}

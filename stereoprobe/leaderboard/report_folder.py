@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from stereoprobe.probes import ReportFolder, register_report_folder, registered
-from stereoprobe.report.headlines import MAX_MODELS, folder_table, number_text
+from stereoprobe.report.headlines import MAX_MODELS, figure_text, folder_table, number_text
 
 __all__ = ["judge_headline", "leaderboard_headline", "probe_headline"]
 
@@ -67,7 +67,8 @@ def probe_headline(folder: Path) -> str | None:
     for model in models[:MAX_MODELS]:
         cells = []
         for r in shown[shown["model"].astype(str) == model].itertuples(index=False):
-            est, low, high = number_text(r.estimate), number_text(r.ci_low), number_text(r.ci_high)
+            est = figure_text(r.estimate, r.metric)
+            low, high = figure_text(r.ci_low, r.metric, True), figure_text(r.ci_high, r.metric, True)
             if est == "–":
                 continue
             ci = f" [{low}, {high}]" if low != "–" and high != "–" else ""

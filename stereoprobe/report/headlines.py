@@ -19,6 +19,7 @@ A folder whose tables cannot be read gives the reason in a few words instead (th
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -26,7 +27,7 @@ import pandas as pd
 from stereoprobe.errors import InputError
 from stereoprobe.probes import report_folders
 
-__all__ = ["MAX_MODELS", "folder_table", "headline_text", "number_text"]
+__all__ = ["MAX_MODELS", "figure_kind", "figure_text", "folder_table", "headline_text", "number_text"]
 
 MAX_MODELS = 6  # models listed per report; the rest are counted
 
@@ -38,6 +39,44 @@ def number_text(v: object) -> str:
     except (TypeError, ValueError):
         return "–"
     return f"{f:.3g}" if math.isfinite(f) else "–"
+
+
+#: headline figures that are counts (``count_s_ge_20`` and its per-category forms, GlobalBias' flagged and
+#: significant pairs, StereoTales' associations and harmful ones, incomplete units)
+_COUNT = re.compile(r"^(count_.*|flagged|significant|associations|harmful|incomplete_units)$")
+#: headline figures that are shares or rates in [0, 1] (refusal rates, accuracies, MRR, p-values, harmful share)
+_SHARE = re.compile(r"(rate|share|accuracy|mrr|kappa)(_|$)|(^|_)p(_|$)")
+
+
+def figure_kind(metric: str) -> str:
+    """The formatting kind of a headline figure: ``count``, ``share`` or ``value`` (anything else).
+
+    >>> [figure_kind(m) for m in ("count_s_ge_20_age", "refusal_rate", "svm_p_gender", "mean_s_biased")]
+    ['count', 'share', 'share', 'value']
+    """
+    return "count" if _COUNT.match(metric) else "share" if _SHARE.search(metric) else "value"
+
+
+def figure_text(v: object, metric: str, bound: bool = False) -> str:
+    """A headline figure with one rule per kind (:func:`figure_kind`), so a column never mixes precisions: a
+    count as a whole number (its interval bounds to one decimal), a share to three decimals, another value to
+    three significant digits; "–" for a missing or non-finite one.
+
+    >>> figure_text(4.0, "flagged"), figure_text(1.0899, "flagged", bound=True), figure_text(0.25, "harmful_share")
+    ('4', '1.1', '0.250')
+    >>> figure_text(29.25, "mean_s_biased"), figure_text(float("nan"), "refusal_rate")
+    ('29.2', '–')
+    """
+    try:
+        f = float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return "–"
+    if not math.isfinite(f):
+        return "–"
+    kind = figure_kind(metric)
+    if kind == "count":
+        return f"{f:.1f}" if bound or f != int(f) else f"{f:.0f}"
+    return f"{f:.3f}" if kind == "share" else f"{f:.3g}"
 
 
 def folder_table(folder: Path, name: str) -> pd.DataFrame | None:

@@ -93,7 +93,7 @@ def test_figures_undefined_for_every_model_are_left_out():
     assert list(table["model"]) == ["a", "b", "c"]
     assert not any("mean S" in c for c in table.columns)
     cell = table.loc[table["model"] == "a", "DBB · biased instances (S ≥ 20)"].item()
-    assert cell == "3 [1, 5] (tied best)"
+    assert cell == "3 [1.0, 5.0] (tied best)"  # a count: whole number, its bounds to one decimal
     assert table.loc[table["model"] == "c", "StereoTales · language reach"].item() == "–"
 
 
@@ -137,3 +137,17 @@ def test_page_starts_with_the_comparison_and_scales_to_20_models(tmp_path):
     comp = pd.read_csv(out / "comparison.csv")
     assert len(comp) == 20 and "reading" in comp.columns
     assert "<details><summary>" in body  # per-probe tables collapsed
+
+
+def test_one_precision_per_column_kind():
+    """Issue 35.9: a column never mixes precisions: counts whole (bounds to one decimal), shares to three
+    decimals, whatever their magnitude."""
+    table = comparison_table(_rows(
+        ("a", "dbb", "count_s_ge_20", 3.0, 0.6, 8.8, 100, "lower", ""),
+        ("b", "dbb", "count_s_ge_20", 120.0, 99.5, 143.2, 100, "lower", ""),
+        ("a", "globalbias", "validation_accuracy", 0.5, 0.3, 0.7, 10, "higher", ""),
+        ("b", "globalbias", "validation_accuracy", 0.05, 0.0123, 0.2, 10, "higher", "")))
+    counts = [c.split(" (")[0] for c in table["DBB · biased instances (S ≥ 20)"]]  # marks left aside
+    assert counts == ["3 [0.6, 8.8]", "120 [99.5, 143.2]"]
+    shares = [c for c in table.columns if "accuracy" in c.lower()]
+    assert shares and [c.split(" (")[0] for c in table[shares[0]]] == ["0.500 [0.300, 0.700]", "0.050 [0.012, 0.200]"]

@@ -50,7 +50,7 @@ def test_index_shows_headline_figures_and_the_reference_first(tmp_path):
     # the DBB ALL row: 4 biased instances, their interval the exact Poisson one as it is wider than the written
     # [3, 5] (Garwood: chi2.ppf(0.025, 8)/2 = 1.09, chi2.ppf(0.975, 10)/2 = 10.24); mean S of them
     # (30+25+40+22)/4 = 29.25 [20, 40] as written
-    assert "openai/gpt-4o: " in rows[1] and "4 [1.09, 10.2]" in rows[1] and "29.2 [20, 40]" in rows[1]
+    assert "openai/gpt-4o: " in rows[1] and "4 [1.1, 10.2]" in rows[1] and "29.2 [20, 40]" in rows[1]
     assert 'class="demo-banner"' not in page and "<b>DEMO</b>" not in page
 
 
