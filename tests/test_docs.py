@@ -38,12 +38,17 @@ REASONS = {
     "paper-data": "needs the papers' full data (upstream downloads) or runs at paper scale",
     "network": "downloads a model or data set from a hub",
     "make": "one of the two top-level make commands (make test runs this test)",
+    "vllm": "starts a real vLLM server from the venv of .ci/vllm_venv.sh (tests/vllm/test_real_server.py runs it)",
     "lm-eval": "runs lm-evaluation-harness on the default model, over the 10-minute limit of a block on a loaded "
                "2-core machine; tests/lm_eval/test_real_output.py runs the same lm-eval CLI on a smaller selection",
 }
 _MARKER = re.compile(r"^<!--\s*doc-test:\s*skip\s+(?P<reason>[\w-]+)\s*-->\s*$")
 _FENCE = re.compile(r"^```\s*(?P<lang>[\w+-]*)\s*$")
 TIMEOUT_S = 600
+#: the README's pilots each end in a report (issue 35.8): the folders their post-processing lines write
+PILOT_REPORTS = ("results/pilot_st", "results/pilot_dbb", "results/gb_demo")
+#: a failure rate of 1 in a pilot's printed metrics (every extraction or answer failed; issue 35.7)
+_ALL_FAILED = re.compile(r"^\s*\w*failure_rate\w*\s+1\.0+\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -162,6 +167,11 @@ def test_document_code_runs_as_written(document: Path, workspace: Path, tmp_path
         if done.returncode != 0:
             tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
             failures.append(f"{block.where}: exit {done.returncode}\n--- block ---\n{block.code}\n--- output ---\n{tail}")
+        elif m := _ALL_FAILED.search(done.stdout + done.stderr):
+            failures.append(f"{block.where}: the run's metrics say every call failed: {m.group(0).strip()}")
+    if document.name == "README.md" and not failures:
+        failures += [f"README.md: the pilot writing {d} ends in no report" for d in PILOT_REPORTS
+                     if not (work / d / "report.html").is_file()]
     assert not failures, "\n\n".join(failures)
     if not ran:
         pytest.skip("every block is marked: " + "; ".join(skipped))
