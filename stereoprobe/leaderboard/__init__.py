@@ -66,7 +66,8 @@ def _setting(src, probe: str, key: str, given: float | None, default: float) -> 
 
 
 def build_leaderboard(inputs: Iterable[str | Path], n_boot: int = 2000, seed: int = 0, level: float = 0.95,
-                      settings: Mapping[str, float] | None = None, accept_versions: str | None = None) -> Leaderboard:
+                      settings: Mapping[str, float] | None = None,
+                      accept_versions: str | None = None) -> Leaderboard:
     """Read the probe output folders under ``inputs`` (``LABEL=PATH`` renames a folder's model) and compute
     the headline figures and the paired comparisons of every registered probe. ``settings``: the probes'
     settings by name (:attr:`stereoprobe.probes.ProbeDescriptor.settings`, e.g. ``{"threshold": 25}`` for DBB's

@@ -1,7 +1,8 @@
 """How the index page reads the headline figures of a leaderboard folder (models compared, paired differences
 below the pairwise alpha) and of a probe's output folder (the boards' headline metrics per model, as the
-leaderboard computes them from that folder's tables alone, without bootstrap draws) and of a harm judge's folder (harmful share and mean harm per judging model): three
-:class:`stereoprobe.probes.ReportFolder` kinds, found by this module's file name."""
+leaderboard computes them from that folder's tables alone, without bootstrap draws) and of a harm judge's
+folder (harmful share and mean harm per judging model): three :class:`stereoprobe.probes.ReportFolder` kinds,
+found by this module's file name."""
 
 from __future__ import annotations
 
