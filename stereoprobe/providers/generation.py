@@ -30,14 +30,15 @@ def run_generate(self: Any, reqs: list[Any]) -> list[ModelOutput]:
     sampling = is_sampling(s["temperature"])
     config, kwargs = generation_call(self, reqs, sampling)
     record = settings_record(config, s)
-    fast = fast_generate(self, reqs, config, {EFFECTIVE_SETTINGS_KEY: record})  # one token / continuous batching
+    # one token / continuous batching; a failed continuous-batching call notes its fallback in ``record``
+    fast = fast_generate(self, reqs, config, {EFFECTIVE_SETTINGS_KEY: record}, record)
     if fast is not None:
         return fast
     ids, attention, start = padded_prompts(self, [r.payload["ids"] for r in reqs])
     out = self.model.generate(input_ids=ids.to(self.device), attention_mask=attention.to(self.device), **kwargs)
     sequences = out.sequences.cpu()
     per = s["n"] if sampling else 1  # greedy decoding runs one row per request, copied to every choice
-    eos_ids = set(self._stop_ids())
+    eos_ids = set(self.stop_ids())
     outputs = []
     for b, req in enumerate(reqs):
         rows = [b * per + (c if sampling else 0) for c in range(s["n"])]
@@ -71,7 +72,7 @@ def generation_call(self: Any, reqs: list[Any], sampling: bool) -> tuple[Any, di
     if penalties.active:  # OpenAI's definitions: generated tokens only, before temperature/top-k/top-p
         processors.append(penalties)
     if s["schema"] is not None:  # last: the grammar mask has the final word
-        processors.append(self._schema_processor(s["schema"]))
+        processors.append(self.schema_processor(s["schema"]))
     if processors:
         kwargs["logits_processor"] = processors
     return config, kwargs
@@ -118,6 +119,6 @@ def token_logprobs(self: Any, gen: list[int], logits: Any, row: int, top_logprob
         top = None
         if top_logprobs:
             v, i = lp.topk(top_logprobs)
-            top = [TopLogprob(token=self._token_text(int(a)), logprob=float(x)) for a, x in zip(i, v)]
-        content.append(Logprob(token=self._token_text(t), logprob=float(lp[t]), top_logprobs=top))
+            top = [TopLogprob(token=self.token_text(int(a)), logprob=float(x)) for a, x in zip(i, v)]
+        content.append(Logprob(token=self.token_text(t), logprob=float(lp[t]), top_logprobs=top))
     return Logprobs(content=content)

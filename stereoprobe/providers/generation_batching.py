@@ -6,13 +6,17 @@ runs. Both routes give what the general path gives for the same request:
 
 - **One greedy token** (``max_tokens=1``, temperature 0 or none: DBB's logprob-mode questions): a single forward
   pass over the right-padded prompts, the last prompt position's logits, argmax and (when asked) the
-  log-probabilities and top log-probabilities of that one step. No decoding loop, no left padding, and the
-  prompts run in the scorer's canonical widths and, with ``-M batch_invariant``, in fixed micro-batch shapes
-  (:mod:`.microbatch`), so a question's answer does not depend on the questions batched beside it.
+  log-probabilities and top log-probabilities of that one step (:mod:`.next_token`). No decoding loop, no left
+  padding, and the prompts run in the scorer's canonical widths and, with ``-M batch_invariant``, in fixed
+  micro-batch shapes (:mod:`.microbatch`), so a question's answer does not depend on the questions batched
+  beside it. A grouped request (:mod:`.text_batches`: every question x option order of a DBB template in one
+  call) also shares its prompts' common prefixes.
 - **Continuous batching** (``-M continuous_batching``, default on for CUDA): transformers' own
   ``generate_batch`` (paged key/value cache; a finished sequence frees its slot for a waiting one instead of
   decoding padding until the longest is done), for plain greedy or sampled requests: one choice, no stop
   strings, penalties, logit bias, grammar, seed or per-token log-probabilities (those take the general path).
+  A call that fails there falls back to the general path for that call only, and its outputs' settings
+  record says why (:data:`CONTINUOUS_FALLBACK`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,6 @@ import copy
 import logging
 from typing import Any
 
-import torch
 from inspect_ai.model import (
     ChatCompletionChoice,
     ChatMessageAssistant,
@@ -32,12 +35,14 @@ from inspect_ai.model import (
     TopLogprob,
 )
 
-from stereoprobe.providers.planning import bucket_width
+from stereoprobe.providers.next_token import NextTokens, next_token_logprobs
 
-__all__ = ["GATHER_TICK", "fast_generate", "gather_window", "next_token_logprobs"]
+__all__ = ["CONTINUOUS_FALLBACK", "GATHER_TICK", "fast_generate", "gather_window", "next_tokens",
+           "one_token_logprobs"]
 
 logger = logging.getLogger(__name__)
-MIN_ROWS = 16  # as the scorer: every product has at least this many rows (row-independent CPU kernels)
+#: settings-record field of an output whose continuous-batching call failed and fell back to padded generation
+CONTINUOUS_FALLBACK = "continuous_batching_fallback"
 GATHER_TICK = 0.003  # seconds between two looks at the queue while gathering a batch
 
 
@@ -58,11 +63,12 @@ def _plain(s: dict[str, Any]) -> bool:
             and not s["frequency_penalty"] and not s["presence_penalty"] and not s["logit_bias"])
 
 
-def fast_generate(api: Any, reqs: list[Any], config: Any = None,
-                  metadata: dict[str, Any] | None = None) -> list[ModelOutput] | None:
+def fast_generate(api: Any, reqs: list[Any], config: Any = None, metadata: dict[str, Any] | None = None,
+                  record: dict[str, Any] | None = None) -> list[ModelOutput] | None:
     """Outputs of ``reqs`` by the one-token or the continuous-batching route, or ``None`` (general path).
     ``config``: the batch's resolved ``GenerationConfig`` (continuous batching); ``metadata``: recorded in
-    every output."""
+    every output. A failed continuous-batching call falls back for this call only (the provider's setting
+    stays): the reason goes into ``record`` (the outputs' settings record) under :data:`CONTINUOUS_FALLBACK`."""
     s = reqs[0].payload
     if api.kind != "causal" or not _plain(s):
         return None
@@ -74,71 +80,37 @@ def fast_generate(api: Any, reqs: list[Any], config: Any = None,
         try:
             return _continuous_outputs(api, reqs, config, metadata)
         except Exception as ex:  # noqa: BLE001 - a model or version it does not support: the general path
-            api.continuous_batching = False
-            logger.warning("transformers provider: continuous batching failed (%s: %s); generating with padded "
-                           "batches from now on", type(ex).__name__, ex)
+            reason = f"{type(ex).__name__}: {ex}"[:300]
+            if record is not None:
+                record[CONTINUOUS_FALLBACK] = reason
+            logger.warning("transformers provider: continuous batching failed (%s); generating this batch with "
+                           "padded batches", reason)
     return None
 
 
-@torch.inference_mode()
-def next_token_logprobs(api: Any, prompts: list[list[int]], top_k: int = 0
-                        ) -> tuple[list[int], list[float], list[list[int]], list[list[float]]]:
-    """The most likely next token after each prompt, its float32 log-probability, and the ``top_k`` most likely
-    tokens with theirs (prompt order; one transfer to the host for all prompts).
-
-    Prompts are grouped by canonical width, right-padded (a causal model never attends to padding after the
-    last real token), and run ``rows`` at a time: the fixed micro-batch rows of ``api.shape`` when set, else
-    all prompts of a width (at least ``MIN_ROWS`` tokens per forward, copies of the first prompt)."""
-    scorer, shape = api.scorer, getattr(api, "shape", None)
-    by_width: dict[int, list[int]] = {}
-    for i, p in enumerate(prompts):
-        by_width.setdefault(bucket_width(len(p)), []).append(i)
-    order: list[int] = []
-    best, best_lp, top_i, top_v = [], [], [], []
-    for width, members in sorted(by_width.items(), reverse=True):
-        rows = shape.rows(0, width) if shape is not None else max(len(members), -(-MIN_ROWS // width))
-        for start in range(0, len(members), rows):
-            part = members[start : start + rows]
-            batch = [prompts[i] for i in part]
-            batch += [batch[0]] * (rows - len(batch))
-            ids = scorer._to_device([list(p) + [api.pad_id] * (width - len(p)) for p in batch])
-            hidden, _ = scorer._forward(ids)
-            last = scorer._to_device([len(p) - 1 for p in batch])
-            rows_last = hidden[torch.arange(len(batch), device=hidden.device), last]
-            logp = _project_logprobs(scorer, rows_last, shape.project_rows if shape is not None else 0)[: len(part)]
-            token = logp.argmax(dim=-1)
-            best.append(token)
-            best_lp.append(logp.gather(1, token[:, None])[:, 0])
-            if top_k:
-                top = logp.topk(top_k, dim=-1)
-                top_i.append(top.indices)
-                top_v.append(top.values)
-            order += part
-    position = {i: k for k, i in enumerate(order)}
-    back = [position[i] for i in range(len(prompts))]
-    tokens = torch.cat(best).tolist() if best else []  # the synchronisation: every batch has been launched
-    lps = torch.cat(best_lp).tolist() if best_lp else []
-    idx = torch.cat(top_i).tolist() if top_i else [[] for _ in order]
-    vals = torch.cat(top_v).tolist() if top_v else [[] for _ in order]
-    return ([tokens[k] for k in back], [lps[k] for k in back], [idx[k] for k in back], [vals[k] for k in back])
+def next_tokens(api: Any, prompts: list[list[int]], top_k: int = 0, groups: list[Any] | None = None,
+                prefix_sharing: bool = False) -> NextTokens:
+    """:func:`.next_token.next_token_logprobs` with the provider's batch settings (``-M batch_size``,
+    ``batch_tokens``, ``batch_invariant``)."""
+    rows = api.batch_size
+    return next_token_logprobs(api.scorer, prompts, top_k, api.shape, groups, prefix_sharing, rows,
+                               None if rows is not None else api.batch_tokens)
 
 
-def _project_logprobs(scorer: Any, rows: torch.Tensor, slice_rows: int) -> torch.Tensor:
-    """Log-softmax (float32) of the projected rows, in products of ``slice_rows`` rows (fixed shapes) or of
-    at least ``MIN_ROWS`` rows."""
-    n = rows.shape[0]
-    size = slice_rows or max(n, MIN_ROWS)
-    padded = -(-n // size) * size
-    if padded > n:
-        rows = torch.cat([rows, rows.new_zeros((padded - n, *rows.shape[1:]))])
-    parts = [torch.log_softmax(scorer._project(rows[s : s + size]).float(), dim=-1) for s in range(0, padded, size)]
-    return torch.cat(parts)[:n]
+def one_token_logprobs(api: Any, got: NextTokens, b: int, top_k: int) -> Logprobs:
+    """Prompt ``b``'s answer token as inspect's ``Logprobs`` (token texts decoded once per id)."""
+    top = None
+    if top_k:
+        top = [TopLogprob(token=api.token_text(int(i)), logprob=float(v))
+               for i, v in zip(got.top_ids[b], got.top_logprobs[b])]
+    return Logprobs(content=[Logprob(token=api.token_text(int(got.tokens[b])), logprob=float(got.logprobs[b]),
+                                     top_logprobs=top)])
 
 
 def _output(api: Any, req: Any, gen: list[int], logprobs: Logprobs | None,
             metadata: dict[str, Any] | None) -> ModelOutput:
     """One request's output, as the general path builds it: generation cut at the first stop token."""
-    stop_ids = set(api._stop_ids())
+    stop_ids = set(api.stop_ids())
     stop_reason = "max_tokens"
     cut = next((j for j, t in enumerate(gen) if t in stop_ids), None)
     if cut is not None:
@@ -157,19 +129,9 @@ def _output(api: Any, req: Any, gen: list[int], logprobs: Logprobs | None,
 def _one_token_outputs(api: Any, reqs: list[Any], metadata: dict[str, Any] | None) -> list[ModelOutput]:
     s = reqs[0].payload
     k = int(s["top_logprobs"] or 0) if s["logprobs"] else 0
-    best, best_lp, top_i, top_v = next_token_logprobs(api, [list(r.payload["ids"]) for r in reqs], k)
-    outputs = []
-    for b, req in enumerate(reqs):
-        token = int(best[b])
-        logprobs = None
-        if s["logprobs"]:
-            top = None
-            if k:
-                top = [TopLogprob(token=api._token_text(int(i)), logprob=float(v)) for i, v in zip(top_i[b], top_v[b])]
-            logprobs = Logprobs(content=[Logprob(token=api._token_text(token), logprob=float(best_lp[b]),
-                                                 top_logprobs=top)])
-        outputs.append(_output(api, req, [token], logprobs, metadata))
-    return outputs
+    got = next_tokens(api, [list(r.payload["ids"]) for r in reqs], k, groups=list(range(len(reqs))))
+    return [_output(api, req, [int(got.tokens[b])], one_token_logprobs(api, got, b, k) if s["logprobs"] else None,
+                    metadata) for b, req in enumerate(reqs)]
 
 
 def _continuous_outputs(api: Any, reqs: list[Any], config: Any, metadata: dict[str, Any] | None

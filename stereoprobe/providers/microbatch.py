@@ -28,10 +28,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FIXED_TOKENS", "PROJECT_ROWS", "MicroBatchShape", "auto_flag", "resolve_shape"]
+__all__ = ["FIXED_TOKENS", "PROJECT_ROWS", "BatchShape", "MicroBatchShape", "auto_flag", "resolve_shape"]
 
 FIXED_TOKENS = 4096  # padded tokens of every fixed-shape forward pass (rows x (prefix width + width))
 PROJECT_ROWS = 1024  # rows of every fixed-shape output-projection product
+
+
+@dataclass(frozen=True)
+class BatchShape:
+    """The shape plan of one forward batch of the causal scorer, one object from the planner to the kernels.
+
+    ``prefix_width``/``width``: the canonical padded widths of the shared prefixes (0: none) and of the
+    continuations (0: the canonical width of the batch's longest member). Fixed shapes only (0 otherwise):
+    ``rows`` sequences per forward (copies of the first member fill a partial batch), ``prefix_rows`` rows in
+    the shared-prefix pass, and output-projection products of exactly ``project_rows`` rows. Hashable (a
+    plan key)."""
+
+    prefix_width: int = 0
+    width: int = 0
+    rows: int = 0
+    prefix_rows: int = 0
+    project_rows: int = 0
+
+    @property
+    def fixed(self) -> bool:
+        return self.rows > 0
 
 
 @dataclass(frozen=True)
@@ -49,6 +70,11 @@ class MicroBatchShape:
     def rows(self, prefix_width: int, width: int) -> int:
         """Sequences in every forward pass of the plan key ``(prefix_width, width)``."""
         return max(1, self.tokens // max(1, prefix_width + width))
+
+    def plan(self, prefix_width: int, width: int, prefix_rows: int) -> BatchShape:
+        """The :class:`BatchShape` of a batch of plan key ``(prefix_width, width)``; ``prefix_rows``: its
+        prefix pass's row count (:func:`stereoprobe.providers.planning.prefix_rows`; 0 without prefixes)."""
+        return BatchShape(prefix_width, width, self.rows(prefix_width, width), prefix_rows, self.project_rows)
 
 
 def auto_flag(value: Any, name: str) -> bool | None:

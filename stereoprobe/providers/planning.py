@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
+from stereoprobe.providers.microbatch import BatchShape, MicroBatchShape
+
 WIDTH_STEP = 4  # canonical widths are multiples of this: at most 3 padding tokens per sequence
 FANOUT = 8  # fixed shapes: prefix groups of at least this many sequences get a prefix pass of rows // 8 + 2 rows
 
@@ -192,3 +194,12 @@ def prefix_rows(rows: int, fanout: int) -> int:
     """Rows of the fixed-shape prefix pass of a batch of ``rows`` sequences whose prefix groups are at least
     ``fanout`` long (see :func:`plan_chunks`)."""
     return min(rows, rows // max(1, fanout) + 2)
+
+
+def chunk_shape(chunk: Chunk, shape: MicroBatchShape | None) -> BatchShape:
+    """The shape plan of a batch: its canonical widths and, with fixed shapes (``shape``), the row counts of its
+    forward, prefix and projection products, a function of the chunk's plan key alone."""
+    if shape is None:
+        return BatchShape(chunk.prefix_width, chunk.width)
+    rows = shape.rows(chunk.prefix_width, chunk.width)
+    return shape.plan(chunk.prefix_width, chunk.width, prefix_rows(rows, chunk.fanout) if chunk.shared else 0)

@@ -32,18 +32,18 @@ kernel's shape depends on the companions, in bfloat16 as in float32 (:mod:`.micr
 from __future__ import annotations
 
 import inspect
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-from stereoprobe.providers.microbatch import MicroBatchShape
-from stereoprobe.providers.planning import Chunk, _chunk_prefix, bucket_width, plan_chunks, prefix_rows
+from stereoprobe.providers.microbatch import BatchShape, MicroBatchShape
+from stereoprobe.providers.planning import Chunk, _chunk_prefix, bucket_width, chunk_shape, plan_chunks
 
-__all__ = ["MIN_ROWS", "CausalScorer", "Chunk", "TokenScores", "_chunk_prefix", "masked_pll", "plan_chunks",
-           "seq2seq_logprobs"]
+__all__ = ["MIN_ROWS", "BatchShape", "CausalScorer", "Chunk", "TokenScores", "_chunk_prefix", "masked_pll",
+           "plan_chunks", "seq2seq_logprobs"]
 
 MIN_ROWS = 16  # every matrix product of the causal scorer has at least this many rows (see _score_chunk)
 
@@ -78,6 +78,12 @@ def _scores_from_rows(
     return -F.cross_entropy(logits, targets, reduction="none"), None
 
 
+def _product_rows(n: int, slice_rows: int) -> tuple[int, int]:
+    """(rows per projection product, rows after zero padding) for ``n`` rows: products of ``slice_rows`` rows
+    (fixed shapes), else one product of at least ``MIN_ROWS`` rows."""
+    size = slice_rows or max(n, MIN_ROWS)
+    return size, -(-n // size) * size
+
 
 class CausalScorer:
     """Teacher-forced token log-probabilities of a causal LM, batched, with prefix sharing.
@@ -111,10 +117,11 @@ class CausalScorer:
             return False
         return full.shape == split.shape and bool(torch.allclose(full, split, atol=1e-4, rtol=1e-4))
 
-    def _forward(
+    def forward(
         self, ids: torch.Tensor, cache: Any = None, want_cache: bool = False, **extra: Any
     ) -> tuple[torch.Tensor, Any]:
-        """Hidden states (split mode) or logits (full mode) for ``ids``, after an optional cache."""
+        """Hidden states (split mode) or logits (full mode) for ``ids``, after an optional key/value cache, and
+        the new cache (when asked for or continued); rows go through :meth:`project` or :meth:`project_scores`."""
         kwargs: dict[str, Any] = {"input_ids": ids, "use_cache": want_cache or cache is not None, **extra}
         if cache is not None:
             kwargs[self._cache_kw] = cache
@@ -123,25 +130,39 @@ class CausalScorer:
         new_cache = getattr(out, self._cache_kw, None)
         return (out.last_hidden_state if self.split else out.logits), new_cache
 
-    def _project(self, rows: torch.Tensor) -> torch.Tensor:
+    def project(self, rows: torch.Tensor) -> torch.Tensor:
+        """Logits of hidden rows (split mode; logit rows pass through), in the model's dtype."""
         return self.head(rows) if self.split else rows
 
-    @torch.inference_mode()
-    def _project_scores(self, rows: torch.Tensor, targets: torch.Tensor, top_k: int, slice_rows: int = 0
-                        ) -> tuple[torch.Tensor, list[list[tuple[int, float]]] | None]:
-        """Scores of ``targets`` under hidden rows (split mode) or logit rows, in a product of at least
+    def _slices(self, rows: torch.Tensor, slice_rows: int) -> Iterator[tuple[slice, torch.Tensor]]:
+        """The one projection loop: ``(rows' slice, float32 logits)`` of ``rows`` in products of at least
         ``MIN_ROWS`` rows (zero rows appended), so a row's result does not depend on how many rows there are;
-        with ``slice_rows``, in products of exactly that many rows (fixed shapes, :mod:`.microbatch`)."""
+        with ``slice_rows``, in products of exactly that many rows (fixed shapes, :mod:`.microbatch`). One
+        slice's logits at a time (a generator: the vocabulary-wide rows are never all held at once)."""
+        n = rows.shape[0]
+        size, padded = _product_rows(n, slice_rows)
+        if padded > n:
+            rows = torch.cat([rows, rows.new_zeros((padded - n, *rows.shape[1:]))])
+        for s in range(0, padded, size):
+            yield slice(s, s + size), self.project(rows[s : s + size]).float()
+
+    @torch.inference_mode()
+    def project_logprobs(self, rows: torch.Tensor, slice_rows: int = 0) -> torch.Tensor:
+        """Float32 log-softmax over the vocabulary of each hidden (or logit) row, in the products of
+        :meth:`_slices` (the next-token distributions of the one-token generation route)."""
+        n = rows.shape[0]
+        return torch.cat([torch.log_softmax(logits, dim=-1) for _, logits in self._slices(rows, slice_rows)])[:n]
+
+    @torch.inference_mode()
+    def project_scores(self, rows: torch.Tensor, targets: torch.Tensor, top_k: int, slice_rows: int = 0
+                       ) -> tuple[torch.Tensor, list[list[tuple[int, float]]] | None]:
+        """Float32 log-probabilities of ``targets`` under hidden rows (split mode) or logit rows, and the
+        ``top_k`` most likely tokens per row when asked; in the products of :meth:`_slices`."""
         n = rows.shape[0]
         if n == 0:
             return rows.new_empty(0, dtype=torch.float32), [] if top_k else None
-        size = slice_rows or max(n, MIN_ROWS)
-        padded = -(-n // size) * size
-        if padded > n:
-            rows = torch.cat([rows, rows.new_zeros((padded - n, *rows.shape[1:]))])
-            targets = torch.cat([targets, targets.new_zeros(padded - n)])
-        parts = [_scores_from_rows(self._project(rows[s : s + size]), targets[s : s + size], top_k)
-                 for s in range(0, padded, size)]
+        padded = torch.cat([targets, targets.new_zeros(_product_rows(n, slice_rows)[1] - n)])
+        parts = [_scores_from_rows(logits, padded[sl], top_k) for sl, logits in self._slices(rows, slice_rows)]
         lp = torch.cat([p[0] for p in parts])
         top = [t for p in parts for t in (p[1] or [])] if top_k else None
         return lp[:n], (top[:n] if top is not None else None)
@@ -176,11 +197,8 @@ class CausalScorer:
         for chunk in plan_chunks(sub, batch_size, prefix_sharing, groups=sub_groups, max_tokens=max_tokens,
                                  fanout=shape is not None):
             members = [todo[i] for i in chunk.indices]
-            rows = shape.rows(chunk.prefix_width, chunk.width) if shape is not None else 0
             flat_dev, finish = self._score_chunk([seqs[i] for i in members], chunk.prefix_lens, top_k,
-                                                 chunk.prefix_width, chunk.width, rows,
-                                                 shape.project_rows if shape is not None else 0,
-                                                 prefix_rows(rows, chunk.fanout) if rows else 0, defer=True)
+                                                 chunk_shape(chunk, shape), defer=True)
             pending.append((members, flat_dev, finish))
         # one synchronisation for the whole plan: the host prepares and launches batch k+1 while the device
         # still runs batch k, instead of waiting for every batch's results
@@ -192,92 +210,126 @@ class CausalScorer:
                 results[i] = res
         return [r for r in results if r is not None]
 
-    def _to_device(self, values: list[Any], dtype: torch.dtype = torch.long) -> torch.Tensor:
+    def to_device(self, values: list[Any], dtype: torch.dtype = torch.long) -> torch.Tensor:
+        """A host list as a tensor on the model's device (pinned, non-blocking copy on CUDA)."""
         t = torch.tensor(values, dtype=dtype)
         if self.device.type == "cuda":
             return t.pin_memory().to(self.device, non_blocking=True)
         return t.to(self.device)
 
     def _score_chunk(self, seqs: list[Sequence[int]], prefix_lens: list[int], top_k: int,
-                     prefix_width: int = 0, width: int = 0, rows: int = 0, slice_rows: int = 0,
-                     pre_rows: int = 0, defer: bool = False) -> Any:
+                     plan: BatchShape = BatchShape(), defer: bool = False) -> Any:
         """Score one batch. ``prefix_lens[b]`` leading tokens of sequence ``b`` are shared with the other
         members having the same prefix (0: nothing shared; a batch never mixes shared and unshared members).
         Shared prefixes run once each, right-padded to ``prefix_width``; their key/value cache is gathered per
         member, and the continuations run right-padded to ``width`` with an attention mask hiding the prefix
-        padding and explicit positions. Widths default to the canonical width of the longest member; a batch
+        padding and explicit positions. ``plan``: the batch's widths (default: the canonical width of the longest
+        member) and, with fixed shapes, its row counts (:class:`.microbatch.BatchShape`); a batch
         of fewer than ``MIN_ROWS`` tokens gets copies of its first member (dropped), so every product has at
         least ``MIN_ROWS`` rows. Everything is prepared on the host and copied at once; one synchronisation
-        (the final transfer of the results) per batch. ``rows`` (fixed shapes): the batch is filled to exactly
-        ``rows`` rows and its prefix pass to ``pre_rows`` rows with copies of the first member, and the
-        projection runs in slices of ``slice_rows`` rows. ``defer``: return ``(scores on the device, finish)``
-        instead, ``finish(host list of those scores)`` giving the results (the caller synchronises once for
+        (the final transfer of the results) per batch. Fixed shapes: the batch is filled to exactly
+        ``plan.rows`` rows and its prefix pass to ``plan.prefix_rows`` rows with copies of the first member, and
+        the projection runs in slices of ``plan.project_rows`` rows. ``defer``: return ``(scores on the device,
+        finish)`` instead, ``finish(host list of those scores)`` giving the results (the caller synchronises once for
         many batches)."""
-        dev = self.device
-        n_real = len(seqs)
-        starts = list(prefix_lens)
-        if any(starts) and not all(starts):
-            raise AssertionError("a batch mixes shared and unshared sequences")
-        width = width or bucket_width(max(len(s) - p for s, p in zip(seqs, starts)))
-        if any(starts):
-            prefix_width = prefix_width or bucket_width(max(starts))
-        if rows or len(seqs) * width < MIN_ROWS:  # copies of the first member (results dropped)
-            extra = (rows or -(-MIN_ROWS // width)) - len(seqs)
-            seqs, starts = seqs + [seqs[0]] * extra, starts + [starts[0]] * extra
+        seqs, starts, n_real, width, prefix_width = self._fill(seqs, prefix_lens, plan)
         B = len(seqs)
-        group_of: dict[tuple[int, ...], int] = {}
-        member_group = [group_of.setdefault(tuple(s[:p]), len(group_of)) if p else -1 for s, p in zip(seqs, starts)]
-        prefixes = list(group_of)
         pieces: list[torch.Tensor] = []  # per-token scores, concatenated: one transfer at the end
         top_pieces: list[list[list[tuple[int, float]]]] = []
-        cache = None
-        if prefixes:
-            plen = [len(t) for t in prefixes]
-            n_pre = pre_rows or max(len(prefixes), -(-MIN_ROWS // prefix_width))  # padding rows: copies of the first
-            if n_pre < len(prefixes):
-                raise AssertionError(f"{len(prefixes)} prefixes in a batch planned for at most {n_pre}")
-            rows_ids = [list(t) + [self.pad_id] * (prefix_width - len(t)) for t in prefixes]
-            rows_ids += [rows_ids[0]] * (n_pre - len(prefixes))
-            pids = self._to_device(rows_ids)
-            hidden, cache = self._forward(pids, want_cache=True)
+        pre = self._prefix_pass(seqs, starts, prefix_width, plan.prefix_rows)
+        slice_rows = plan.project_rows
+        if pre is not None:
+            p_hidden, pids, member_group, plen, _ = pre
             # shared tokens 1..L-1 of each prefix, predicted by prefix rows 0..L-2
             need_host = [[j < L - 1 for j in range(prefix_width)] for L in plen]
-            need_host += [[False] * prefix_width] * (n_pre - len(prefixes))
-            need = self._to_device(need_host, torch.bool)
-            g_lp, g_top = self._project_scores(hidden[need], pids[:, 1:][need[:, :-1]], top_k, slice_rows)
+            need_host += [[False] * prefix_width] * (pids.shape[0] - len(plen))
+            need = self.to_device(need_host, torch.bool)
+            g_lp, g_top = self.project_scores(p_hidden[need], pids[:, 1:][need[:, :-1]], top_k, slice_rows)
             # first own token of each member, predicted by the last row of its prefix
-            grp = self._to_device(member_group)
-            last = self._to_device([plen[g] - 1 for g in member_group])
-            own_first = self._to_device([s[p] for s, p in zip(seqs, starts)])
-            f_lp, f_top = self._project_scores(hidden[grp, last], own_first, top_k, slice_rows)
+            grp = self.to_device(member_group)
+            last = self.to_device([plen[g] - 1 for g in member_group])
+            own_first = self.to_device([s[p] for s, p in zip(seqs, starts)])
+            f_lp, f_top = self.project_scores(p_hidden[grp, last], own_first, top_k, slice_rows)
             pieces += [g_lp, f_lp]
             top_pieces += [g_top or [], f_top or []]
-            cache.reorder_cache(grp)
-
+        hidden, ids = self._continuation_pass(seqs, starts, width, prefix_width, pre[4] if pre else None)
         suffix_lens = [len(s) - p for s, p in zip(seqs, starts)]
-        ids = self._to_device([list(s[p:]) + [self.pad_id] * (width - len(s) + p) for s, p in zip(seqs, starts)])
-        extra_kw: dict[str, Any] = {}
-        if cache is not None:  # always explicit: the same attention path whatever the other members
-            extra_kw["attention_mask"] = self._to_device(
-                [[1] * p + [0] * (prefix_width - p) + [1] * width for p in starts])
-            extra_kw["position_ids"] = self._to_device([list(range(p, p + width)) for p in starts])
-        hidden, _ = self._forward(ids, cache=cache, **extra_kw)
         # position j of row b predicts continuation token j+1: needed for j < suffix_len - 1
-        need = self._to_device([[j < L - 1 for j in range(width)] for L in suffix_lens], torch.bool)
+        need = self.to_device([[j < L - 1 for j in range(width)] for L in suffix_lens], torch.bool)
         targets = ids[:, 1:][need[:, :-1]] if width > 1 else ids.new_empty(0)
-        own_lp, own_top = self._project_scores(hidden[need], targets, top_k, slice_rows)
+        own_lp, own_top = self.project_scores(hidden[need], targets, top_k, slice_rows)
         pieces.append(own_lp)
         top_pieces.append(own_top or [])
         flat_dev = torch.cat([t.float() for t in pieces])
         tops_flat = [t for part in top_pieces for t in part]
-        lengths = [len(t) for t in prefixes] if prefixes else None
+        lengths, groups = (pre[3], pre[2]) if pre else (None, [-1] * B)
 
         def finish(flat: list[float]) -> list[TokenScores]:
-            return self._slice_results(flat, tops_flat, seqs[:n_real], suffix_lens, member_group, lengths, B, top_k)
+            return self._slice_results(flat, tops_flat, seqs[:n_real], suffix_lens, groups, lengths, B, top_k)
 
         if defer:
             return flat_dev, finish
         return finish(flat_dev.tolist())  # the one synchronisation of the batch
+
+    @torch.inference_mode()
+    def last_rows(self, seqs: list[Sequence[int]], prefix_lens: list[int], plan: BatchShape = BatchShape()
+                  ) -> torch.Tensor:
+        """Hidden (or logit) rows of each sequence's last token, the rows that predict its next token, for one
+        batch run exactly as :meth:`_score_chunk` runs it (shared prefixes once, fixed shapes); one row per
+        batch row, padding copies included (``plan.rows`` or more rows; the first ``len(seqs)`` are the
+        sequences')."""
+        seqs, starts, _, width, prefix_width = self._fill(seqs, prefix_lens, plan)
+        pre = self._prefix_pass(seqs, starts, prefix_width, plan.prefix_rows)
+        hidden, _ = self._continuation_pass(seqs, starts, width, prefix_width, pre[4] if pre else None)
+        last = self.to_device([len(s) - p - 1 for s, p in zip(seqs, starts)])
+        return hidden[torch.arange(len(seqs), device=hidden.device), last]
+
+    def _fill(self, seqs: list[Sequence[int]], prefix_lens: list[int], plan: BatchShape
+              ) -> tuple[list[Sequence[int]], list[int], int, int, int]:
+        """(members with padding copies, their prefix lengths, real members, width, prefix width) of a batch."""
+        n_real, starts, prefix_width = len(seqs), list(prefix_lens), plan.prefix_width
+        if any(starts) and not all(starts):
+            raise AssertionError("a batch mixes shared and unshared sequences")
+        width = plan.width or bucket_width(max(len(s) - p for s, p in zip(seqs, starts)))
+        if any(starts):
+            prefix_width = prefix_width or bucket_width(max(starts))
+        if plan.rows or len(seqs) * width < MIN_ROWS:  # copies of the first member (results dropped)
+            extra = (plan.rows or -(-MIN_ROWS // width)) - len(seqs)
+            seqs, starts = list(seqs) + [seqs[0]] * extra, starts + [starts[0]] * extra
+        return seqs, starts, n_real, width, prefix_width
+
+    def _prefix_pass(self, seqs: list[Sequence[int]], starts: list[int], prefix_width: int, pre_rows: int
+                     ) -> tuple[torch.Tensor, torch.Tensor, list[int], list[int], Any] | None:
+        """The shared prefixes of a batch run once each (``pre_rows`` rows with fixed shapes; copies of the first
+        fill the pass): (hidden rows, their ids, each member's prefix, prefix lengths, the key/value cache
+        gathered per member), or ``None`` when nothing is shared."""
+        group_of: dict[tuple[int, ...], int] = {}
+        member_group = [group_of.setdefault(tuple(s[:p]), len(group_of)) if p else -1 for s, p in zip(seqs, starts)]
+        prefixes = list(group_of)
+        if not prefixes:
+            return None
+        n_pre = pre_rows or max(len(prefixes), -(-MIN_ROWS // prefix_width))  # padding rows: copies of the first
+        if n_pre < len(prefixes):
+            raise AssertionError(f"{len(prefixes)} prefixes in a batch planned for at most {n_pre}")
+        rows_ids = [list(t) + [self.pad_id] * (prefix_width - len(t)) for t in prefixes]
+        rows_ids += [rows_ids[0]] * (n_pre - len(prefixes))
+        pids = self.to_device(rows_ids)
+        hidden, cache = self.forward(pids, want_cache=True)
+        cache.reorder_cache(self.to_device(member_group))
+        return hidden, pids, member_group, [len(t) for t in prefixes], cache
+
+    def _continuation_pass(self, seqs: list[Sequence[int]], starts: list[int], width: int, prefix_width: int,
+                           cache: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        """(hidden rows, ids) of the members' own tokens, right-padded to ``width``, after their prefixes'
+        cache (attention mask hiding the prefix padding, explicit positions)."""
+        ids = self.to_device([list(s[p:]) + [self.pad_id] * (width - len(s) + p) for s, p in zip(seqs, starts)])
+        extra_kw: dict[str, Any] = {}
+        if cache is not None:  # always explicit: the same attention path whatever the other members
+            extra_kw["attention_mask"] = self.to_device(
+                [[1] * p + [0] * (prefix_width - p) + [1] * width for p in starts])
+            extra_kw["position_ids"] = self.to_device([list(range(p, p + width)) for p in starts])
+        hidden, _ = self.forward(ids, cache=cache, **extra_kw)
+        return hidden, ids
 
     @staticmethod
     def _slice_results(flat: list[float], tops_flat: list[Any], seqs: list[Sequence[int]], suffix_lens: list[int],

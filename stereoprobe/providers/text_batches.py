@@ -46,7 +46,7 @@ def prepare_items(api: Any, items: list[dict[str, Any]], config: GenerateConfig
             if prefix is not None and (not ids or ids[0] != prefix):
                 ids.insert(0, int(prefix))
             try:
-                api._check_length(len(ids), texts[k])
+                api.check_length(len(ids), texts[k])
             except ValueError as ex:
                 errors[k] = f"{type(ex).__name__}: {ex}"
                 continue
@@ -58,7 +58,7 @@ def prepare_items(api: Any, items: list[dict[str, Any]], config: GenerateConfig
             continue
         meta = {m: it[m] for m in ("encoder_text", "mlm_max_length") if it.get(m) is not None} or None
         try:
-            request = api._score_request([ChatMessageUser(content=texts[k], metadata=meta)], config)
+            request = api.score_request([ChatMessageUser(content=texts[k], metadata=meta)], config)
         except ValueError as ex:
             errors[k] = f"{type(ex).__name__}: {ex}"
             continue

@@ -204,7 +204,7 @@ class TransformersAPI(ModelAPI):
             self._stashed.pop(str(ref), None)  # kept until scored, so a retried request finds its texts
             return output
         if config.prompt_logprobs is not None:
-            scores = await self._submit(self._score_request(input, config))
+            scores = await self._submit(self.score_request(input, config))
             prompt_logprobs = self._to_logprobs(scores)
             scored_tokens = len(scores.targets)
             if config.max_tokens is None or config.max_tokens <= 1:
@@ -241,7 +241,7 @@ class TransformersAPI(ModelAPI):
         return results_output(self.model_name, len(items), positions, scores, n_conts, errors)
 
     # ---- requests ---------------------------------------------------------------------------------------
-    def _score_request(self, input: list[ChatMessage], config: GenerateConfig) -> WorkerRequest:
+    def score_request(self, input: list[ChatMessage], config: GenerateConfig) -> WorkerRequest:
         users = [m for m in input if isinstance(m, ChatMessageUser)]
         if not users:
             raise ValueError("transformers provider: prompt_logprobs needs a user message to score")
@@ -258,7 +258,7 @@ class TransformersAPI(ModelAPI):
                 ids = list(tok(text, add_special_tokens=True).input_ids)
             if self.score_first_token and self.prefix_token_id is not None and (not ids or ids[0] != self.prefix_token_id):
                 ids = [int(self.prefix_token_id)] + ids
-            self._check_length(len(ids), text)
+            self.check_length(len(ids), text)
             payload: dict[str, Any] = {"ids": ids}
         elif self.kind == "masked":
             enc = tok(text, add_special_tokens=True, return_special_tokens_mask=True)
@@ -268,16 +268,16 @@ class TransformersAPI(ModelAPI):
             limit = self.mlm_max_length if self.mlm_max_length is not None else meta.get("mlm_max_length")
             if limit is not None and len(ids) > int(limit):
                 ids, scored = ids[: int(limit)], scored[: int(limit)]
-            self._check_length(len(ids), text)
+            self.check_length(len(ids), text)
             payload = {"ids": ids, "scored": scored}
         else:
             enc_ids = list(tok(str(meta.get("encoder_text", "")), add_special_tokens=True).input_ids)
             dec_ids = list(tok(text, add_special_tokens=True).input_ids)
-            self._check_length(max(len(enc_ids), len(dec_ids)), text)
+            self.check_length(max(len(enc_ids), len(dec_ids)), text)
             payload = {"enc": enc_ids, "dec": dec_ids}
         return WorkerRequest("score", ("score", top_k), {**payload, "top_k": top_k})
 
-    def _check_length(self, n: int, text: str) -> None:
+    def check_length(self, n: int, text: str) -> None:
         if self.context_window is not None and n > self.context_window:
             raise ValueError(
                 f"transformers provider: text of {n} tokens is longer than the context window of "
@@ -441,7 +441,7 @@ class TransformersAPI(ModelAPI):
             if any(errors):
                 raise ValueError(next(e for e in errors if e))
             return self.score_ids(payloads, groups=[0] * len(payloads))
-        reqs = [self._score_request([ChatMessageUser(content=t)], config) for t in texts]
+        reqs = [self.score_request([ChatMessageUser(content=t)], config) for t in texts]
         return self.score_ids([r.payload for r in reqs])
 
     def _run_scores(self, reqs: list[WorkerRequest]) -> list[Any]:
@@ -467,7 +467,7 @@ class TransformersAPI(ModelAPI):
         return out
 
     @lru_cache(maxsize=65536)  # noqa: B019 - one provider per process model
-    def _token_text(self, token_id: int) -> str:
+    def token_text(self, token_id: int) -> str:
         return self.tokenizer.decode([token_id])
 
     def _to_logprobs(self, scores: TokenScores) -> Logprobs:
@@ -475,24 +475,24 @@ class TransformersAPI(ModelAPI):
         for k, (t, lp) in enumerate(zip(scores.targets, scores.logprobs)):
             top = None
             if scores.top is not None:
-                top = [TopLogprob(token=self._token_text(i), logprob=v) for i, v in scores.top[k]]
-            content.append(Logprob(token=self._token_text(int(t)), logprob=lp, top_logprobs=top))
+                top = [TopLogprob(token=self.token_text(i), logprob=v) for i, v in scores.top[k]]
+            content.append(Logprob(token=self.token_text(int(t)), logprob=lp, top_logprobs=top))
         return Logprobs(content=content)
 
     # ---- generation -------------------------------------------------------------------------------------
-    def _stop_ids(self) -> list[int]:
+    def stop_ids(self) -> list[int]:
         eos = self.model.generation_config.eos_token_id
         ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
         if self.tokenizer.eos_token_id is not None:
             ids.add(self.tokenizer.eos_token_id)
         return sorted(int(i) for i in ids)
 
-    def _schema_processor(self, schema: str) -> SchemaLogitsProcessor:
+    def schema_processor(self, schema: str) -> SchemaLogitsProcessor:
         """A fresh logits processor (it holds per-row grammar state) over the cached compiled grammar."""
         out = self.model.get_output_embeddings()  # the mask covers the logits, padded rows included
         vocab = int(out.weight.shape[0]) if out is not None else int(getattr(self.model.config, "vocab_size", 0) or 0)
         vocab = vocab or len(self.tokenizer)
-        return SchemaLogitsProcessor(compiled_grammar(self.tokenizer, vocab, self._stop_ids(), schema))
+        return SchemaLogitsProcessor(compiled_grammar(self.tokenizer, vocab, self.stop_ids(), schema))
 
     def _run_generate(self, reqs: list[WorkerRequest]) -> list[ModelOutput]:
         return run_generate(self, reqs)

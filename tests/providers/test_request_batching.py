@@ -15,6 +15,8 @@ from inspect_ai.model import ChatMessageUser, GenerateConfig, get_model
 
 from stereoprobe.likelihood import RESULTS_KEY, SUM_LOGPROB, TEXTS_KEY
 from stereoprobe.providers import generation_batching
+from stereoprobe.providers.generation_batching import CONTINUOUS_FALLBACK
+from stereoprobe.providers.sampling import EFFECTIVE_SETTINGS_KEY
 
 TEMPLATE = "{% for m in messages %}{{ m['content'] }} {% endfor %}"
 PROMPTS = ["alice is", "the doctor from the village was", "bob", "my name is wei and i was very", "olga is a nurse",
@@ -83,9 +85,9 @@ def test_one_token_requests_batched_together_equal_plain_generate(tiny_models, f
         token = int(ref.sequences[0, -1])
         lp = torch.log_softmax(ref.logits[0][0].float(), dim=-1)
         [entry] = out.choices[0].logprobs.content
-        assert entry.token == api._token_text(token) and abs(entry.logprob - float(lp[token])) <= 1e-5
+        assert entry.token == api.token_text(token) and abs(entry.logprob - float(lp[token])) <= 1e-5
         top = lp.topk(5)
-        assert [t.token for t in entry.top_logprobs] == [api._token_text(int(i)) for i in top.indices]
+        assert [t.token for t in entry.top_logprobs] == [api.token_text(int(i)) for i in top.indices]
         assert max(abs(t.logprob - float(v)) for t, v in zip(entry.top_logprobs, top.values)) <= 1e-5
 
 
@@ -126,9 +128,9 @@ def test_continuous_batching_equals_a_plain_greedy_loop(tiny_models, monkeypatch
                                       return_dict=True)["input_ids"]
         with torch.inference_mode():
             ref = lm.generate(torch.tensor([ids]), max_new_tokens=6, do_sample=False, pad_token_id=api.pad_id,
-                              eos_token_id=api._stop_ids())
+                              eos_token_id=api.stop_ids())
         gen = ref[0, len(ids):].tolist()
-        cut = next((j for j, t in enumerate(gen) if t in api._stop_ids()), len(gen))
+        cut = next((j for j, t in enumerate(gen) if t in api.stop_ids()), len(gen))
         assert out.choices[0].message.text == tok.decode(gen[:cut], skip_special_tokens=True)
         assert out.usage.output_tokens == cut
 
@@ -143,8 +145,21 @@ def test_continuous_batching_failure_falls_back_to_padded_generation(tiny_models
     monkeypatch.setattr(api.model, "generate_batch", broken)
     config = GenerateConfig(max_tokens=4, temperature=0.0)
     [out] = _run(model, [([ChatMessageUser(content=PROMPTS[1])], config)])
-    assert api.continuous_batching is False and "continuous batching failed" in caplog.text
+    # the fallback is this call's only: the shared provider keeps its setting, the output records why
+    assert api.continuous_batching is True and "continuous batching failed" in caplog.text
     assert "no paged attention" in caplog.text
+    record = out.metadata[EFFECTIVE_SETTINGS_KEY]
+    assert record[CONTINUOUS_FALLBACK] == "RuntimeError: no paged attention for this model"
     plain = _model(tiny_models, continuous_batching="false")
     [ref] = _run(plain, [([ChatMessageUser(content=PROMPTS[1])], config)])
     assert out.choices[0].message.text == ref.choices[0].message.text
+    assert CONTINUOUS_FALLBACK not in ref.metadata[EFFECTIVE_SETTINGS_KEY]
+    calls: list[int] = []  # the next call tries continuous batching again
+
+    def counted(inputs, **kw):
+        calls.append(len(inputs))
+        raise RuntimeError("still none")
+
+    monkeypatch.setattr(api.model, "generate_batch", counted)
+    [again] = _run(model, [([ChatMessageUser(content=PROMPTS[1])], config)])
+    assert calls == [1] and again.metadata[EFFECTIVE_SETTINGS_KEY][CONTINUOUS_FALLBACK] == "RuntimeError: still none"
