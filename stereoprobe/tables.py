@@ -115,6 +115,8 @@ def read_table(out_dir: str | Path, name: str, required: Iterable[str] = ()) -> 
 
     A table without rows (or a CSV without even a header) has at least the ``required`` columns. A file that
     cannot be read, or lacks a ``required`` column, is an :class:`~stereoprobe.errors.InputError` naming it.
+    When both copies exist they must hold the same values (a CSV edited by hand, or a stale Parquet, would be
+    used or ignored without a word): else one line names both files and the first difference.
     """
     from stereoprobe.errors import InputError
 
@@ -123,14 +125,12 @@ def read_table(out_dir: str | Path, name: str, required: Iterable[str] = ()) -> 
     path = pq if pq.is_file() else csv if csv.is_file() else None
     if path is None:
         return None
-    try:
-        df = pd.read_parquet(path) if path == pq else restore_csv_cells(pd.read_csv(path, keep_default_na=True))
-    except pd.errors.EmptyDataError:  # a CSV without even a header: an empty table
-        df = pd.DataFrame()
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r})") from None
-    except (OSError, ValueError) as exc:  # pyarrow and pandas parse errors are ValueErrors (ArrowInvalid too)
-        raise InputError(f"{path}: unreadable table ({(str(exc).splitlines() or [''])[0][:160]})") from None
+    df = _read_one(path)
+    if path == pq and csv.is_file():  # both copies: one edited by hand would be used, or not, silently
+        diff = _disagreement(df, _read_one(csv))
+        if diff:
+            raise InputError(f"{csv} and {pq} disagree ({diff}); the two copies of one table must hold the same "
+                             "values: delete the stale one or write the table again")
     required = list(required)
     if df.empty:  # no rows (e.g. no association in a tiny run): the required columns, no rows
         return pd.DataFrame({c: pd.Series(dtype=object) for c in dict.fromkeys([*required, *df.columns])})
@@ -139,3 +139,64 @@ def read_table(out_dir: str | Path, name: str, required: Iterable[str] = ()) -> 
         raise InputError(f"{path}: missing column(s) {', '.join(missing)} (found: {', '.join(map(str, df.columns))})")
     return df
 
+
+def _read_one(path: Path) -> pd.DataFrame:
+    """One copy of a table (Parquet, or a CSV :func:`write_csv` wrote); an empty DataFrame for a CSV without
+    even a header; :class:`~stereoprobe.errors.InputError` naming a file that cannot be read."""
+    from stereoprobe.errors import InputError
+
+    try:
+        if path.suffix == ".parquet":
+            return pd.read_parquet(path)
+        return restore_csv_cells(pd.read_csv(path, keep_default_na=True))
+    except pd.errors.EmptyDataError:  # a CSV without even a header: an empty table
+        return pd.DataFrame()
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r})") from None
+    except (OSError, ValueError) as exc:  # pyarrow and pandas parse errors are ValueErrors (ArrowInvalid too)
+        raise InputError(f"{path}: unreadable table ({(str(exc).splitlines() or [''])[0][:160]})") from None
+
+
+def _disagreement(parquet: pd.DataFrame, csv: pd.DataFrame) -> str:
+    """How the CSV copy of a table differs from its Parquet copy ("" when they hold the same values): columns,
+    row count, or the first differing cell (numbers compared as numbers, to 1e-9 relative; text as text, an
+    empty CSV cell equal to a missing value)."""
+    import numpy as np
+
+    if list(map(str, parquet.columns)) != list(map(str, csv.columns)):
+        return f"columns {list(map(str, csv.columns))} vs {list(map(str, parquet.columns))}"
+    if len(parquet) != len(csv):
+        return f"{len(csv)} vs {len(parquet)} rows"
+    for i, col in enumerate(parquet.columns):
+        a, b = parquet.iloc[:, i].reset_index(drop=True), csv.iloc[:, i].reset_index(drop=True)
+        an, bn = pd.to_numeric(a, errors="coerce"), pd.to_numeric(b, errors="coerce")
+        numeric = (an.notna() | a.isna()).all() and (bn.notna() | b.isna()).all()
+        if numeric:
+            same = np.isclose(an.to_numpy(dtype=float), bn.to_numpy(dtype=float), rtol=1e-9, atol=0.0,
+                              equal_nan=True)
+        else:
+            same = (a.map(_text) == b.map(_text)).to_numpy()
+        if not same.all():
+            r = int(np.flatnonzero(~same)[0])
+            return f"column {str(col)!r}, row {r + 1}: {_plain(b.iloc[r])!r} vs {_plain(a.iloc[r])!r}"
+    return ""
+
+
+#: the texts pandas reads as a missing value in a CSV (``read_csv``'s default ``na_values``)
+_CSV_NA = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+                     "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
+
+
+def _text(value: Any) -> str:
+    """A cell as text for comparing a table's two copies: a missing value (or a text a CSV reads as one) is "",
+    a whole float its integer."""
+    if value is None or (isinstance(value, float) and value != value) or value is pd.NA or value in _CSV_NA:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds, for messages."""
+    return value.item() if hasattr(value, "item") and not isinstance(value, (str, bytes)) else value
