@@ -27,6 +27,7 @@ from inspect_ai import Task
 from inspect_ai._util.error import PrerequisiteError
 
 from stereoprobe.errors import InputError, one_line
+from stereoprobe.hints import closest, did_you_mean
 
 __all__ = ["EpochsBoundTask", "TaskParameterError", "as_prerequisite", "boolean", "cache", "choice", "choices",
            "closest", "did_you_mean", "fail", "integer", "known_names", "message", "names", "number", "one_line_errors",
@@ -182,26 +183,6 @@ def _match(value: Any, allowed: Sequence[T]) -> tuple[bool, T | None]:
 
 def _one_of(allowed: Sequence[Any]) -> str:
     return "one of " + ", ".join(repr(c) for c in allowed)
-
-
-def closest(word: Any, known: Sequence[Any]) -> list[str]:
-    """The entries of ``known`` closest to a misspelt ``word`` (as texts): those equal to it but for case first,
-    then difflib's nearest (case ignored), at most two."""
-    import difflib
-
-    texts = [str(k) for k in known]
-    text = str(word).strip()
-    same = [k for k in texts if k.lower() == text.lower()]
-    if same:
-        return same[:2]
-    by_lower = {k.lower(): k for k in texts}
-    return [by_lower[c] for c in difflib.get_close_matches(text.lower(), list(by_lower), n=2, cutoff=0.6)]
-
-
-def did_you_mean(word: Any, known: Sequence[Any]) -> str:
-    """`` (did you mean X?)`` for the closest entries of ``known`` to ``word``, else ``""``."""
-    close = closest(word, known)
-    return f" (did you mean {' or '.join(close)}?)" if close else ""
 
 
 def unknown_entry(name: str, entry: Any, value: Any, known: Sequence[Any],

@@ -45,7 +45,7 @@ from stereoprobe.redact import redact_text
 PROG = "stereoprobe"
 
 # The commands that belong to no probe, in display order after the probes' own commands.
-GENERAL: tuple[str, ...] = ("leaderboard", "plan", "index", "lm_eval_path", "default_model_path")
+GENERAL: tuple[str, ...] = ("leaderboard", "plan", "tasks", "index", "lm_eval_path", "default_model_path")
 
 _NOT_COMMANDS = {"common"}
 
@@ -73,8 +73,11 @@ class Parser(argparse.ArgumentParser):
 
     def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
                          namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
-        if self.strict and args is not None:  # a typo is reported before a missing required option
+        helps = {o for a in self._actions if isinstance(a, argparse._HelpAction) for o in a.option_strings}
+        asks_help = args is not None and any(str(x) in helps for x in args)  # usage shows what is required
+        if self.strict and args is not None and not asks_help:  # a typo is reported before a missing required option
             required = [a for a in self._actions if a.required]
+            self._relaxed = required  # still shown as required in the usage of an error of this pass
             for a in required:
                 a.required = False
             try:
@@ -82,6 +85,7 @@ class Parser(argparse.ArgumentParser):
             finally:
                 for a in required:
                     a.required = True
+                self._relaxed = []
             if extras:
                 self.error(self.unrecognized(extras))
         ns, extras = super().parse_known_args(args, namespace)
@@ -98,11 +102,18 @@ class Parser(argparse.ArgumentParser):
 
     def short_usage(self) -> str:
         """``PROG [options] POSITIONALS REQUIRED-OPTIONS``: what a call needs, in one line."""
-        needed = [a for a in self._actions if not a.option_strings or (a.required and a.option_strings)]
-        needed = [a for a in needed if a.help is not argparse.SUPPRESS
-                  and not isinstance(a, argparse._SubParsersAction)]
-        formatter = self._get_formatter()
-        parts = formatter._format_actions_usage(needed, [])  # argparse's own rendering of these arguments
+        relaxed = getattr(self, "_relaxed", [])  # required options relaxed by the typo pass: still required
+        for a in relaxed:
+            a.required = True
+        try:
+            needed = [a for a in self._actions if not a.option_strings or (a.required and a.option_strings)]
+            needed = [a for a in needed if a.help is not argparse.SUPPRESS
+                      and not isinstance(a, argparse._SubParsersAction)]
+            formatter = self._get_formatter()
+            parts = formatter._format_actions_usage(needed, [])  # argparse's own rendering of these arguments
+        finally:
+            for a in relaxed:
+                a.required = False
         commands = " COMMAND" if self._subparsers is not None else ""
         return f"{self.prog} [options]{commands} {parts}".rstrip()
 

@@ -21,11 +21,12 @@ DESCRIPTION = (
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``dbb`` subcommand."""
-    from stereoprobe.cli.common import bootstrap_count, float_between, int_between, out_dir, seed
+    from stereoprobe.cli.common import bootstrap_count, existing_path, float_between, int_between, out_dir, seed
 
     p = sub.add_parser("dbb", help="DBB: bias scores S, counts of S >= 20, refusal rates and report from eval logs",
                        description=DESCRIPTION)
-    p.add_argument("inputs", nargs="+", help="eval log files or folders of the dbb and dbb_sg tasks, or lm-eval "
+    p.add_argument("inputs", nargs="+", metavar="INPUT", type=existing_path,
+                   help="eval log files or folders of the dbb and dbb_sg tasks, or lm-eval "
                    "--log_samples output of dbb_mc / dbb_sg (samples_<task>_<time>.jsonl)")
     p.add_argument("--out", required=True, type=out_dir, help="output folder (replaced atomically)")
     p.add_argument("--threshold", type=float_between(0, 100), default=20.0,

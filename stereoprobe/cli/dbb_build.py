@@ -19,11 +19,12 @@ DESCRIPTION = (
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``dbb-build-export`` subcommand."""
-    from stereoprobe.cli.common import out_dir
+    from stereoprobe.cli.common import existing_path, out_dir
 
     p = sub.add_parser("dbb-build-export", help="DBB builder logs -> concepts.csv / templates.csv / sg_variations.csv",
                        description=DESCRIPTION)
-    p.add_argument("inputs", nargs="+", help="eval logs (files or folders) of dbb_build_concepts / dbb_build_questions")
+    p.add_argument("inputs", nargs="+", metavar="INPUT", type=existing_path,
+                   help="eval logs (files or folders) of dbb_build_concepts / dbb_build_questions")
     p.add_argument("--out", required=True, type=out_dir, help="output folder")
     p.set_defaults(func=run)
 

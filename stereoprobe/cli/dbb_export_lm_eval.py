@@ -8,7 +8,7 @@ import argparse
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``dbb-export-lm-eval`` subcommand."""
     from stereoprobe.cli.common import int_between, out_file, seed
-    from stereoprobe.dbb import questions as Q
+    from stereoprobe.dbb import contract as Q  # not .questions: it imports inspect_ai (seconds of --help)
 
     p = sub.add_parser(
         "dbb-export-lm-eval",

@@ -24,7 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "and Parquet table beside it. make demo ends with this command.",
         formatter_class=HelpFormatter,
     )
-    p.add_argument("dir", type=_results_dir, help="folder holding the probes' report folders (e.g. results/demo)")
+    p.add_argument("dir", metavar="DIR", type=_results_dir,
+                   help="folder holding the probes' report folders (e.g. results/demo)")
     p.set_defaults(func=_run, claimed_files=_page)  # the page is locked before the folder is read
 
 

@@ -49,7 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="StereoTales harm judge: LLM ratings, human alignment, rater agreement and language analyses",
         description=DESCRIPTION,
     )
-    p.add_argument("logs", nargs="+", type=existing_path, help="eval logs or folders of the stereotales_judge task")
+    p.add_argument("logs", nargs="+", metavar="INPUT", type=existing_path,
+                   help="eval logs or folders of the stereotales_judge task")
     p.add_argument("--out", required=True, type=out_dir,
                    help="output folder (an associations output folder to extend its report)")
     p.add_argument("--human", type=existing_file,

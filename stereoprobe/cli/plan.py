@@ -131,8 +131,11 @@ def load_task(name: str, args: dict[str, Any]) -> Any:
         raise InputError(f"unknown task {name!r}: {hint}stereoprobe's tasks are {', '.join(known)}")
     try:
         return task_create(full, **args)
-    except InputError:
-        raise
+    except InputError as e:  # the one line names the task (its parameter, its data)
+        text = " ".join(str(getattr(e, "message", None) or e).split())
+        if text.startswith(f"task {name}"):
+            raise
+        raise InputError(f"task {name}: {text}") from None
     except (ValueError, TypeError, FileNotFoundError) as e:
         raise InputError(f"task {name}: {' '.join(str(e).split())}") from None
 
@@ -221,37 +224,30 @@ def _say(line: str, file: Any = None) -> None:
     print(redact_text(line), file=file)
 
 
-def run(args: argparse.Namespace) -> int:
-    """Build the task, count, print (and write --json)."""
-    from stereoprobe.plan import load_prices, plan_task
-    from stereoprobe.plan.calibrate import calibrate
-    from stereoprobe.redact import redact
+def _check_models(args: argparse.Namespace, roles: dict[str, list[str]], prices: Any) -> None:
+    """Every model named exists (its provider: a misspelt one is refused with the closest), and
+    ``--calibrate`` has a local model: checked before the task is built and any model loads."""
+    from stereoprobe.plan.providers import check_provider
 
-    task_args = parse_kv(args.task_args, "-T")
-    roles = parse_roles(args.roles)
     if args.model is not None:
-        model_name(args.model, "--model")
-    prices = load_prices(args.prices)
-    implied = counting_args(args.task, task_args)
-    task = load_task(args.task, {**implied, **task_args})
-    spc = None
-    if args.calibrate:
-        if not args.model or not prices.is_local(args.model):
-            raise InputError("--calibrate needs a local --model (transformers/..., hf/..., vllm/...)")
-        with CalibrationProgress(args.model) as on_progress:
-            spc = calibrate(lambda: load_task(args.task, {**implied, **task_args}), args.model, roles,
-                            args.calibrate, on_progress=on_progress)
-    plan = plan_task(task, model=args.model, roles=roles, epochs=args.epochs, prices=prices, seconds_per_call=spc)
-    plan.notes += [f"counted with -T {k}={v}: the same counts without a download (the run uses the task's own "
-                   "default)" for k, v in implied.items()]
-    d = plan.as_dict()
+        check_provider(model_name(args.model, "--model"), "--model", prices)
+    for role, models in roles.items():
+        for m in models:
+            check_provider(m, f"--model-role {role}", prices)
+    if args.calibrate and (not args.model or not prices.is_local(args.model)):
+        raise InputError("--calibrate needs a local --model (transformers/..., hf/..., vllm/...)")
+
+
+def _print_plan(args: argparse.Namespace, plan: Any, prices: Any) -> None:
+    from stereoprobe.plan.core import duration
+
     _say(f"{args.task}: {_fmt(plan.items)} {plan.unit}, {_fmt(plan.samples)} inspect samples x {plan.epochs} epoch(s)")
     for role, n in plan.model_calls.items():
         t = plan.tokens_by_role[role]
         _say(f"  {role:<10} {_fmt(n):>12} model calls  {_fmt(t['input']):>15} input tokens  "
-              f"{_fmt(t['output']):>13} output tokens  ({', '.join(plan.models.get(role) or ['?'])})")
-    _say(f"  total: {_fmt(plan.input_tokens)} input, {_fmt(plan.output_tokens)} output tokens; "
-          f"time {'unknown (use --calibrate N on a local model)' if plan.seconds is None else f'{plan.seconds / 3600:,.2f} h'}")
+             f"{_fmt(t['output']):>13} output tokens  ({', '.join(plan.models.get(role) or ['?'])})")
+    when = "unknown (use --calibrate N on a local model)" if plan.seconds is None else duration(plan.seconds)
+    _say(f"  total: {_fmt(plan.input_tokens)} input, {_fmt(plan.output_tokens)} output tokens; time {when}")
     _say(f"  {cost_line(plan, prices)}")
     for note in plan.notes:  # stale prices: a warning on stderr (below), not a note
         if not note.startswith("prices of "):
@@ -259,9 +255,41 @@ def run(args: argparse.Namespace) -> int:
     for note in plan.notes:
         if note.startswith("prices of "):
             _say(f"stereoprobe plan: warning: {note}", file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check, build the task, count (and time with --calibrate), print (and write --json).
+
+    Everything that can be refused is refused before a model loads: the names, the task's arguments, its
+    epochs and the likelihood capability (by :func:`stereoprobe.plan.plan_task`); ``--calibrate`` then runs
+    what the plan priced: its epochs, and every role bound as the plan bound it (issue 35.3)."""
+    from stereoprobe.plan.prices import load_prices
+
+    task_args = parse_kv(args.task_args, "-T")
+    roles = parse_roles(args.roles)
+    prices = load_prices(args.prices)
+    _check_models(args, roles, prices)  # before anything imports inspect_ai (seconds)
+    from stereoprobe.plan.calibrate import calibrate
+    from stereoprobe.plan.core import plan_task, plan_unit, with_seconds
+    from stereoprobe.redact import redact
+    implied = counting_args(args.task, task_args)
+    task = load_task(args.task, {**implied, **task_args})
+    plan = plan_task(task, model=args.model, roles=roles, epochs=args.epochs, prices=prices)
+    if args.calibrate:
+        main_role = plan_unit(plan.task).main_role
+        bound = {r: ms for r, ms in plan.models.items() if r != main_role}
+        with CalibrationProgress(args.model) as on_progress:
+            spc = calibrate(lambda: load_task(args.task, {**implied, **task_args}), args.model, bound,
+                            args.calibrate, on_progress=on_progress, epochs=plan.epochs)
+        plan = with_seconds(plan, spc, args.model)
+    if implied:  # one note for every argument the count assumed
+        given = ", ".join(f"-T {k}={v}" for k, v in implied.items())
+        plan.notes.append(f"counted with {given}: the same counts without a download (the run uses the "
+                          "task's own defaults)")
+    _print_plan(args, plan, prices)
     if args.json_out:  # written beside, then renamed over: a failed write leaves an earlier plan intact
         from stereoprobe.outputs import atomic_output_file
 
         with atomic_output_file(args.json_out, inputs=[args.prices] if args.prices else []) as tmp:
-            tmp.write_text(json.dumps(redact(d), indent=2) + "\n", encoding="utf-8")
+            tmp.write_text(json.dumps(redact(plan.as_dict()), indent=2) + "\n", encoding="utf-8")
     return 0

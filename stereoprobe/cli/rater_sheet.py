@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "human study and empty harm (1-5) and realism (yes/no/don't know) columns, plus OUT.questions.txt with "
         "the two questions. Rate it, then pass the filled sheet to 'stereoprobe judge-report --human'.",
     )
-    r.add_argument("associations", type=_source,
+    r.add_argument("associations", metavar="ASSOCIATIONS", type=_source,
                    help="associations.csv / .parquet, a questions.json-format file or 'upstream'")
     r.add_argument("--out", required=True, type=out_file, help="CSV file to write")
     r.add_argument("--slices", nargs="*", help="keep only these slices (e.g. all)")

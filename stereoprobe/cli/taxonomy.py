@@ -27,7 +27,8 @@ def register(subparsers: Any) -> None:
             "the task runs them."
         ),
     )
-    p.add_argument("source", nargs="?", default="bundled", help="bundled | upstream | FILE.yaml | FOLDER")
+    p.add_argument("source", nargs="?", metavar="SOURCE", default="bundled",
+                   help="bundled | upstream | FILE.yaml | FOLDER")
     p.add_argument("--languages", type=comma_list, default=None,
                    help="comma-separated languages for the sample count and export (unset: every language)")
     p.add_argument("--extra-english", action="store_true", help="include the English-only extra templates")

@@ -16,6 +16,9 @@ TASKS: dict[str, str] = {TASK_MCQ: SCORER_MCQ, TASK_SG: SCORER_SG}
 BUILD_TASKS = ("dbb_build_concepts", "dbb_build_questions", "dbb_build_variations")
 REDUCER = "dbb_epochs"  # the epoch reducer of both tasks (mean of a and valid, count of epochs)
 
+DEFAULT_SOURCE = "upstream"  # the paper's benchmark (1,547 templates, 77,350 questions)
+DEFAULT_FAITHFUL = True  # the upstream expansion, quirks included (see docs/fidelity.md)
+
 MODES = ("sampled", "logprob")
 DEFAULT_MODE = "sampled"  # the paper's protocol (§5, Appendix A)
 DEFAULT_EPOCHS = {"sampled": 10, "logprob": 2}

@@ -15,10 +15,8 @@ from typing import Any
 
 from stereoprobe import params as P
 from stereoprobe.dbb import data as D
+from stereoprobe.dbb.contract import DEFAULT_FAITHFUL, DEFAULT_SOURCE  # noqa: F401 (re-exported)
 from stereoprobe.dbb.published import NAME_SOURCES, load_published_names
-
-DEFAULT_SOURCE = "upstream"  # the paper's benchmark (1,547 templates, 77,350 questions)
-DEFAULT_FAITHFUL = True  # the upstream expansion, quirks included (see docs/fidelity.md)
 
 
 def _is_upstream(source: str) -> bool:

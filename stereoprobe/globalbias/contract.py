@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from stereoprobe import likelihood
-from stereoprobe import params as P
 from stereoprobe.errors import InputError
+
+# stereoprobe.likelihood and stereoprobe.params import inspect_ai (seconds): imported when first needed, so
+# that the descriptor (probe.py) and `stereoprobe --help` stay fast (issue 35.10)
 
 TASK_LIKELIHOOD = "globalbias"
 TASK_PROFILES = "globalbias_profiles"
@@ -18,9 +19,9 @@ RUN_INFO_PROFILES = "globalbias-profiles"  # run_info.json's probe name of a `st
 # likelihood task: one sample per name group x template (default) or per sentence (``-T unit=sentence``)
 UNITS = ("group", "sentence")
 TEMPLATES = (1, 2, 3)  # the sentence templates (-T templates)
-GROUP_SCORER = likelihood.SCORER  # compact per-sentence results (stereoprobe.likelihood)
+# GROUP_SCORER: compact per-sentence results, stereoprobe.likelihood.SCORER (module __getattr__ below)
 SENTENCE_SCORER = "sentence_logprob"  # one sentence per sample
-SCORE_KEYS = (likelihood.SUM_LOGPROB, likelihood.N_TOKENS, likelihood.N_BYTES)  # value of SENTENCE_SCORER
+# SCORE_KEYS: the value of SENTENCE_SCORER, likelihood's SUM_LOGPROB, N_TOKENS, N_BYTES (module __getattr__ below)
 
 # metadata of one sentence (per-sentence samples; per-text items of grouped samples carry TEXT_KEYS)
 SENTENCE_METADATA = ("group", "ethnicity", "gender", "name", "name_index", "descriptor", "descriptor_index",
@@ -52,6 +53,8 @@ def check_task_args(source: object = "upstream", faithful: object = True, encode
     (an :class:`~stereoprobe.errors.InputError` naming the parameter) and returned typed: ``templates`` as a
     list of template numbers (``-T templates=1,3`` arrives as texts) or None. ``faithful`` and
     ``encoder_decoder`` must be real booleans (``-T faithful=true``; not 1 or "yes")."""
+    from stereoprobe import params as P
+
     if not isinstance(source, str) or not source.strip():
         raise InputError(P.message("source", source, "'upstream', 'bundled' or the path of a local copy"))
     return {
@@ -62,3 +65,15 @@ def check_task_args(source: object = "upstream", faithful: object = True, encode
         "templates": P.choices(templates, "templates", TEMPLATES),
         "mlm_max_length": P.integer(mlm_max_length, "mlm_max_length", 3, optional=True),
     }
+
+
+def __getattr__(name: str) -> Any:
+    """``GROUP_SCORER`` and ``SCORE_KEYS``, read from :mod:`stereoprobe.likelihood` on first use."""
+    if name in ("GROUP_SCORER", "SCORE_KEYS"):
+        from stereoprobe import likelihood
+
+        value: Any = likelihood.SCORER if name == "GROUP_SCORER" else (
+            likelihood.SUM_LOGPROB, likelihood.N_TOKENS, likelihood.N_BYTES)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

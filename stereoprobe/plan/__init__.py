@@ -7,7 +7,18 @@
 
 from __future__ import annotations
 
-from stereoprobe.plan.core import Plan, plan_task
+from typing import Any
+
 from stereoprobe.plan.prices import PriceTable, load_prices
 
 __all__ = ["Plan", "PriceTable", "load_prices", "plan_task"]
+
+
+def __getattr__(name: str) -> Any:
+    """``Plan`` and ``plan_task`` from :mod:`.core` on first use: it imports inspect_ai (seconds), which a
+    refusal of ``stereoprobe plan``'s arguments does not need (issue 35.10)."""
+    if name in ("Plan", "plan_task"):
+        from stereoprobe.plan import core
+
+        return getattr(core, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -68,11 +68,14 @@ def _warm_up(models: Sequence[str]) -> None:
 
 
 def calibrate(make_task: Callable[[], Any], model: str, roles: Mapping[str, Sequence[str]] | None, n: int,
-              on_progress: ProgressCallback | None = None) -> float:
-    """Seconds per sample-epoch: the models are loaded first, then ``n`` samples are timed (one epoch).
+              on_progress: ProgressCallback | None = None, epochs: int = 1) -> float:
+    """Seconds per sample-epoch: the models are loaded first, then ``n`` samples are timed, each for
+    ``epochs`` epochs: the run the plan prices (a task bounding its epochs, such as DBB's sampled mode with
+    its ten answers per question, refuses fewer). ``roles``: every role the plan priced, bound as it bound
+    them (a role the plan assumed is bound to its models here too, so a task requiring it runs).
 
     Small ``n`` underestimates the throughput of batching providers, so the estimate errs on the long side.
-    ``on_progress(stage, done, total)`` is called as the models load and as each timed sample finishes.
+    ``on_progress(stage, done, total)`` is called as the models load and as each timed sample-epoch finishes.
     """
     from inspect_ai import eval as inspect_eval
 
@@ -80,9 +83,10 @@ def calibrate(make_task: Callable[[], Any], model: str, roles: Mapping[str, Sequ
         raise InputError(f"--calibrate must be >= 1, got {n}")
     report = on_progress or (lambda stage, done, total: None)
     model_roles = {r: (list(m) if len(m) > 1 else m[0]) for r, m in (roles or {}).items() if m}
+    total = n * max(int(epochs), 1)
     with tempfile.TemporaryDirectory(prefix="stereoprobe-plan-") as log_dir:
-        common: dict[str, Any] = {"model": model, "model_roles": model_roles or None, "epochs": 1, "display": "none",
-                                  "log_dir": log_dir, "log_realtime": False, "score": True}
+        common: dict[str, Any] = {"model": model, "model_roles": model_roles or None, "epochs": int(epochs),
+                                  "display": "none", "log_dir": log_dir, "log_realtime": False, "score": True}
         report("loading", 0, 1)
         _warm_up([model, *[m for ms in (roles or {}).values() for m in ms]])
         report("loading", 1, 1)
@@ -90,10 +94,10 @@ def calibrate(make_task: Callable[[], Any], model: str, roles: Mapping[str, Sequ
 
         def sample_done() -> None:
             done[0] += 1
-            report("samples", min(done[0], n), n)
+            report("samples", min(done[0], total), total)
 
         _register_hook()
-        report("samples", 0, n)
+        report("samples", 0, total)
         with _lock:
             _listener.append(sample_done)
         try:
@@ -106,5 +110,6 @@ def calibrate(make_task: Callable[[], Any], model: str, roles: Mapping[str, Sequ
         if not logs or logs[0].status != "success":
             err = getattr(logs[0], "error", None) if logs else None
             raise InputError(f"calibration run failed on {model}: {getattr(err, 'message', err)}")
-        completed = int(getattr(logs[0].results, "completed_samples", 0) or 0) or n
-    return dt / completed
+        timed = len(logs[0].samples or []) or (int(getattr(logs[0].results, "completed_samples", 0) or 0)
+                                               or n) * max(int(epochs), 1)  # sample-epochs
+    return dt / timed

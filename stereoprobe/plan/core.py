@@ -149,10 +149,13 @@ class _Run:
 def _bind_roles(run: _Run, roles: Mapping[str, Sequence[str]] | None, notes: list[str]) -> dict[str, list[str]]:
     """The given role bindings, else the probe's default roles (the paper's setup), priced as the subject."""
     bound: dict[str, list[str]] = {k: list(v) for k, v in (roles or {}).items()}
+    assumed = []
     for role, k in run.unit.default_roles.items():
         if role not in bound:
             bound[role] = [run.model or "?"] * int(k)
-            notes.append(f"role '{role}' not given: assumed {k} model(s) as in the paper, priced as the subject")
+            assumed.append(f"role '{role}' not given: assumed {k} model{'s' if int(k) != 1 else ''}")
+    if assumed:  # one note for every role assumed (issue 35.12: near-identical notes merged)
+        notes.append(f"{'; '.join(assumed)}, as in the paper, priced as the subject")
     return bound
 
 
@@ -214,6 +217,36 @@ def _generation_counts(run: _Run, bound: Mapping[str, list[str]], default_out: M
         c.notes.append(f"{', '.join(unit.reader_roles[1:])} calls are an upper bound: outputs the "
                        f"{unit.reader_roles[0]} role sets aside skip them")
     return c
+
+
+def duration(seconds: float) -> str:
+    """A time in the unit a person reads it in: ``21 s``, ``4.5 min``, ``3.2 h``, ``2.1 days``.
+
+    >>> [duration(x) for x in (0.4, 21, 270, 11_520, 181_440)]
+    ['0.4 s', '21 s', '4.5 min', '3.2 h', '2.1 days']
+    """
+    x = float(seconds)
+    if x < 10:
+        return f"{x:.1f} s"
+    if x < 90:
+        return f"{x:.0f} s"
+    if x < 90 * 60:
+        return f"{x / 60:.1f} min"
+    if x < 48 * 3600:
+        return f"{x / 3600:.1f} h"
+    return f"{x / 86400:,.1f} days"
+
+
+def time_note(seconds_per_call: float, model: str | None) -> str:
+    """The note of a measured time: seconds per sample and epoch, and where they were measured."""
+    return f"time: {float(seconds_per_call):,.2f} s per sample and epoch, measured on {model} (--calibrate)"
+
+
+def with_seconds(plan: Plan, seconds_per_call: float, model: str | None) -> Plan:
+    """``plan`` with the time of its run at ``seconds_per_call`` per sample and epoch (``--calibrate``)."""
+    plan.seconds = float(seconds_per_call) * plan.samples * plan.epochs
+    plan.notes.append(time_note(seconds_per_call, model))
+    return plan
 
 
 def plan_task(task: Any, model: str | None = None, roles: Mapping[str, Sequence[str]] | None = None,
@@ -279,8 +312,7 @@ def _priced(run: _Run, c: _Counts, bound: Mapping[str, list[str]], notes: list[s
     seconds = None
     if seconds_per_call is not None:
         seconds = float(seconds_per_call) * run.n * run.epochs
-        notes.append(f"time: {float(seconds_per_call):,.2f} s per sample and epoch, measured on {run.model} "
-                     "(--calibrate)")
+        notes.append(time_note(seconds_per_call, run.model))
     return Plan(task=run.name, items=int(c.items), unit=run.unit.unit, samples=run.n, epochs=run.epochs,
                 model_calls=c.calls, input_tokens=int(sum(c.tok_in.values())),
                 output_tokens=int(sum(c.tok_out.values())), usd=cost.usd, seconds=seconds, models=models,

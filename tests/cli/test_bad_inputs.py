@@ -98,6 +98,8 @@ CASES: list[Case] = [
     Case(("dbb", "--no-such-option", GOODLOG, *OUT), "unrecognized arguments"),
     Case(("lm-eval-path", "extra"), "unrecognized arguments"),
     Case(("default-model-path", "extra"), "unrecognized arguments"),
+    Case(("tasks", "globalbais"), "no task 'globalbais' (did you mean globalbias"),
+    Case(("tasks", "--verbose"), "unrecognized arguments"),
 
     # --- associations (StereoTales mining)
     *_log_cases("associations", *OUT),

@@ -19,25 +19,17 @@ The names below are re-exported for convenience (``from stereoprobe.stereotales.
 
 from __future__ import annotations
 
-from stereoprobe.stereotales.judge.associations import (
-    AssociationFileError,
-    association_id,
-    association_key,
-    attribute_display_name,
-    deduplicate_associations,
-    load_association_rows,
-    load_associations,
-    same_model,
-)
-from stereoprobe.stereotales.judge.contract import KEY_COLUMNS
-from stereoprobe.stereotales.judge.parsing import JudgeAnswer, median_is_harmful, parse_judge_answer
-from stereoprobe.stereotales.judge.prompt import (
-    JudgePrompt,
-    attribute_value_lists,
-    load_judge_prompt,
-    question_order,
-    taxonomy_values,
-)
+# The names below, each imported from its module on first use (PEP 562): the descriptor (.probe) is found by
+# importing this package, and pandas (.associations) would cost `stereoprobe --help` a second (issue 35.10).
+_EXPORTS = {
+    "associations": ("AssociationFileError", "association_id", "association_key", "attribute_display_name",
+                     "deduplicate_associations", "load_association_rows", "load_associations", "same_model"),
+    "contract": ("KEY_COLUMNS",),
+    "parsing": ("JudgeAnswer", "median_is_harmful", "parse_judge_answer"),
+    "prompt": ("JudgePrompt", "attribute_value_lists", "load_judge_prompt", "question_order", "taxonomy_values"),
+    "api": ("JudgeResult", "JudgeOptions", "analyze", "write"),  # the Python API
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "KEY_COLUMNS", "AssociationFileError", "JudgeAnswer", "JudgePrompt", "association_id", "association_key",
@@ -46,14 +38,15 @@ __all__ = [
     "same_model", "taxonomy_values",
 ]
 
-# The Python API (:mod:`.api`), imported on first use: the solvers and scorers import this package cheaply.
-_API = ("JudgeResult", "JudgeOptions", "analyze", "write")
-__all__ += list(_API)
+__all__ += list(_EXPORTS["api"])
 
 
 def __getattr__(name: str) -> object:
-    if name in _API:
-        import importlib
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-        return getattr(importlib.import_module("stereoprobe.stereotales.judge.api"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
