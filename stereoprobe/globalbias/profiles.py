@@ -64,8 +64,12 @@ def _literal_tuple(v: object, where: str) -> tuple:
 
 
 def read_profiles_csv(path: str | Path) -> pd.DataFrame:
-    """Read a profiles CSV in the upstream generation-output layout (list fields written as Python tuples)."""
+    """Read a profiles CSV in the upstream generation-output layout (list fields written as Python tuples);
+    two spellings of one group, or a name in two groups, are refused in one line
+    (:func:`~stereoprobe.globalbias.table_checks.check_profile_table`)."""
+    from stereoprobe.globalbias.table_checks import check_profile_table
     from stereoprobe.inputs import read_table
+    from stereoprobe.model_labels import nfc
 
     path = Path(path)
     df = read_table(path, ["name", "Group", "Ethnicity", "Gender"] + FEATURES, what="profiles table", dtype=str,
@@ -75,6 +79,8 @@ def read_profiles_csv(path: str | Path) -> pd.DataFrame:
         df[col] = [_literal_tuple(v, f"{path}: row {i + 2}, column {col}") for i, v in enumerate(df[col])]
     if "model" not in df.columns:
         df["model"] = path.stem
+    df["model"] = df["model"].map(lambda m: nfc(str(m)))  # one label per model (Unicode NFC)
+    check_profile_table(df, path)
     return df
 
 

@@ -98,3 +98,25 @@ def missing_groups(df: pd.DataFrame) -> list[str]:
             notes.append(f"model {model!r} has no rows for group(s) {shown} that other models have: its bias "
                          "scores cover fewer groups and are not comparable with theirs")
     return notes
+
+
+def check_profile_table(df: pd.DataFrame, source: object) -> None:
+    """A profiles table (upstream generation-output layout): :class:`InputError` naming two spellings of one
+    ``Group``, ``Ethnicity`` or ``Gender`` (case or surrounding spaces: two classes of the classifier, each
+    with part of the profiles), or a name listed under two groups of one model."""
+    for col in ("Group", "Ethnicity", "Gender"):
+        values = pd.Series(df[col].astype(str).unique())
+        keys = values.map(_key)
+        clash = values[keys.duplicated(keep=False)]
+        if len(clash):
+            first = sorted(clash[keys[clash.index] == keys[clash.index[0]]])
+            raise InputError(f"{source}: {col} values {', '.join(map(repr, first[:3]))} differ only in case or "
+                             f"spaces; they would be different classes, each with part of the profiles: write one "
+                             "spelling")
+    names = df.assign(_n=df["name"].astype(str).str.strip())
+    n = names.groupby(["model", "_n"])["Group"].nunique()
+    if (n > 1).any():
+        model, name = n[n > 1].index[0]
+        both = sorted(set(names.loc[(names["model"] == model) & (names["_n"] == name), "Group"].astype(str)))
+        raise InputError(f"{source}: name {name!r} of model {model!r} is listed in {len(both)} groups "
+                         f"({', '.join(both[:3])}); which group its profiles belong to is unclear: keep it in one")

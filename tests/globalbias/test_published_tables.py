@@ -111,3 +111,33 @@ def test_the_cli_refuses_in_one_line(tmp_path, capsys) -> None:
     assert main(["globalbias", str(path), "--out", str(tmp_path / "out")]) == 2
     [line] = capsys.readouterr().err.strip().splitlines()
     assert "group names" in line and "differ only in case or spaces" in line and not (tmp_path / "out").exists()
+
+
+def _profiles_csv(tmp_path: Path, edit) -> Path:
+    from globalbias.test_profiles import synthetic
+    from stereoprobe.globalbias import profiles as P
+
+    up = synthetic(True, n_per_group=3).drop(columns="model")
+    for col in P.LISTS:
+        up[col] = up[col].map(repr)
+    edit(up)
+    path = tmp_path / "10a_demo_full.csv"
+    up.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("edit,fragment", [
+    (lambda up: up.__setitem__("Group", up["Group"].where(up.index != 0, "('ALPHA', 'F') ")),
+     "Group values \"('ALPHA', 'F')\", \"('ALPHA', 'F') \" differ only in case or spaces"),
+    (lambda up: up.__setitem__("Ethnicity", up["Ethnicity"].where(up.index != 0, "alpha")),
+     "Ethnicity values 'ALPHA', 'alpha' differ only in case or spaces"),
+    (lambda up: up.__setitem__("name", up["name"].where(up.index != 0, up["name"].iloc[-1])),
+     "is listed in 2 groups"),
+], ids=["group-space", "ethnicity-case", "name-in-two-groups"])
+def test_profiles_tables_refuse_ambiguous_names(tmp_path, edit, fragment) -> None:
+    from stereoprobe.globalbias.profiles import read_profiles_csv
+
+    assert len(read_profiles_csv(_profiles_csv(tmp_path, lambda up: None))) == 12
+    with pytest.raises(InputError) as err:
+        read_profiles_csv(_profiles_csv(tmp_path, edit))
+    assert "10a_demo_full.csv: " in str(err.value) and fragment in str(err.value)
