@@ -91,7 +91,8 @@ def test_a_name_in_two_groups_is_one_line(tmp_path) -> None:
     rows = "model,group,name,descriptor,template,ppl\n" + "".join(
         f"m,{g},{n},kind,{t},{10 + t}\n" for g, n in (("ARAB_F", "Sam"), ("CHINESE_F", "Li"), ("ENGLISH_F", "Sam "))
         for t in (1, 2, 3))
-    with pytest.raises(InputError, match=r"t\.csv: name 'Sam' of model 'm' is listed in 2 groups \(ARAB_F, ENGLISH_F\)"):
+    with pytest.raises(InputError,
+                       match=r"t\.csv: name 'Sam' of model 'm' is listed in 2 groups \(ARAB_F, ENGLISH_F\)"):
         read_sentences([_write(tmp_path, "t.csv", rows)])
 
 

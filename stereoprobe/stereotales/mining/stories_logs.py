@@ -249,7 +249,8 @@ def read_stories_from_logs(inputs: Sequence[str | Path], task: str = TASK_STORIE
     listed in ``sources`` with ``used = False``. All logs must share one task version and one taxonomy
     fingerprint (sample metadata ``taxonomy_fingerprint``), else :class:`MixedInputsError` names two files
     that disagree. A story in a language its run does not cover (``-T languages``, else the recorded
-    taxonomy's languages) is a ``language_not_in_taxonomy`` issue, not analysed. ``progress``: the input layer's callback (:data:`stereoprobe.inputs.Progress`).
+    taxonomy's languages) is a ``language_not_in_taxonomy`` issue, not analysed. ``progress``: the input
+    layer's callback (:data:`stereoprobe.inputs.Progress`).
     """
     stats = ReadStats()
     acc = _Accumulator()
