@@ -22,7 +22,7 @@ def test_index_links_reports_and_tables(tmp_path: Path) -> None:
     (tmp_path / "dbb" / "summary.csv").write_text("a\n1\n")
     assert main(["index", str(tmp_path)]) == 0
     text = (tmp_path / "index.html").read_text()
-    assert 'href="dbb/report.html"' in text and 'href="dbb/summary.csv"' in text
+    assert 'href="dbb/report.html"' in text and 'href="dbb/"' in text  # the folder of its tables
 
 
 def test_index_of_empty_folder_is_an_error(tmp_path: Path, capsys) -> None:
