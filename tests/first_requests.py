@@ -35,11 +35,14 @@ from tests.conformance._render import (Request, _key, _split, capture_model, pro
                                        text_reply)
 
 
+STORY = "  A story.\nThe end.\n"  # the capturing subject's story, with the whitespace a model may write around it
+
+
 def _stereotales_reply(kind: str) -> Callable[[list[ChatMessage], GenerateConfig], ModelOutput]:
     def reply(messages: list[ChatMessage], config: GenerateConfig) -> ModelOutput:
         schema = config.response_schema
         if kind == "subject":
-            text = "  A story.\nThe end.\n"
+            text = STORY
         elif schema is not None and schema.name == "refusal_detection":
             text = '{"reason": "a story", "label": "complied"}'
         else:

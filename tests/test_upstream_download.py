@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -26,7 +27,7 @@ from typing import Any
 import pytest
 
 from stereoprobe import upstream
-from tests.first_requests import CASES
+from tests.first_requests import CASES, STORY
 from tests.raw_server import RawFiles, serve
 
 pytestmark = pytest.mark.refdata
@@ -88,9 +89,40 @@ def _case_problems(runs: dict[str, Any], case: str) -> list[str]:
         problems.append(f"{case}: the offline run differs from the download run")
     if runs["offline"][case]["cached_here"]:
         problems.append(f"{case}: the offline run cached {runs['offline'][case]['cached_here']}")
-    if case == "stereotales" and not [f for f in runs["download"][case]["cached_here"] if "/src/flare/" in f]:
-        problems.append(f"{case}: flare's source files were not downloaded")  # its prompts' real files
+    if case == "stereotales":
+        if not [f for f in runs["download"][case]["cached_here"] if "/src/flare/" in f]:
+            problems.append(f"{case}: flare's source files were not downloaded")  # its prompts' real files
+        problems += _flare_problems(runs["download"][case]["requests"])
     return problems
+
+
+#: SHA-256 of flare's refusal template and rendered extraction template at d44bdfe (as in the conformance test)
+FLARE_SHA256 = {"refusal": "d7ca12b3e392fc0c1ae18712328b47d2731582b36de527df8cff5475b516e745",
+                "extractor": "9dc0739fe5f1248a7b80e1647b4f3417a86da72cd52d2073b327fe9fb2ce1f29"}
+
+
+def _flare_problems(requests: list[dict[str, Any]]) -> list[str]:
+    """The downloaded default's refusal and extraction requests are flare's templates filled as flare fills
+    them: the template is recovered from the request (the filled values put back as placeholders) and hashed."""
+    story = STORY  # what the capturing subject wrote (tests/first_requests.py)
+    problems, seen = [], set()
+    for r in requests:
+        if r["role"] not in FLARE_SHA256:
+            continue
+        [(_, text)] = r["messages"]
+        if r["role"] == "extractor":
+            template = text.replace(story, "$STORY_REPLACE_ME$", 1)
+        else:  # .format(language=, scenario_key=, attribute_value_key=, story.strip())
+            template = text.replace("{", "{{").replace("}", "}}").replace(
+                f"<assistant_output>\n{story.strip()}\n</assistant_output>",
+                "<assistant_output>\n{assistant_output}\n</assistant_output>", 1)
+            for label, field in (("Language", "language"), ("Scenario", "scenario_key"),
+                                 ("Socio-demographic attribute", "attribute_value_key")):
+                template = re.sub(f"^- {label}: .*$", f"- {label}: {{{field}}}", template, count=1, flags=re.M)
+        seen.add(r["role"])
+        if hashlib.sha256(template.encode()).hexdigest() != FLARE_SHA256[r["role"]]:
+            problems.append(f"stereotales: the {r['role']} request is not flare's template filled as flare does")
+    return problems + [f"stereotales: no {role} request" for role in sorted(set(FLARE_SHA256) - seen)]
 
 
 @pytest.mark.slow
