@@ -21,7 +21,8 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from stereoprobe.dbb import contract as C
 from stereoprobe.dbb import scoring as SC
-from stereoprobe.likelihood import LogprobsUnavailable
+from stereoprobe.likelihood import (ANSWER_LOGPROBS, RESULT_ERROR, RESULTS_KEY, TEXTS_KEY, TEXTS_REF_KEY,
+                                    LogprobsUnavailable)
 
 
 class DBBLogprobsUnavailable(LogprobsUnavailable):
@@ -256,43 +257,48 @@ def dbb_mcq_group_solver(option_order: str = "balanced", seed: int = 0, epochs: 
                          system_message: bool = True, prompt: str = "upstream",
                          source: str = "upstream") -> Solver:
     """Logprob mode for a group of questions (one sample per template): every question in ``epochs`` option
-    orders (the order of epoch e is the per-question path's, :func:`stereoprobe.dbb.scoring.a_is_first`),
-    all requests sent at once (the provider batches them). Results per question in
-    ``state.metadata["mcq_results"][question_id]`` = ``{"a": [...], "valid": [...], "a_first": [...], "error"}``;
-    a request that fails marks its question failed (counted, never scored); a model that returns no token
-    log-probabilities at all stops the sample with :class:`DBBLogprobsUnavailable`. ``system_message``: as for
-    :func:`dbb_mcq_solver`."""
+    orders (the order of epoch e is the per-question path's, :func:`stereoprobe.dbb.scoring.a_is_first`).
+    A provider that answers grouped one-token requests (``answers_prompt_batches``, stereoprobe's
+    ``transformers``; :mod:`stereoprobe.likelihood`) gets them all as **one** request, whose prompts share their
+    common prefix (system message, instruction) on the device; any other provider gets one request per question
+    and order, all sent at once. Results per question in ``state.metadata["mcq_results"][question_id]`` =
+    ``{"a": [...], "valid": [...], "a_first": [...], "error"}`` (the same either way); a request that fails marks
+    its question failed (counted, never scored); a model that returns no token log-probabilities at all stops
+    the sample with :class:`DBBLogprobsUnavailable`. ``system_message``: as for :func:`dbb_mcq_solver`."""
     tmpl = mcq_template(system_message, prompt, source)
     config = GenerateConfig(logprobs=True, top_logprobs=20, max_tokens=1, temperature=0.0)
 
-    async def ask(model: Model, q: dict[str, Any], e: int) -> tuple[str, bool, Any]:
-        a_first = SC.a_is_first(seed, q["id"], e, option_order)
+    def messages(q: dict[str, Any], a_first: bool) -> list[ChatMessage]:
         first, second = (q["option_a"], q["option_b"]) if a_first else (q["option_b"], q["option_a"])
+        return mcq_messages(q["context"], first, second, tmpl)
+
+    async def ask(model: Model, q: dict[str, Any], a_first: bool) -> Any:
         try:
-            out = await model.generate(mcq_messages(q["context"], first, second, tmpl), config=config)
+            return _answer_pairs(await model.generate(messages(q, a_first), config=config))
         except Exception as exc:  # noqa: BLE001 (recorded per question, counted)
-            return q["id"], a_first, exc
-        return q["id"], a_first, out
+            return exc
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
         qs = state.metadata[C.META_MCQ_QUESTIONS]
-        answers = await asyncio.gather(*(ask(model, q, e) for q in qs for e in range(1, epochs + 1)))
+        asked = [(q, SC.a_is_first(seed, q["id"], e, option_order)) for q in qs for e in range(1, epochs + 1)]
+        if getattr(model.api, "answers_prompt_batches", False):
+            answers = await _ask_grouped(model, [messages(q, a) for q, a in asked], config)
+        else:
+            answers = list(await asyncio.gather(*(ask(model, q, a) for q, a in asked)))
         results: dict[str, dict[str, Any]] = {q["id"]: {"a": [], "valid": [], "a_first": [], "error": None}
                                               for q in qs}
-        for qid, a_first, out in answers:
-            r = results[qid]
-            if isinstance(out, BaseException):
-                r["error"] = r["error"] or f"{type(out).__name__}: {out}"[:300]
+        for (q, a_first), pairs in zip(asked, answers):
+            r = results[q["id"]]
+            if isinstance(pairs, (BaseException, str)):  # a failed request, or the provider's reason for a prompt
+                reason = pairs if isinstance(pairs, str) else f"{type(pairs).__name__}: {pairs}"
+                r["error"] = r["error"] or reason[:300]
                 continue
-            choice = out.choices[0] if out.choices else None
-            if choice is None or choice.logprobs is None or not choice.logprobs.content:
+            if not pairs:
                 raise DBBLogprobsUnavailable(
-                    f"model {model} returned no token log-probabilities for question {qid}; DBB logprob mode "
+                    f"model {model} returned no token log-probabilities for question {q['id']}; DBB logprob mode "
                     "needs a provider that honours logprobs/top_logprobs (transformers/..., vllm/..., "
                     "openai/...); use -T mode=sampled otherwise")
-            lp = choice.logprobs.content[0]
-            pairs = [(lp.token, lp.logprob)] + [(t.token, t.logprob) for t in (lp.top_logprobs or [])]
             a, valid, _, _ = SC.logprob_answer(pairs, a_first)
             r["a"].append(a)
             r["valid"].append(valid)
@@ -302,3 +308,33 @@ def dbb_mcq_group_solver(option_order: str = "balanced", seed: int = 0, epochs: 
         return state
 
     return solve
+
+
+def _answer_pairs(out: Any) -> list[tuple[str, float]]:
+    """The answer token's ``(token, logprob)`` then its top log-probabilities (empty: none returned)."""
+    choice = out.choices[0] if out.choices else None
+    if choice is None or choice.logprobs is None or not choice.logprobs.content:
+        return []
+    lp = choice.logprobs.content[0]
+    return [(lp.token, lp.logprob)] + [(t.token, t.logprob) for t in (lp.top_logprobs or [])]
+
+
+async def _ask_grouped(model: Model, conversations: list[list[ChatMessage]], config: GenerateConfig) -> list[Any]:
+    """Every conversation in one grouped one-token request (protocol: :mod:`stereoprobe.likelihood`): per
+    conversation its answer pairs, or the reason it failed (recorded for its question). An in-process
+    provider gets the conversations by reference (``stash_texts``), so they are not copied into the log."""
+    items = [{"messages": [{"role": m.role, "content": m.text} for m in conv]} for conv in conversations]
+    stash = getattr(model.api, "stash_texts", None)
+    meta = {TEXTS_REF_KEY: stash(items)} if callable(stash) else {TEXTS_KEY: items}
+    message = ChatMessageUser(content=f"{len(items)} DBB questions x option orders (the sample's metadata)",
+                              metadata=meta)
+    try:
+        out = await model.generate([message], config=config)
+    except Exception as exc:  # noqa: BLE001 (recorded for every question of the group, counted)
+        return [exc] * len(items)
+    res = (out.metadata or {}).get(RESULTS_KEY)
+    if not isinstance(res, dict) or len(res.get(ANSWER_LOGPROBS) or ()) != len(items):
+        raise RuntimeError(f"model {model} answered a group of {len(items)} prompts without per-prompt answers "
+                           f"({out.error or 'no ' + RESULTS_KEY + ' in the output metadata'})")
+    return [str(err) if err else [(str(t), float(v)) for t, v in (pairs or [])]
+            for pairs, err in zip(res[ANSWER_LOGPROBS], res[RESULT_ERROR])]

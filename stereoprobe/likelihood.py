@@ -20,6 +20,13 @@ offer ``stash_texts(items) -> key``: the solver then sends ``metadata[TEXTS_REF_
 items, so the texts, already in the sample's metadata, are not copied into the logged model event. Other
 providers get one request per text (see ``stereoprobe.solvers.likelihood``).
 
+**Grouped one-token requests** (DBB's logprob mode). A provider with ``answers_prompt_batches = True`` also
+accepts such a call without ``prompt_logprobs`` and with ``logprobs``, ``top_logprobs``, ``max_tokens=1`` and
+temperature 0, whose items are ``{"messages": [{"role": "system" | "user", "content": ...}, ...]}``
+conversations: it answers ``metadata[RESULTS_KEY] = {"top_logprobs": [...], "error": [...]}``, per item the
+answer token's ``[token, logprob]`` followed by its ``top_logprobs`` most likely ``[token, logprob]`` pairs
+(or ``None`` with the reason), each exactly as one request with that conversation would give them.
+
 **Capability.** Prompt log-probabilities are a vLLM extension of the OpenAI API; chat APIs (``openai/``,
 ``anthropic/``, ``google/``, ...) return none. :func:`require_logprobs` refuses such a provider by its name
 before anything is priced, loaded, downloaded or paid for (``stereoprobe plan``, and ``inspect eval`` when it
@@ -63,6 +70,7 @@ N_BYTES = "n_bytes"
 ERRORS = "errors"
 # keys of a provider's answer, ``ModelOutput.metadata[RESULTS_KEY]`` (aligned lists): SUM_LOGPROB, N_TOKENS and
 RESULT_ERROR = "error"
+ANSWER_LOGPROBS = "top_logprobs"  # grouped one-token answers: per item [[token, logprob], ...] (answer first)
 
 
 #: providers that can return prompt log-probabilities: stereoprobe's ``transformers`` and inspect's providers of

@@ -5,6 +5,13 @@ thread runs the model on earlier requests: the texts (and their contexts) are to
 the fast tokenizer, checked, and queued as **one** worker request with one future. The worker plans the texts
 of each grouped request on their own (:mod:`.planning`), so a text's result does not depend on the requests
 it happened to be queued with. The answer carries per-text sums only (no per-token data).
+
+A grouped **one-token** request (DBB's logprob mode: every question x option order of a template) carries
+conversations instead of texts: each is rendered and checked as a single chat request would be
+(:meth:`TransformersAPI.generate_request`), all go to the worker as one request, and the next token of every
+prompt is computed in one plan in which the prompts of the request share their common prefixes (chat header,
+system message, instruction; :mod:`.next_token`). The answer holds, per conversation, the answer token and
+its top log-probabilities, as the single-request route returns them.
 """
 
 from __future__ import annotations
@@ -12,9 +19,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from inspect_ai.model import ChatCompletionChoice, ChatMessageAssistant, ChatMessageUser, GenerateConfig, ModelOutput, ModelUsage
+from inspect_ai.model import (ChatCompletionChoice, ChatMessage, ChatMessageAssistant, ChatMessageSystem,
+                              ChatMessageUser, GenerateConfig, Logprob, Logprobs, ModelOutput, ModelUsage,
+                              TopLogprob)
 
-from stereoprobe.likelihood import N_TOKENS, RESULT_ERROR, RESULTS_KEY, SUM_LOGPROB
+from stereoprobe.likelihood import ANSWER_LOGPROBS, N_TOKENS, RESULT_ERROR, RESULTS_KEY, SUM_LOGPROB
+from stereoprobe.providers.args import WorkerRequest
+from stereoprobe.providers.generation import generation_call
+from stereoprobe.providers.generation_batching import next_tokens
+from stereoprobe.providers.sampling import EFFECTIVE_SETTINGS_KEY, settings_record
 from stereoprobe.providers.scoring import TokenScores
 
 
@@ -91,3 +104,109 @@ def results_output(model_name: str, n: int, positions: list[int], scores: list[T
     return ModelOutput(model=model_name, choices=[choice],
                        usage=ModelUsage(input_tokens=tokens, output_tokens=0, total_tokens=tokens),
                        metadata={RESULTS_KEY: {SUM_LOGPROB: sums, N_TOKENS: counts, RESULT_ERROR: errors}})
+
+
+def _conversation(item: Any, k: int) -> list[ChatMessage]:
+    messages = item.get("messages") if isinstance(item, dict) else None
+    if not isinstance(messages, list) or not messages:
+        raise ValueError(f"transformers provider: prompt item {k} needs a non-empty 'messages' list")
+    kinds = {"system": ChatMessageSystem, "user": ChatMessageUser}
+    out: list[ChatMessage] = []
+    for m in messages:
+        if not isinstance(m, dict) or m.get("role") not in kinds or not isinstance(m.get("content"), str):
+            raise ValueError(f"transformers provider: prompt item {k}: each message needs role system or user "
+                             f"and a content string, got {m!r}"[:300])
+        out.append(kinds[m["role"]](content=m["content"]))
+    return out
+
+
+def prepare_prompts(api: Any, items: list[Any], config: GenerateConfig
+                    ) -> tuple[WorkerRequest | None, list[int], list[str | None], dict[str, Any] | None]:
+    """(the worker request, its item positions, per-item errors, the settings record) of a grouped one-token
+    request. Only the one-token greedy route is grouped: any other setting is refused in one line."""
+    if not (config.logprobs and config.max_tokens == 1 and not config.temperature and not config.num_choices
+            and config.prompt_logprobs is None and not config.stop_seqs and not config.response_schema):
+        raise ValueError("transformers provider: a grouped prompt request asks for one greedy token with "
+                         "logprobs (max_tokens=1, temperature 0, logprobs=True) and nothing else")
+    errors: list[str | None] = [None] * len(items)
+    payloads: list[dict[str, Any]] = []
+    positions: list[int] = []
+    first: WorkerRequest | None = None
+    for k, item in enumerate(items):
+        messages = _conversation(item, k)  # malformed: the whole request is refused
+        try:
+            request = api.generate_request(messages, config)
+        except ValueError as ex:  # too long for the context window: this prompt only
+            errors[k] = f"{type(ex).__name__}: {ex}"
+            continue
+        first = first or request
+        payloads.append(request.payload)
+        positions.append(k)
+    if first is None:
+        return None, positions, errors, None
+    record = settings_record(generation_call(api, [first], False)[0], first.payload)
+    top_k = int(config.top_logprobs or 0)
+    return WorkerRequest("answer", ("answer", top_k), {"batch": payloads}), positions, errors, record
+
+
+def run_answers(api: Any, reqs: list[WorkerRequest]) -> list[list[list[list[Any]]]]:
+    """The worker's part: the next token of every prompt of ``reqs`` in one plan (each request its own planning
+    group, prefixes shared within it with ``-M prefix_sharing``); per request, per prompt, the answer's
+    ``[token, logprob]`` then the top ``[token, logprob]`` pairs (empty when the answer is a stop token: the
+    single-request route cuts it, as generation stops there)."""
+    prompts = [list(p["ids"]) for r in reqs for p in r.payload["batch"]]
+    groups = [n for n, r in enumerate(reqs) for _ in r.payload["batch"]]
+    top_k = int(reqs[0].key[1])
+    got = next_tokens(api, prompts, top_k, groups, bool(api.prefix_sharing))
+    stop = set(api.stop_ids())
+    pairs = [[] if got.tokens[b] in stop else
+             [[api.token_text(int(got.tokens[b])), float(got.logprobs[b])]]
+             + [[api.token_text(int(i)), float(v)] for i, v in zip(got.top_ids[b], got.top_logprobs[b])]
+             for b in range(len(prompts))]
+    out, cursor = [], 0
+    for r in reqs:
+        n = len(r.payload["batch"])
+        out.append(pairs[cursor : cursor + n])
+        cursor += n
+    return out
+
+
+def answers_output(api: Any, n: int, positions: list[int], answers: list[list[list[Any]]],
+                   errors: list[str | None], record: dict[str, Any] | None, input_tokens: int) -> ModelOutput:
+    """The grouped one-token answer: per-item pairs and errors in ``metadata[RESULTS_KEY]``, the settings record
+    as every generation output carries it."""
+    per: list[list[list[Any]] | None] = [None] * n
+    for k, a in zip(positions, answers):
+        per[k] = a
+    choice = ChatCompletionChoice(
+        message=ChatMessageAssistant(content="", model=api.model_name, source="generate"), stop_reason="max_tokens")
+    metadata: dict[str, Any] = {RESULTS_KEY: {ANSWER_LOGPROBS: per, RESULT_ERROR: errors}}
+    if record is not None:
+        metadata[EFFECTIVE_SETTINGS_KEY] = record
+    return ModelOutput(model=api.model_name, choices=[choice], metadata=metadata,
+                       usage=ModelUsage(input_tokens=input_tokens, output_tokens=len(positions),
+                                        total_tokens=input_tokens + len(positions)))
+
+
+def score_texts(api: Any, texts: list[str], group: bool = False) -> list[TokenScores]:
+    """:meth:`TransformersAPI.score_texts`: prompt log-probabilities of raw texts, as ``generate(prompt_logprobs=1)``
+    computes them (``group``: as one grouped request, whose texts share prefixes among themselves only)."""
+    config = GenerateConfig(prompt_logprobs=1)
+    if group and api.kind == "causal":
+        payloads, _, _, errors = prepare_items(api, [{"text": t} for t in texts], config)
+        if any(errors):
+            raise ValueError(next(e for e in errors if e))
+        return api.score_ids(payloads, groups=[0] * len(payloads))
+    reqs = [api.score_request([ChatMessageUser(content=t)], config) for t in texts]
+    return api.score_ids([r.payload for r in reqs])
+
+
+def to_logprobs(api: Any, scores: TokenScores) -> Logprobs:
+    """A single text's prompt log-probabilities as inspect's ``Logprobs`` (token texts decoded once per id)."""
+    content = []
+    for k, (t, lp) in enumerate(zip(scores.targets, scores.logprobs)):
+        top = None
+        if scores.top is not None:
+            top = [TopLogprob(token=api.token_text(i), logprob=v) for i, v in scores.top[k]]
+        content.append(Logprob(token=api.token_text(int(t)), logprob=lp, top_logprobs=top))
+    return Logprobs(content=content)

@@ -42,12 +42,10 @@ from inspect_ai.model import (
     ChatMessageAssistant,
     ChatMessageUser,
     GenerateConfig,
-    Logprob,
     Logprobs,
     ModelAPI,
     ModelOutput,
     ModelUsage,
-    TopLogprob,
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
@@ -63,7 +61,8 @@ from stereoprobe.providers.sampling import is_sampling
 from stereoprobe.providers.scoring import CausalScorer, TokenScores, masked_pll, seq2seq_logprobs
 from stereoprobe.providers.settings import check_config, check_scoring_input
 from stereoprobe.providers.structured import SchemaLogitsProcessor, compiled_grammar, require_xgrammar
-from stereoprobe.providers.text_batches import prepare_items, results_output
+from stereoprobe.providers.text_batches import (answers_output, prepare_items, prepare_prompts, results_output,
+                                                run_answers, score_texts, to_logprobs)
 from stereoprobe.providers.validation import (ModelArgError, chat_template_text, check_generate_config, model_int,
                                               one_line_setup, strict_bool, top_k_arg)
 
@@ -199,13 +198,17 @@ class TransformersAPI(ModelAPI):
                 raise ValueError(f"transformers provider: no stashed texts under {ref!r} (stash_texts in another process?)")
         if config.prompt_logprobs is not None:
             check_scoring_input(input, config, self.model_name)
+        if config.prompt_logprobs is None and batch is not None:  # grouped one-token request (.text_batches)
+            output = await self._answer_prompt_batch(batch, config)
+            self._stashed.pop(str(ref), None)
+            return output
         if config.prompt_logprobs is not None and batch is not None:
             output = await self._score_text_batch(batch, config)
             self._stashed.pop(str(ref), None)  # kept until scored, so a retried request finds its texts
             return output
         if config.prompt_logprobs is not None:
             scores = await self._submit(self.score_request(input, config))
-            prompt_logprobs = self._to_logprobs(scores)
+            prompt_logprobs = to_logprobs(self, scores)
             scored_tokens = len(scores.targets)
             if config.max_tokens is None or config.max_tokens <= 1:
                 choice = ChatCompletionChoice(
@@ -215,13 +218,14 @@ class TransformersAPI(ModelAPI):
                 )
                 usage = ModelUsage(input_tokens=scored_tokens + 1, output_tokens=0, total_tokens=scored_tokens + 1)
                 return ModelOutput(model=self.model_name, choices=[choice], usage=usage)
-        output: ModelOutput = await self._submit(self._generate_request(input, config))
+        output: ModelOutput = await self._submit(self.generate_request(input, config))
         if prompt_logprobs is not None:
             output.choices[0].prompt_logprobs = prompt_logprobs
         return output
 
     # ---- grouped likelihood requests (protocol: stereoprobe.likelihood) --------------------------------
     scores_text_batches = True
+    answers_prompt_batches = True
 
     def stash_texts(self, items: list[dict[str, Any]]) -> str:
         """Keep a grouped request's text items in process; the request carries only the returned key."""
@@ -239,6 +243,14 @@ class TransformersAPI(ModelAPI):
             request = WorkerRequest("score", ("score", top_k if top_k > 1 else 0), {"batch": payloads})
             scores = await self._submit(request)
         return results_output(self.model_name, len(items), positions, scores, n_conts, errors)
+
+    async def _answer_prompt_batch(self, items: list[dict[str, Any]], config: GenerateConfig) -> ModelOutput:
+        """One-token answers of many conversations in one call (:mod:`.text_batches`): one worker request, each
+        conversation answered as its single request would be, with shared prefixes; per-item errors recorded."""
+        request, positions, errors, record = prepare_prompts(self, items, config)
+        answers = await self._submit(request) if request is not None else []
+        n_in = sum(len(p["ids"]) for p in request.payload["batch"]) if request is not None else 0
+        return answers_output(self, len(items), positions, answers, errors, record, n_in)
 
     # ---- requests ---------------------------------------------------------------------------------------
     def score_request(self, input: list[ChatMessage], config: GenerateConfig) -> WorkerRequest:
@@ -284,7 +296,7 @@ class TransformersAPI(ModelAPI):
                 f"{self.model_name} ({self.context_window} tokens): {text[:80]!r}..."
             )
 
-    def _generate_request(self, input: list[ChatMessage], config: GenerateConfig) -> WorkerRequest:
+    def generate_request(self, input: list[ChatMessage], config: GenerateConfig) -> WorkerRequest:
         if self.kind == "masked":
             raise ValueError(
                 f"transformers provider: {self.model_name} is a masked language model and cannot generate "
@@ -385,10 +397,12 @@ class TransformersAPI(ModelAPI):
             for r in batch:
                 groups.setdefault(r.key, []).append(r)
             for key, reqs in groups.items():
-                parts = [reqs] if key[0] == "score" else self._generation_parts(reqs)
+                parts = self._generation_parts(reqs) if key[0] == "generate" else [reqs]
+                run = {"score": self._run_scores, "answer": lambda rs: run_answers(self, rs)}.get(
+                    key[0], self._run_generate)
                 for part in parts:
                     try:
-                        results = self._run_scores(part) if key[0] == "score" else self._run_generate(part)
+                        results = run(part)
                     except BaseException as ex:  # noqa: BLE001 - handed to the awaiting samples
                         for r in part:
                             if not r.future.done():
@@ -435,14 +449,7 @@ class TransformersAPI(ModelAPI):
     def score_texts(self, texts: list[str], group: bool = False) -> list[TokenScores]:
         """Prompt log-probabilities of raw texts, exactly as ``generate(prompt_logprobs=1)`` computes them
         (``group``: as one grouped request, whose texts share prefixes among themselves only)."""
-        config = GenerateConfig(prompt_logprobs=1)
-        if group and self.kind == "causal":
-            payloads, _, _, errors = prepare_items(self, [{"text": t} for t in texts], config)
-            if any(errors):
-                raise ValueError(next(e for e in errors if e))
-            return self.score_ids(payloads, groups=[0] * len(payloads))
-        reqs = [self.score_request([ChatMessageUser(content=t)], config) for t in texts]
-        return self.score_ids([r.payload for r in reqs])
+        return score_texts(self, texts, group)
 
     def _run_scores(self, reqs: list[WorkerRequest]) -> list[Any]:
         """Score single-text and grouped requests together: one plan; a grouped request is its own planning
@@ -469,15 +476,6 @@ class TransformersAPI(ModelAPI):
     @lru_cache(maxsize=65536)  # noqa: B019 - one provider per process model
     def token_text(self, token_id: int) -> str:
         return self.tokenizer.decode([token_id])
-
-    def _to_logprobs(self, scores: TokenScores) -> Logprobs:
-        content = []
-        for k, (t, lp) in enumerate(zip(scores.targets, scores.logprobs)):
-            top = None
-            if scores.top is not None:
-                top = [TopLogprob(token=self.token_text(i), logprob=v) for i, v in scores.top[k]]
-            content.append(Logprob(token=self.token_text(int(t)), logprob=lp, top_logprobs=top))
-        return Logprobs(content=content)
 
     # ---- generation -------------------------------------------------------------------------------------
     def stop_ids(self) -> list[int]:
