@@ -132,8 +132,14 @@ def _excepthook(previous: Any) -> Any:
 
     def hook(kind: type[BaseException], exc: BaseException, tb: Any) -> None:
         if isinstance(exc, (PrerequisiteError, InputError)):
+            message = getattr(exc, "message", None)
             try:
-                print(_error_line(exc), file=sys.stderr, flush=True)
+                if message is None or isinstance(message, str):
+                    print(_error_line(exc), file=sys.stderr, flush=True)
+                else:  # a rich renderable (inspect's own messages): rendered on stderr, whatever the display
+                    from rich.console import Console
+
+                    Console(stderr=True).print(message)
             except (OSError, ValueError):
                 pass
             return

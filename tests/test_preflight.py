@@ -90,3 +90,21 @@ def test_a_refusal_after_the_check_reaches_stderr_with_display_none() -> None:
                     "-M", "bogus=1")
     assert done.returncode == 1
     assert "unknown model args ['bogus']" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_exception_hook_writes_refusals_to_stderr(capsys) -> None:
+    from inspect_ai._util.error import PrerequisiteError
+    from rich.text import Text
+
+    from stereoprobe.errors import InputError
+
+    others: list[BaseException] = []
+    hook = preflight._excepthook(lambda kind, exc, tb: others.append(exc))
+    hook(PrerequisiteError, PrerequisiteError("task parameter x must be [1, 2]"), None)
+    hook(PrerequisiteError, PrerequisiteError(Text("a rich message")), None)
+    hook(InputError, InputError("bad input"), None)
+    bug = ValueError("a bug")
+    hook(ValueError, bug, None)
+    captured = capsys.readouterr()
+    assert captured.out == "" and others == [bug]
+    assert captured.err.splitlines() == ["task parameter x must be [1, 2]", "a rich message", "bad input"]
