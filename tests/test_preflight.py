@@ -56,8 +56,8 @@ def test_the_command_lines_models_are_named_while_the_tasks_are_checked(monkeypa
     real = preflight._build_each
     monkeypatch.setattr(preflight, "_build_each", lambda *a: (seen.append(preflight.models()), real(*a)))
     preflight.check({**_params("stereoprobe/globalbias", t=("source=bundled", "templates=[1]")),
-                     "model": "transformers/default,openai/gpt-4o"})
-    assert seen == [["transformers/default", "openai/gpt-4o"]] and preflight.models() == []
+                     "model": "transformers/default,vllm-completions/m"})
+    assert seen == [["transformers/default", "vllm-completions/m"]] and preflight.models() == []
 
 
 def _inspect(*args: str) -> subprocess.CompletedProcess[str]:
