@@ -8,8 +8,10 @@ depend on the other sequences of its batch**:
   so the prefix a sequence shares, and therefore its computation, does not depend on which other requests
   were waiting (concurrency) nor on the batch size;
 - *canonical widths*: a sequence of ``n`` tokens (a shared prefix of ``p`` tokens, a continuation of ``c``)
-  is always run right-padded to ``bucket_width(n)`` (``bucket_width(p)``, ``bucket_width(c)``), and a batch
-  holds only sequences of one width key, so the padding a sequence sees never depends on its companions;
+  is always run right-padded to ``bucket_width(n)`` (``bucket_width(p)``, ``bucket_width(c)``, or the widest
+  continuation width of its prefix group when that runs the prefix once instead of once per width: a function
+  of its own request), and a batch holds only sequences of one width key, so the padding a sequence sees never
+  depends on its companions;
 - the batch size only decides how many sequences of one key run together.
 
 With row-independent kernels (float32 matrix products on CPU whose rows do not depend on the row count once
@@ -134,6 +136,26 @@ def share_prefixes(seqs: Sequence[Sequence[int]], groups: Sequence[Hashable] | N
     return prefix
 
 
+def _widths(seqs: Sequence[Sequence[int]], prefix: list[int], groups: Sequence[Hashable] | None
+            ) -> list[tuple[int, int]]:
+    """Per sequence, its canonical (prefix width, continuation width). A prefix group whose continuations fall
+    into several widths runs its prefix once per width (a key per width) unless its members take one width,
+    the group's widest: the cheaper of the two in padded tokens (a DBB-SG question's long prompt before options
+    of a few lengths: one width; a GlobalBias name before descriptors of every length: per width). Decided
+    from the group's own sequences, so a sequence's widths still depend on its own request only."""
+    widths = [(bucket_width(p) if p else 0, bucket_width(len(s) - p)) for s, p in zip(seqs, prefix)]
+    members: dict[tuple[object, ...], list[int]] = {}
+    for i, p in enumerate(prefix):
+        if p:
+            members.setdefault((None if groups is None else groups[i], tuple(seqs[i][:p])), []).append(i)
+    for idx in members.values():
+        pw, own = widths[idx[0]][0], [widths[i][1] for i in idx]
+        if len(set(own)) > 1 and pw + len(idx) * max(own) <= len(set(own)) * pw + sum(own):
+            for i in idx:
+                widths[i] = (pw, max(own))
+    return widths
+
+
 def plan_chunks(
     seqs: Sequence[Sequence[int]],
     batch_size: int | None = 64,
@@ -161,7 +183,7 @@ def plan_chunks(
     if batch_size is None and (max_tokens is None or max_tokens < 1):
         raise ValueError(f"max_tokens must be ≥ 1 when batch_size is not given, got {max_tokens}")
     prefix = share_prefixes(seqs, groups, min_prefix) if prefix_sharing and len(seqs) > 1 else [0] * len(seqs)
-    widths = [(bucket_width(p) if p else 0, bucket_width(len(s) - p)) for s, p in zip(seqs, prefix)]
+    widths = _widths(seqs, prefix, groups)
     sizes: dict[tuple[object, ...], int] = {}  # members of each prefix group within its width key
 
     def group_key(i: int) -> tuple[object, ...]:

@@ -34,6 +34,7 @@ def _grouped_seqs(seed: int, n_groups: int = 10, vocab: int = 30) -> tuple[list[
 # ---- the planner ------------------------------------------------------------------------------------------
 def test_plan_is_deterministic_and_covers_every_sequence_once():
     seqs, groups = _grouped_seqs(1)
+    widths: dict[int, int] = {}
     for kwargs in ({"batch_size": 1}, {"batch_size": 7}, {"batch_size": None, "max_tokens": 64}):
         plan = plan_chunks(seqs, groups=groups, **kwargs)
         assert plan == plan_chunks([list(s) for s in seqs], groups=list(groups), **kwargs)  # same inputs, same batches
@@ -43,9 +44,18 @@ def test_plan_is_deterministic_and_covers_every_sequence_once():
                 assert len(c.indices) <= kwargs["batch_size"]
             else:  # within the token budget, unless one sequence alone exceeds it
                 assert len(c.indices) == 1 or len(c.indices) * (c.prefix_width + c.width) <= 64
-            for i, p in zip(c.indices, c.prefix_lens):  # canonical widths: a function of the sequence alone
-                assert c.width == bucket_width(len(seqs[i]) - p) and c.prefix_width == (bucket_width(p) if p else 0)
+            for i, p in zip(c.indices, c.prefix_lens):  # canonical widths: a function of the request alone
+                # its own width, or its prefix group's widest where that runs the prefix once (planning._widths)
+                mates = [j for j in range(len(seqs)) if groups[j] == groups[i] and seqs[j][:p] == seqs[i][:p]
+                         and len(seqs[j]) > p] if p else [i]
+                assert c.width in {bucket_width(len(seqs[i]) - p), max(bucket_width(len(seqs[j]) - p) for j in mates)}
+                assert c.prefix_width == (bucket_width(p) if p else 0)
+                assert widths.setdefault(i, c.width) == c.width  # the same width in every plan
     assert [bucket_width(n) for n in (1, 4, 5, 8, 9)] == [4, 4, 8, 8, 12]
+    # a group whose prompt is long beside its continuations runs it once, at the group's widest continuation
+    long = [[2] + [7] * 30 + [9, 10 + k] + [11] * k for k in range(1, 9)]
+    [chunk] = plan_chunks(long, batch_size=None, groups=[0] * 8, max_tokens=4096)
+    assert chunk.prefix_lens == [32] * 8 and chunk.width == bucket_width(9)
 
 
 def test_prefixes_are_shared_within_a_request_only():

@@ -160,9 +160,9 @@ def test_schema_is_part_of_the_batch_key(byte_llama):
 
     api = get_model(f"transformers/{byte_llama}", device="cpu").api
     msg = [ChatMessageUser(content="hi")]
-    keys = {name: api._generate_request(msg, _config(name, temperature=0.0)).key for name in [*SCHEMAS, None]}
+    keys = {name: api.generate_request(msg, _config(name, temperature=0.0)).key for name in [*SCHEMAS, None]}
     assert len(set(keys.values())) == len(keys)
-    again = api._generate_request(msg, _config("profile", temperature=0.0)).key
+    again = api.generate_request(msg, _config("profile", temperature=0.0)).key
     assert again == keys["profile"]
 
 

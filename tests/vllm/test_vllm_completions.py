@@ -22,6 +22,8 @@ import pytest
 
 pytest.importorskip("openai", reason="inspect's vllm-completions provider needs the openai client (pip install openai)")
 
+from stereoprobe.likelihood import ANSWER_LOGPROBS, RESULTS_KEY  # noqa: E402
+from stereoprobe.solvers.capability import PROBE_TEXT  # noqa: E402
 from fake_server import FakeVLLM  # noqa: E402  (tests/vllm has no __init__.py: a package named vllm would shadow the real one)
 
 # the transformers provider applies a chat template before generating; vllm-completions sends the raw text:
@@ -96,9 +98,30 @@ def _top_logprobs(sample: Any) -> dict[str, list[tuple[str, float]]]:
     for ev in sample.events or []:
         if getattr(ev, "event", None) != "model" or ev.output is None or not ev.output.choices:
             continue
+        grouped = ((ev.output.metadata or {}).get(RESULTS_KEY) or {}).get(ANSWER_LOGPROBS)
+        if grouped is not None:  # the transformers provider's one request per template (issue 36.2)
+            out.update(zip(_grouped_prompts(sample), ([tuple(p) for p in pairs[1:]] for pairs in grouped)))
+            continue
         lp = ev.output.choices[0].logprobs
-        if lp is not None and lp.content:
-            out[ev.input[-1].text] = [(t.token, t.logprob) for t in (lp.content[0].top_logprobs or [])]
+        text = ev.input[-1].text
+        if text.startswith("attachment://"):  # a long prompt is stored once in the log, under its hash
+            text = sample.attachments[text.removeprefix("attachment://")]
+        if lp is not None and lp.content and text != PROBE_TEXT:  # the run's capability probe: not a question
+            out[text] = [(t.token, t.logprob) for t in (lp.content[0].top_logprobs or [])]
+    return out
+
+
+def _grouped_prompts(sample: Any) -> list[str]:
+    """The question texts of a grouped DBB logprob request, in the solver's order (question, then epoch)."""
+    from stereoprobe.dbb import contract as C
+    from stereoprobe.dbb.scoring import mcq_prompt
+
+    md = sample.metadata
+    out = []
+    for q in md[C.META_MCQ_QUESTIONS]:
+        for a_first in md[C.META_MCQ_RESULTS][q["id"]]["a_first"]:
+            first, second = (q["option_a"], q["option_b"]) if a_first else (q["option_b"], q["option_a"])
+            out.append(mcq_prompt(q["context"], first, second, md[C.META_MCQ_TEMPLATE]))
     return out
 
 
