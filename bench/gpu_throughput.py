@@ -305,6 +305,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                          "default unit=template accepts only 1)")
     ap.add_argument("--dbb-templates", type=int, default=None,
                     help="bundled DBB templates of the DBB end-to-end routes (default all 8; --tiny 1)")
+    ap.add_argument("--dbb-source", default="bundled",
+                    help="DBB templates of the end-to-end routes: bundled (8 templates), or upstream (the pinned "
+                         "files, e.g. $STEREOPROBE_UPSTREAM_DIR; 80 templates by default: >= 5 %% of both full runs)")
     ap.add_argument("--budget-s", type=float, default=None,
                     help="wall-clock budget of the bench: routes that would start after it are skipped")
     ap.add_argument("--fixed-tokens", default="",
@@ -317,9 +320,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     small = args.tiny or args.quick
     args.gb_sentences = args.gb_sentences or (600 if args.tiny else 12_000 if small else 120_000)
     args.dbb_requests = args.dbb_requests or (40 if args.tiny else 1_000 if small else 10_000)
-    args.dbb_epochs = args.dbb_epochs or (2 if args.tiny else 8)
+    # logprob mode on the bundled templates: 400 questions x 20 orders = 8,000 prompts, >= 5 % of the full run
+    args.dbb_epochs = args.dbb_epochs or (2 if args.tiny or args.dbb_source != "bundled" else 20)
     args.dbb_sg_epochs = args.dbb_sg_epochs or 1  # DBB-SG's default unit (one sample per template) needs 1
-    args.dbb_templates = args.dbb_templates or (1 if args.tiny else None)
+    args.dbb_templates = args.dbb_templates or (1 if args.tiny else None if args.dbb_source == "bundled" else 80)
     args.budget_s = args.budget_s or (3600.0 if args.tiny else 230.0 if small else 1800.0)
     args.gb_batch = args.gb_batch or (64 if args.tiny else 512)
     args.dbb_batch = args.dbb_batch or (16 if args.tiny else 64)
@@ -420,7 +424,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "device": device_name, "dtype": args.dtype, "model": "tiny Llama" if args.tiny else "Llama-3.1-8B shape",
         "parameters": sum(p.numel() for p in model.parameters()), "build_seconds": t_build,
         "torch": torch.__version__, "transformers": transformers.__version__, "tolerance": args.tolerance,
-        "goals_minutes": {"globalbias_e2e": 4, "dbb_logprob": 4, "dbb_sg": 4}}
+        "goals_minutes": {"globalbias_e2e": 4, "dbb_logprob": 6, "dbb_sg_floor_ratio": 1.3},
+        "tflops": gpu_e2e.measured_tflops(args.device, dtype)}
+    print(f"[bench] dense matrix products: {result['tflops']:.3g} TFLOP/s ({args.dtype}, {device_name})", flush=True)
 
     def save(part: dict[str, Any]) -> None:
         result.update(part)
