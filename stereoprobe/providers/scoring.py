@@ -104,6 +104,7 @@ class CausalScorer:
         forward = (self.body if self.split else model).forward
         # transformers ≥ 5.2x renamed ``past_key_values`` to ``cache``
         self._cache_kw = "cache" if "cache" in inspect.signature(forward).parameters else "past_key_values"
+        self.graphs: Any = None  # cache-free forwards through CUDA graphs per shape (.graphs.GraphedForward)
 
     @torch.inference_mode()
     def _split_matches(self) -> bool:
@@ -323,6 +324,8 @@ class CausalScorer:
         """(hidden rows, ids) of the members' own tokens, right-padded to ``width``, after their prefixes'
         cache (attention mask hiding the prefix padding, explicit positions)."""
         ids = self.to_device([list(s[p:]) + [self.pad_id] * (width - len(s) + p) for s, p in zip(seqs, starts)])
+        if cache is None and self.graphs is not None:
+            return self.graphs(ids), ids
         extra_kw: dict[str, Any] = {}
         if cache is not None:  # always explicit: the same attention path whatever the other members
             extra_kw["attention_mask"] = self.to_device(

@@ -27,6 +27,7 @@ from stereoprobe.likelihood import ANSWER_LOGPROBS, N_TOKENS, RESULT_ERROR, RESU
 from stereoprobe.providers.args import WorkerRequest
 from stereoprobe.providers.generation import generation_call
 from stereoprobe.providers.generation_batching import next_tokens
+from stereoprobe.providers.graphs import CUDA_GRAPHS_KEY
 from stereoprobe.providers.sampling import EFFECTIVE_SETTINGS_KEY, settings_record
 from stereoprobe.providers.scoring import TokenScores
 
@@ -81,8 +82,9 @@ def prepare_items(api: Any, items: list[dict[str, Any]], config: GenerateConfig
 
 
 def results_output(model_name: str, n: int, positions: list[int], scores: list[TokenScores],
-                   n_conts: list[int | None], errors: list[str | None]) -> ModelOutput:
-    """The grouped answer: per-text sums, token counts and errors in ``metadata[RESULTS_KEY]``."""
+                   n_conts: list[int | None], errors: list[str | None], graphs: str | None = None) -> ModelOutput:
+    """The grouped answer: per-text sums, token counts and errors in ``metadata[RESULTS_KEY]``; ``graphs``: the
+    CUDA-graph status (:mod:`.graphs`), recorded in the settings metadata."""
     sums: list[float | None] = [None] * n
     counts: list[int | None] = [None] * n
     tokens = 0
@@ -103,7 +105,8 @@ def results_output(model_name: str, n: int, positions: list[int], scores: list[T
         message=ChatMessageAssistant(content="", model=model_name, source="generate"), stop_reason="max_tokens")
     return ModelOutput(model=model_name, choices=[choice],
                        usage=ModelUsage(input_tokens=tokens, output_tokens=0, total_tokens=tokens),
-                       metadata={RESULTS_KEY: {SUM_LOGPROB: sums, N_TOKENS: counts, RESULT_ERROR: errors}})
+                       metadata={RESULTS_KEY: {SUM_LOGPROB: sums, N_TOKENS: counts, RESULT_ERROR: errors},
+                                 **({EFFECTIVE_SETTINGS_KEY: {CUDA_GRAPHS_KEY: graphs}} if graphs else {})})
 
 
 def _conversation(item: Any, k: int) -> list[ChatMessage]:
@@ -182,7 +185,7 @@ def answers_output(api: Any, n: int, positions: list[int], answers: list[list[li
         message=ChatMessageAssistant(content="", model=api.model_name, source="generate"), stop_reason="max_tokens")
     metadata: dict[str, Any] = {RESULTS_KEY: {ANSWER_LOGPROBS: per, RESULT_ERROR: errors}}
     if record is not None:
-        metadata[EFFECTIVE_SETTINGS_KEY] = record
+        metadata[EFFECTIVE_SETTINGS_KEY] = {**record, CUDA_GRAPHS_KEY: api.scorer.graphs.status}
     return ModelOutput(model=api.model_name, choices=[choice], metadata=metadata,
                        usage=ModelUsage(input_tokens=input_tokens, output_tokens=len(positions),
                                         total_tokens=input_tokens + len(positions)))

@@ -29,6 +29,7 @@ together. ``max_tokens`` stays a hard cap: a document cut short is returned as i
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import threading
 import time
@@ -55,6 +56,7 @@ from stereoprobe.providers.args import WorkerRequest
 from stereoprobe.providers.budget import MIN_TOKENS, free_memory, generation_rows, scoring_token_budget
 from stereoprobe.providers.generation import run_generate
 from stereoprobe.providers.generation_batching import GATHER_TICK, gather_window
+from stereoprobe.providers.graphs import GraphedForward, graph_choice
 from stereoprobe.providers.microbatch import auto_flag, resolve_shape
 from stereoprobe.providers.loading import DEFAULT_NAME, context_window, load, model_kind, pick_device, pick_dtype
 from stereoprobe.providers.sampling import is_sampling
@@ -114,6 +116,7 @@ class TransformersAPI(ModelAPI):
         self.prefix_sharing = strict_bool(args.pop("prefix_sharing", None), "prefix_sharing", True)
         self.shape = resolve_shape(args.pop("batch_invariant", None), args.pop("microbatch_tokens", None),
                                    str(self.device).split(":")[0])
+        graphs = graph_choice(args.pop("cuda_graphs", None), str(self.device).split(":")[0], self.shape)  # .graphs
         cb = auto_flag(args.pop("continuous_batching", None), "continuous_batching")  # .generation_batching
         self.continuous_batching = str(self.device).startswith("cuda") if cb is None else cb
         self.score_first_token = strict_bool(args.pop("score_first_token", None), "score_first_token", False)
@@ -138,13 +141,11 @@ class TransformersAPI(ModelAPI):
                 f"transformers provider: unknown model args {sorted(args)} (known: device, dtype, batch_size, "
                 "batch_tokens, gen_batch_size, prefix_sharing, score_first_token, kind, tokenizer, chat_template, "
                 "mlm_max_length, repetition_penalty, top_k, revision, trust_remote_code, attn_implementation, "
-                "max_connections, batch_invariant, microbatch_tokens, continuous_batching)"
+                "max_connections, batch_invariant, microbatch_tokens, continuous_batching, cuda_graphs)"
             )
 
         self.model, self.tokenizer, self.kind = load(model_name, self.device, self.dtype, kind, tokenizer_id, load_kwargs)
         if chat_template:
-            import copy
-
             self.tokenizer = copy.deepcopy(self.tokenizer)  # the loaded tokenizer is shared with other instances
             self.tokenizer.chat_template = chat_template
         tok = self.tokenizer
@@ -156,6 +157,8 @@ class TransformersAPI(ModelAPI):
         self.pad_id = int(pad) if pad is not None else 0
         self.context_window = context_window(self.model.config, tok)
         self.scorer = CausalScorer(self.model, pad_id=self.pad_id) if self.kind == "causal" else None
+        if self.scorer is not None:
+            self.scorer.graphs = GraphedForward(lambda ids: self.scorer.forward(ids)[0], *graphs)  # type: ignore
         self._free_memory = free_memory(self.device)  # measured once, after the weights are loaded
         if self.batch_tokens is None:
             self.batch_tokens = scoring_token_budget(self.model, self.device, self._free_memory)
@@ -242,7 +245,8 @@ class TransformersAPI(ModelAPI):
             top_k = int(config.prompt_logprobs or 0)
             request = WorkerRequest("score", ("score", top_k if top_k > 1 else 0), {"batch": payloads})
             scores = await self._submit(request)
-        return results_output(self.model_name, len(items), positions, scores, n_conts, errors)
+        graphs = self.scorer.graphs.status if self.scorer is not None else None
+        return results_output(self.model_name, len(items), positions, scores, n_conts, errors, graphs)
 
     async def _answer_prompt_batch(self, items: list[dict[str, Any]], config: GenerateConfig) -> ModelOutput:
         """One-token answers of many conversations in one call (:mod:`.text_batches`): one worker request, each
