@@ -463,7 +463,8 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> None:
               f"{r['texts_per_s']:>9.1f} {r['tokens_per_s']:>10.0f} {r['projected_full_minutes']:>12.1f} "
               f"{dt:>13} {ds:>11}")
         if "gpu_busy_share" in r:
-            print(f"    GPU busy {100 * r['gpu_busy_share']:.0f} % ({r['gpu_busy_measure']})"
+            print(f"    GPU busy {100 * r['gpu_busy_share']:.0f} % ({r['gpu_busy_measure']}); CUDA graphs "
+                  f"{r.get('cuda_graphs', 'not recorded')}"
                   + (f"; stereoprobe globalbias {r['post_processing_seconds']:.1f} s" if "post_processing_seconds" in r
                      else ""))
     for c in result.get("float32_check") or []:
