@@ -94,8 +94,8 @@ def test_cuda_device_without_cuda_through_inspect_eval(tmp_path):
     if torch.cuda.is_available():
         pytest.skip("checks a machine without CUDA")
     inspect = Path(sys.executable).with_name("inspect")
-    run = subprocess.run([str(inspect), "eval", "stereoprobe/dbb", "-T", "source=bundled", "--model",
-                          "transformers/default", "-M", "device=cuda:7", "--log-dir", str(tmp_path)],
+    run = subprocess.run([str(inspect), "eval", "stereoprobe/dbb", "-T", "source=bundled", "-T", "prompt=stereoprobe",
+                          "--model", "transformers/default", "-M", "device=cuda:7", "--log-dir", str(tmp_path)],
                          capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "400"})
     output = " ".join((run.stdout + run.stderr).split())
     assert run.returncode != 0
