@@ -141,6 +141,18 @@ def _run(argv: list[str]) -> None:
         raise RuntimeError(f"building the docs workspace: stereoprobe {' '.join(argv)} exited {code}")
 
 
+def _without_active_model(make, logs: Path) -> None:  # type: ignore[no-untyped-def]
+    """One step with no active inspect model: ``inspect_ai.eval`` leaves its model active in this context, and
+    the next step's tasks, built before their own eval starts, would be checked against it."""
+    from inspect_ai.model._model import active_model_context_var
+
+    token = active_model_context_var.set(None)
+    try:
+        make(logs)
+    finally:
+        active_model_context_var.reset(token)
+
+
 def build_workspace(root: Path) -> Path:
     """Build the demo-shaped workspace in ``root`` (see the module docstring); return ``root``. A step whose
     output folder exists is not redone."""
@@ -149,7 +161,7 @@ def build_workspace(root: Path) -> Path:
     for folder, make in (("stereotales", _stories), ("stereotales_judge", _judge), ("dbb", _dbb),
                          ("globalbias", _globalbias), ("globalbias_profiles", _profiles)):
         if not (logs / folder).is_dir():
-            make(logs)
+            _without_active_model(make, logs)
     d = str(demo)
     commands = {
         "stereotales": ["associations", f"{d}/logs/stereotales", "--by-language", "--min-row-sum", "1",

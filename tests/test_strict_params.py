@@ -52,10 +52,11 @@ def test_plan_refuses_the_typo_before_building_anything(capsys):
     assert len(err) == 1 and "has no parameter 'sorce': did you mean source?" in err[0]
 
 
-def test_a_misspelt_option_is_reported_before_the_missing_out(capsys):
+def test_a_misspelt_option_is_reported_before_the_missing_out(capsys, tmp_path):
     from stereoprobe.cli import main
 
-    assert main(["dbb", "some.eval", "--treshold", "1"]) == 2
+    # an INPUT that exists (a missing one is refused first, when the input is read)
+    assert main(["dbb", str(tmp_path), "--treshold", "1"]) == 2
     err = capsys.readouterr().err
     assert "unrecognized arguments: --treshold" in err and "did you mean --threshold?" in err
     assert "required" not in err

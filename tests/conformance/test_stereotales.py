@@ -351,4 +351,10 @@ def test_offline_without_upstream_files_names_the_bundled_options(monkeypatch: p
     assert "-T seeds=bundled" in str(err.value) and "\n" not in str(err.value)
     with pytest.raises(Exception) as err:
         stereotales(languages="en", seeds="bundled")
+    assert "-T run_settings=none" in str(err.value) and "\n" not in str(err.value)
+    with pytest.raises(Exception) as err:
+        stereotales(languages="en", seeds="bundled", run_settings="none")
+    assert "role_settings=none" in str(err.value) and "\n" not in str(err.value)
+    with pytest.raises(Exception) as err:
+        stereotales(languages="en", seeds="bundled", run_settings="none", role_settings="none")
     assert "-T role_prompts=bundled" in str(err.value) and "\n" not in str(err.value)
