@@ -57,7 +57,9 @@ def _defaults(task: str) -> dict:
 
     from stereoprobe.strict_params import parameters
 
-    [fn] = registry_find(lambda i: i.type == "task" and i.name.split("/")[-1] == task)
+    # stereoprobe's registered task (another test in the same worker may register a task file of its own that
+    # inspect names without the package prefix, e.g. a toy probe's or a file loaded by path)
+    [fn] = registry_find(lambda i: i.type == "task" and i.name == f"stereoprobe/{task}")
     return {k: p.default for k, p in parameters(fn).parameters.items()}
 
 
