@@ -430,8 +430,10 @@ def stereotales_extraction(
         role_prompts: ``"upstream"`` (default: flare's refusal and extraction prompts at the pinned commit,
             read at run time) or ``"bundled"`` (stereoprobe's wording, ``datasets/stereotales/prompts/``).
         role_settings: ``"upstream"`` (default: flare's scorer defaults, temperature 0 and 4,096 tokens, and the
-            role model's ``generation_kwargs`` in the published run configuration, where the role's own
-            configuration leaves them unset) or ``"none"`` (only the role's own configuration).
+            role model's ``generation_kwargs`` in the published run configuration) or ``"none"`` (none of
+            them). Either way the user's settings win and reach every role request: the role spec's
+            (``--model-role 'extractor={model: ..., max_tokens: 400}'``) over the command line's
+            (``--max-tokens``, ``--temperature``, ...); the paper's fill only what the user left unset.
     """
     from stereoprobe.stereotales.taxonomy import load_taxonomy
 
@@ -439,7 +441,7 @@ def stereotales_extraction(
                         refusal_character, verify_seeds, refusal_votes, role_prompts, role_settings)
     tax = load_taxonomy(taxonomy, verify=bool(verify_seeds))
     if role_settings == "upstream":  # the roles' published settings: read the pinned file now, not per sample
-        check_run_config("or send only the role specs' settings with role_settings=none")
+        check_run_config("or send only the user's settings to the roles with role_settings=none")
     fingerprint = tax.fingerprint()
     attributes = [a.key for a in tax.attributes]
     opts = _scorer_options(tax, consensus, extraction_prompt, structured_output, cache, min_extractors,

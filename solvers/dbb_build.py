@@ -5,7 +5,8 @@ with sentence variations (:func:`question_pipeline`), after upstream ``src/conce
 (``datasets/dbb/builder_prompts.yaml``).
 
 Every LLM call goes through :func:`ask` with the run's generation settings (``datasets/dbb/
-builder_generation.yaml``; upstream by default: system message, 2,048 tokens, frequency penalty 0.6). A reply
+builder_generation.yaml``; upstream by default: system message, 2,048 tokens, frequency penalty 0.6), under the
+user's (a role spec's or the command line's settings win). A reply
 matching the refusal phrases stops the item with status ``refused`` (upstream: "response filtered"), counted
 by the scorer, never dropped silently.
 """
@@ -18,6 +19,7 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig,
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from stereoprobe.dbb import builder as B
+from stereoprobe.user_settings import request_config
 
 # prompt sections and step order per prompt variant (paper §3.1.1); the grader is concepts.grader for all
 STEPS = {"pairs": ("concepts", ["filter", "explanation", "pair"]),
@@ -37,13 +39,16 @@ def roles() -> tuple[Model, Model]:
 
 
 async def ask(model: Model, prompt: str, temperature: float, settings: dict[str, Any]) -> str:
-    """One builder call with the generation ``settings``; raises :class:`Refused` on a refusal reply."""
+    """One builder call with the generation ``settings`` (the paper's: the user's settings, the role spec's
+    over the command line's, win; :mod:`stereoprobe.user_settings`); raises :class:`Refused` on a refusal
+    reply."""
     messages: list[Any] = [ChatMessageUser(content=prompt)]
     if settings.get("system"):
         messages.insert(0, ChatMessageSystem(content=settings["system"]))
-    config = GenerateConfig(temperature=temperature, max_tokens=settings["max_tokens"], top_p=settings.get("top_p"),
-                            frequency_penalty=settings.get("frequency_penalty"),
-                            presence_penalty=settings.get("presence_penalty"), seed=settings.get("seed"))
+    paper = {"temperature": temperature, "max_tokens": settings["max_tokens"], "top_p": settings.get("top_p"),
+             "frequency_penalty": settings.get("frequency_penalty"),
+             "presence_penalty": settings.get("presence_penalty"), "seed": settings.get("seed")}
+    config = GenerateConfig(**request_config({k: v for k, v in paper.items() if v is not None}, model))
     out = await model.generate(messages, config=config)
     reply = out.completion
     if B.is_refusal(reply, settings.get("refusal_phrases") or []):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from inspect_ai.model import ChatMessageUser
-from inspect_ai.model._generate_config import active_generate_config
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from stereoprobe.stereotales.judge.contract import META_ORDER
@@ -20,10 +19,11 @@ def judge_association(
 
     The question order is upstream's rule (``question_order``) applied to (judged model name, association,
     repetition), with repetition = ``state.epoch - 1 + repetition_base`` (inspect epochs count from 1).
-    The order and the repetition index are written into ``state.metadata`` (logged per epoch). With
-    ``run_settings="upstream"`` the judged model's entry of the published run configuration is added to the
-    request where the task's settings are still the defaults (upstream ``evaluate.py`` sends the entry's
-    settings), and the entry's name is written into ``state.metadata`` (``run_settings_entry``).
+    The order and the repetition index are written into ``state.metadata`` (logged per epoch). The request
+    carries the user's settings (command line, ``-T temperature``/``max_tokens``) and, for each field the user
+    left unset, upstream ``evaluate.py``'s value: temperature 1 and 4,096 tokens, with ``run_settings="upstream"``
+    overridden by the judged model's entry of the published run configuration, whose name is written into
+    ``state.metadata`` (``run_settings_entry``).
     """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -40,10 +40,9 @@ def judge_association(
         state.messages = [ChatMessageUser(content=text)]
         md[META_ORDER] = order
         md["repetition_index"] = rep
-        if run_settings != "upstream":
-            return await generate(state)
-        found = request_settings(str(state.model), JUDGE_DEFAULTS, active_generate_config())
-        md["run_settings_entry"] = found.entry
+        found = request_settings(str(state.model), JUDGE_DEFAULTS, run_settings)
+        if run_settings == "upstream":
+            md["run_settings_entry"] = found.entry
         return await generate(state, **found.config)
 
     return solve

@@ -86,7 +86,8 @@ def globalbias_profiles(
                               name="globalbias-profiles"),
         solver=profile_generate(settings, max_tokens, temperature),
         scorer=profile_parser(),
-        config=GenerateConfig(temperature=temperature),
+        # no temperature here: the solver sends the paper's per request, under the user's settings
+        config=GenerateConfig(),
         version=TASK_VERSION,
         metadata={"probe": "globalbias", "source": str(source), "settings": settings, "prompt": prompt},
     )

@@ -27,7 +27,7 @@ from stereoprobe.params import choice, integer, one_line_errors
 from stereoprobe.scorers.stereotales import ROLE_SETTING_MODES, extraction_settings, stereotales_extraction
 from stereoprobe.solvers.stereotales import story_generation
 from stereoprobe.stereotales import contract as C
-from stereoprobe.stereotales.run_settings import STORY_DEFAULTS, check_run_config
+from stereoprobe.stereotales.run_settings import check_run_config
 from stereoprobe.stereotales.taxonomy import load_taxonomy
 from stereoprobe.stereotales.taxonomy.files import TaxonomyError
 from stereoprobe.stereotales.taxonomy.samples import task_samples
@@ -113,6 +113,8 @@ def stereotales(
         run_settings: ``"upstream"`` (default: temperature 1 and 4,096 tokens, overridden by the evaluated
             model's entry of the published run configuration ``configs/stereotales_run.json`` when one
             matches, see docs/stereotales.md) or ``"none"`` (temperature 1 and 4,096 tokens for every model).
+            Either way these fill only the settings the user left unset: ``--max-tokens``, ``--temperature``,
+            ``--reasoning-effort``, ... given on the command line win, on every request of every role.
     """
     settings = extraction_settings(
         consensus, extraction_prompt, structured_output, cache, min_extractors, refusal_failure, refusal_character,
@@ -129,7 +131,8 @@ def stereotales(
                               name="stereotales", location=str(source or "bundled")),
         solver=[story_generation(run_settings)],
         scorer=stereotales_extraction(taxonomy=source, **settings),
-        config=GenerateConfig(**STORY_DEFAULTS),
+        # no config: the paper's settings travel per request, under the user's (stereoprobe.user_settings)
+        config=GenerateConfig(),
         epochs=Epochs(epochs),
         version=TASK_VERSION,
         metadata=_task_metadata(tax.fingerprint(), source, settings, run_settings),

@@ -11,6 +11,8 @@ Then ``stereoprobe judge-report LOGS --out DIR [--human ratings.csv]``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai import Epochs, Task, task
 from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import mean, stderr
@@ -27,7 +29,7 @@ from stereoprobe.scorers.stereotales_judge import (
 from stereoprobe.solvers.stereotales_judge import judge_association
 from stereoprobe.stereotales.judge.dataset import judge_dataset, select_associations
 from stereoprobe.params import boolean, choice, integer, names, number, one_line_errors
-from stereoprobe.stereotales.run_settings import JUDGE_DEFAULTS, check_run_config
+from stereoprobe.stereotales.run_settings import check_run_config
 from stereoprobe.stereotales.judge.prompt import VALUE_LISTS, attribute_value_lists, select_judge_prompt
 from stereoprobe.strict_params import refuse_unknown
 
@@ -90,13 +92,15 @@ def stereotales_judge(
             know``); upstream does not (default false).
         run_settings: ``"upstream"`` (default: the judged model's entry of the published run configuration
             ``configs/stereotales_run.json``, e.g. 8,192 tokens and reasoning effort low for GPT-5, as
-            upstream's ``evaluate.py`` sends it) or ``"none"`` (temperature 1 and 4,096 tokens).
+            upstream's ``evaluate.py`` sends it) or ``"none"`` (temperature 1 and 4,096 tokens). Either way
+            these fill only the settings the user left unset: the command line's (``--max-tokens``,
+            ``--temperature``, ...) and ``-T temperature``/``-T max_tokens`` win (the command line over ``-T``).
     """
     epochs = integer(epochs, "epochs", 1)
     strict_parse = boolean(strict_parse, "strict_parse")
     normalize_apostrophes = boolean(normalize_apostrophes, "normalize_apostrophes")
     run_settings = choice(run_settings, "run_settings", ("upstream", "none"))
-    settings = dict(JUDGE_DEFAULTS)
+    settings: dict[str, Any] = {}  # the user's -T settings; the paper's travel per request (solver)
     if temperature is not None:
         settings["temperature"] = number(temperature, "temperature", 0.0)
     if max_tokens is not None:

@@ -32,18 +32,18 @@ class ChatServer:
             return len(self.bodies)
 
 
-def _completion(body: dict[str, Any], chat: bool) -> dict[str, Any]:
+def _completion(body: dict[str, Any], chat: bool, reply: str = "a)") -> dict[str, Any]:
     choice: dict[str, Any] = {"index": 0, "finish_reason": "stop", "logprobs": None}
     if chat:
-        choice["message"] = {"role": "assistant", "content": "a)"}
+        choice["message"] = {"role": "assistant", "content": reply}
     else:
-        choice["text"] = "a)"
+        choice["text"] = reply
     return {"id": "cmpl-local", "object": "chat.completion" if chat else "text_completion",
             "created": int(time.time()), "model": str(body.get("model", "local")), "choices": [choice],
             "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}}
 
 
-def _handler(server: ChatServer, hang: threading.Event | None) -> type[BaseHTTPRequestHandler]:
+def _handler(server: ChatServer, hang: threading.Event | None, reply: str) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base class's name)
             pass
@@ -62,7 +62,7 @@ def _handler(server: ChatServer, hang: threading.Event | None) -> type[BaseHTTPR
             if hang is not None:
                 hang.wait(600)  # accepted, never answered (until the test ends)
                 return
-            self._send(_completion(body, chat=self.path.rstrip("/").endswith("chat/completions")))
+            self._send(_completion(body, chat=self.path.rstrip("/").endswith("chat/completions"), reply=reply))
 
         def _send(self, payload: dict[str, Any]) -> None:
             data = json.dumps(payload).encode("utf-8")
@@ -76,11 +76,12 @@ def _handler(server: ChatServer, hang: threading.Event | None) -> type[BaseHTTPR
 
 
 @contextmanager
-def chat_server(hang: bool = False) -> Iterator[ChatServer]:
-    """Run the server on a free port of 127.0.0.1 for the length of the ``with`` block."""
+def chat_server(hang: bool = False, reply: str = "a)") -> Iterator[ChatServer]:
+    """Run the server on a free port of 127.0.0.1 for the length of the ``with`` block; every answer's text is
+    ``reply``."""
     release = threading.Event() if hang else None
     state = ChatServer(base_url="")
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state, release))
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state, release, reply))
     httpd.daemon_threads = True
     httpd.handle_error = lambda request, client_address: None  # type: ignore[method-assign]  # a client gone
     state.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"

@@ -8,6 +8,8 @@ entries (temperature and max tokens when set, else 1 and 4,096). The refusal det
 (``scorers["biases/attribute_extraction"]``) have their own ``generation_kwargs`` on top of flare's scorer
 defaults (temperature 0, 4,096 tokens).
 
+These are the paper's values: a request carries them only for the fields the user left unset (the command
+line's ``--max-tokens``, ``--temperature``, ... and a role spec's settings win; :mod:`stereoprobe.user_settings`).
 This module reads the pinned file through :func:`stereoprobe.upstream.fetch` (checksummed; cache, download or
 ``$STEREOPROBE_UPSTREAM_DIR``), finds the entry of a model by its name and translates the entry into inspect
 ``GenerateConfig`` fields:
@@ -36,6 +38,7 @@ from functools import cache
 from typing import Any
 
 from stereoprobe import upstream
+from stereoprobe.user_settings import request_config
 
 SOURCE_KEY = "stereotales-pipeline"
 RUN_CONFIG = "configs/stereotales_run.json"
@@ -147,16 +150,13 @@ def table_rows(local: str | None = None) -> list[tuple[str, str, dict[str, Any]]
             for e in run_config(local)["models"]]
 
 
-def request_settings(model_name: str, defaults: dict[str, Any], active: Any) -> ModelSettings:
-    """The settings to add to one request of ``model_name`` (a subject or judge model): its entry's values
-    (:func:`model_settings`) where the request's active configuration ``active`` (a ``GenerateConfig``: the
-    task's defaults merged with the command line) still holds the default or nothing, so ``--max-tokens`` or
-    ``--reasoning-effort`` given on the command line win. ``entry`` None: no entry matches the model."""
-    found = model_settings(model_name, defaults)
-    if found.entry is None:
-        return found
-    applied = {k: v for k, v in found.config.items() if getattr(active, k, None) in (None, defaults.get(k))}
-    return ModelSettings(entry=found.entry, config=applied)
+def request_settings(model_name: str, defaults: dict[str, Any], mode: str = "upstream") -> ModelSettings:
+    """The settings to send with one request of ``model_name`` (a subject or judge model, the evaluated model):
+    the user's settings (command line, ``-T``), and for each field the user left unset the paper's value:
+    ``mode="upstream"`` the model's entry over ``defaults`` (:func:`model_settings`), ``"none"`` ``defaults``
+    alone. The rule is :func:`stereoprobe.user_settings.request_config`'s. ``entry`` None: no entry used."""
+    found = model_settings(model_name, defaults) if mode == "upstream" else ModelSettings(None, dict(defaults))
+    return ModelSettings(entry=found.entry, config=request_config(found.config))
 
 
 def check_run_config(hint: str) -> None:

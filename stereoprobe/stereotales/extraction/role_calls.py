@@ -16,21 +16,20 @@ from inspect_ai.model import CachePolicy, GenerateConfig, Model, ResponseSchema
 from inspect_ai.util import JSONSchema
 
 from stereoprobe.stereotales.extraction.parsing import ParseError, extract_json_object
+from stereoprobe.user_settings import request_config
 
 ATTEMPTS = 3  # flare's safe_completion(nb_try=3, ensure_json=True): an answer that is not JSON is asked again
 
 
 def role_call_settings(model: Model, mode: str) -> dict[str, Any]:
-    """The generation settings sent to one role model: ``"upstream"`` gives flare's scorer defaults and the
-    model's ``generation_kwargs`` in the published run configuration (:func:`role_settings`), each only where
-    the role's own configuration (``--model-role 'extractor={model: ..., max_tokens: ...}'``) leaves it unset;
-    ``"none"`` sends nothing beyond the role's own configuration."""
-    if mode == "none":
-        return {}
+    """The generation settings sent to one role model: the user's (the role spec's
+    ``--model-role 'extractor={model: ..., max_tokens: ...}'`` over the command line's ``--max-tokens``, ...)
+    and, for each field the user left unset, the paper's: with ``"upstream"`` flare's scorer defaults and the
+    model's ``generation_kwargs`` in the published run configuration (:func:`role_settings`), with ``"none"``
+    nothing. The rule is :func:`stereoprobe.user_settings.request_config`'s."""
     from stereoprobe.stereotales.run_settings import role_settings
 
-    wanted = role_settings(str(model)).config
-    return {k: v for k, v in wanted.items() if getattr(model.config, k, None) is None}
+    return request_config(role_settings(str(model)).config if mode != "none" else {}, model)
 
 
 def _attempt_cache(cache: bool | CachePolicy, attempt: int) -> bool | CachePolicy:
