@@ -70,6 +70,9 @@ demo: $(STAMP)
 	# extractor get the JSON schemas as response_schema, which the transformers provider enforces by constrained
 	# decoding, so even the 135M model answers valid JSON (its labels mean nothing: the run proves the plumbing).
 	# Re-extract these logs with other models: see docs/stereotales.md ("Re-extracting an existing log").
+	# Offline: seeds, role prompts and the published run configuration are upstream files, hence bundled seeds and
+	# prompts and run_settings/role_settings=none (flare's base settings); --max-tokens and the role specs win
+	# on every request either way.
 	rm -rf $(DEMO_LOGS)/stereotales
 	$(OFFLINE) $(VENV)/bin/inspect eval stereoprobe/stereotales --model transformers/default \
 	  -T languages=en,fr -T limit=2 -T seeds=bundled -T role_prompts=bundled -T run_settings=none \
@@ -88,6 +91,7 @@ demo: $(STAMP)
 	# associations and the judge report adds its sections to $(DEMO_OUT)/stereotales/report.html. When the tiny
 	# run found no association, it rates the bundled, clearly labelled DEMO file instead and writes its own
 	# report to $(DEMO_OUT)/stereotales_judge_demo/ (so demo labels never mix with the run's tables).
+	# Offline: the bundled judge prompt and run_settings=none (the published run configuration is an upstream file).
 	@A=$(DEMO_OUT)/stereotales/associations.csv; O=$(DEMO_OUT)/stereotales; \
 	if [ ! -f "$$A" ] || [ "$$(wc -l < "$$A")" -le 1 ]; then A=datasets/stereotales/judge/demo_associations.csv; \
 	  O=$(DEMO_OUT)/stereotales_judge_demo; \

@@ -22,7 +22,7 @@ from inspect_ai.solver import generate
 
 from stereoprobe import params as P
 from stereoprobe.globalbias.contract import check_task_args
-from stereoprobe.globalbias.data import build_sentences
+from stereoprobe.globalbias.data import build_sentences, check_descriptors
 from stereoprobe.globalbias.samples import group_samples, sentence_samples
 from stereoprobe.globalbias.templates import WORDINGS, resolve_wording
 from stereoprobe.listings import task_version
@@ -64,7 +64,9 @@ def globalbias(
         faithful: keep upstream quirks (default: duplicate name "Wafa", nonce descriptors without article);
             ``false`` drops the repeated name and adds the article (873,810 sentences).
         groups: restrict to groups ("ARAB_F") or ethnicities ("ARAB").
-        descriptors: restrict to descriptors (text or row index).
+        descriptors: restrict to descriptors: a descriptor's text or its row index in the descriptor file (an
+            integer from 0), or a list of them (``-T descriptors=0``, ``-T "descriptors=[0, 5]"``,
+            ``-T "descriptors=have an accent"``).
         templates: template numbers among 1, 2, 3 (default all three).
         subset: "gp" for the Ghavami & Peplau validation descriptors.
         encoder_decoder: the reference's encoder-decoder split (lmppl ``EncoderDecoderLM``): the encoder gets
@@ -87,7 +89,7 @@ def globalbias(
                            templates=templates, mlm_max_length=mlm_max_length)
     templates, mlm_max_length = args["templates"], args["mlm_max_length"]
     P.names(groups, "groups", sep=None)  # a list without repeats (a repeated entry is a typo; refused up front)
-    P.names(descriptors, "descriptors", sep=None)
+    descriptors = check_descriptors(descriptors)
     wording = resolve_wording(P.choice(template_wording, "template_wording", WORDINGS, optional=True), source)
     check_before_run("prompt", "task globalbias")  # a chat API refused, a server probed: before any download
     sentences = build_sentences(source, faithful, groups, descriptors, templates, subset,

@@ -23,6 +23,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 from pathlib import Path
 
 import pandas as pd
@@ -231,6 +232,22 @@ def select(
             chosen.append(d)
         descriptors = chosen
     return names, descriptors
+
+
+def check_descriptors(value: Any) -> list[str | int] | None:
+    """The ``descriptors`` task parameter checked: a descriptor's text or its row index in the descriptor file
+    (an integer from 0; ``-T descriptors=0``), or a list of them without repeats; None: every descriptor."""
+    from stereoprobe import params as P
+
+    if value is None:
+        return None
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    requirement = "a descriptor's text or row index (an integer >= 0), or a list of them without repeats"
+    ok = [isinstance(x, int) and not isinstance(x, bool) and x >= 0 or isinstance(x, str) and bool(x.strip())
+          for x in items]
+    if not items or not all(ok) or len(set(map(repr, items))) != len(items):
+        P.fail("descriptors", value, requirement)
+    return [x.strip() if isinstance(x, str) else x for x in items]
 
 
 def iter_sentences(

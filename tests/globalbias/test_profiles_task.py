@@ -44,10 +44,12 @@ def test_batches_follow_reference_shuffle():
 def test_profiles_task_and_cli(tmp_path):
     t = globalbias_profiles(source="bundled", batch_size=6, runs=2, max_tokens=100, prompt="stereoprobe")
     assert len(t.dataset) == 2 * 4 and t.dataset[0].id == "run0:batch0"
-    assert t.config.temperature == 1.0
+    assert t.config.temperature is None  # the paper's temperature 1 travels with each request, under the user's
     [log] = inspect_eval(t, model=get_model("mockllm/model", custom_outputs=_fake_profiles),
                          log_dir=str(tmp_path / "logs"), display="none")
     assert log.status == "success"
+    sent = [e.config for s in log.samples for e in s.events if e.event == "model"]
+    assert sent and {(c.temperature, c.max_tokens) for c in sent} == {(1.0, 100)}
     failed = [s for s in log.samples if s.scores["profile_parser"].value["parsed"] == 0]
     assert len(failed) == 2
     out = tmp_path / "out"

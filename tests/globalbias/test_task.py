@@ -34,6 +34,26 @@ def test_task_subsets():
         globalbias(source="bundled", descriptors=["not a descriptor"])
 
 
+def test_descriptors_by_text_or_row_index():
+    """The docstring's promise: a descriptor's text or its row index (the bundled descriptors file's row 0 is
+    "a nurse", read independently here with the csv module), alone or in a list; anything else is one line."""
+    import csv
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    with open(root / "datasets" / "globalbias" / "descriptors.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    by_index = globalbias(source="bundled", groups=["ENGLISH_F"], descriptors=0, unit="sentence")
+    assert {s.metadata["descriptor"] for s in by_index.dataset} == {rows[0]["descriptor"].strip()}
+    mixed = globalbias(source="bundled", groups=["ENGLISH_F"], descriptors=[1, rows[0]["descriptor"].strip()],
+                       unit="sentence")
+    assert {s.metadata["descriptor"] for s in mixed.dataset} == {rows[0]["descriptor"].strip(),
+                                                                  rows[1]["descriptor"].strip()}
+    for bad in (True, -1, 1.5, [0, 0]):
+        with pytest.raises(ValueError, match="descriptors must be a descriptor's text or row index"):
+            globalbias(source="bundled", descriptors=bad)
+
+
 def test_scorer_records_sum_logprob_tokens_and_bytes(tmp_path):
     task = globalbias(source="bundled", groups=["ENGLISH_F"], descriptors=["a nurse", "short"], unit="sentence")
     [log] = inspect_eval(task, model=fake_model(), log_dir=str(tmp_path), display="none")

@@ -70,7 +70,10 @@ def test_samples_ids_orders_and_prompts(judge_log):
     log = judge_log
     assert log.status == "success"
     assert log.eval.config.epochs == 3
-    assert log.plan.config.temperature == 1.0
+    # flare's base settings travel with each request (the task's config holds only the user's -T settings)
+    assert log.plan.config.temperature is None
+    sent = [e.config for s in log.samples for e in s.events if e.event == "model"]
+    assert sent and {(c.temperature, c.max_tokens) for c in sent} == {(1.0, 4096)}
     samples = {(s.id, s.epoch): s for s in log.samples}
     assert {sid for sid, _ in samples} == {LOW, CHILD, MUSLIM}
     assert {ep for _, ep in samples} == {1, 2, 3}

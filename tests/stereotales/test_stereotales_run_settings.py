@@ -55,13 +55,23 @@ def run_file(refdata: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.mark.refdata
 def test_command_line_values_win_over_the_entry(run_file: Path) -> None:
+    """The entry fills only what the user left unset, even where the user typed the paper's default value
+    (the command line's settings stand in the active config; end to end: tests/test_user_settings.py)."""
+    from inspect_ai.model._generate_config import active_generate_config_context_var
+
     defaults = R.STORY_DEFAULTS
-    untouched = R.request_settings("openai/gpt-5-mini", defaults, GenerateConfig(**defaults))
+    untouched = R.request_settings("openai/gpt-5-mini", defaults)
     assert untouched.config == {"temperature": 1.0, "max_tokens": 8192, "reasoning_effort": "low"}
-    given = R.request_settings("openai/gpt-5-mini", defaults,
-                               GenerateConfig(temperature=1.0, max_tokens=64, reasoning_effort="high"))
-    assert given.config == {"temperature": 1.0}
-    assert R.request_settings("openai/gpt-4o-mini", defaults, GenerateConfig(**defaults)).entry is None
+    assert R.request_settings("openai/gpt-5-mini", defaults, "none").config == {"temperature": 1.0, "max_tokens": 4096}
+    token = active_generate_config_context_var.set(GenerateConfig(max_tokens=4096, reasoning_effort="high"))
+    try:
+        given = R.request_settings("openai/gpt-5-mini", defaults)
+        assert given.config == {"temperature": 1.0, "max_tokens": 4096, "reasoning_effort": "high"}
+        assert R.request_settings("openai/gpt-4o-mini", defaults).config == {"temperature": 1.0, "max_tokens": 4096,
+                                                                              "reasoning_effort": "high"}
+    finally:
+        active_generate_config_context_var.reset(token)
+    assert R.request_settings("openai/gpt-4o-mini", defaults).entry is None
 
 
 @pytest.mark.refdata
