@@ -153,8 +153,10 @@ def test_default_stereotales_run_on_the_bundled_model_sends_max_tokens_everywher
                                                                                   tmp_path: Path) -> None:
     """Issue 39's done-when: the default StereoTales run on ``transformers/default`` (no entry) with
     ``--max-tokens 3 --temperature 0.5`` sends 3 tokens and temperature 0.5 with the story, the refusal
-    detector's and the extractor's requests."""
+    detector's and the extractor's requests. (``refusal_failure=complied``: a 3-token verdict holds no JSON, which
+    upstream counts as a refusal, and a refused story is never sent to the extractor.)"""
     log = _eval(["stereoprobe/stereotales", "--model", "transformers/default", "-T", "languages=en", "-T", "limit=1",
+                 "-T", "refusal_failure=complied",
                  "--max-tokens", "3", "--temperature", "0.5", "--model-role", "refusal=transformers/default",
                  "--model-role", "extractor=transformers/default"], tmp_path, timeout=1500)
     sent = _sent(log)
