@@ -20,7 +20,7 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 from chat_server import chat_server
-from stereoprobe.user_settings import SAMPLING_FIELDS
+from stereoprobe.user_settings import SAMPLING_FIELDS, request_config
 
 INSPECT = Path(sys.executable).with_name("inspect")
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,6 +56,31 @@ def _all(requests: list[dict[str, Any]], **expected: Any) -> None:
     assert requests, "no request of this role"
     for cfg in requests:
         assert {k: cfg.get(k) for k in expected} == expected, cfg
+
+
+def test_the_rule_in_one_process() -> None:
+    """Where the settings stand (hand-set as inspect sets them for ``--max-tokens 16 --temperature 0.5`` and a
+    role spec ``max_tokens: 7``): the evaluated model gets the command line's over the paper's; a role model its
+    spec's over the command line's over the paper's; fields that are not sampling settings stay the paper's."""
+    from inspect_ai.model import GenerateConfig, get_model
+    from inspect_ai.model._generate_config import active_generate_config_context_var
+    from inspect_ai.model._model import active_model_context_var
+
+    cli = GenerateConfig(max_tokens=16, temperature=0.5, max_connections=3)
+    evaluated = get_model("mockllm/model", config=cli, memoize=False)
+    role = get_model("mockllm/model", config=GenerateConfig(max_tokens=7), memoize=False)
+    paper = {"temperature": 0.0, "max_tokens": 4096, "reasoning_effort": "low", "logprobs": True}
+    tokens = active_model_context_var.set(evaluated), active_generate_config_context_var.set(cli)
+    try:
+        assert request_config(paper) == {"temperature": 0.5, "max_tokens": 16, "reasoning_effort": "low",
+                                         "logprobs": True}
+        assert request_config(paper, evaluated) == request_config(paper)
+        assert request_config(paper, role) == {"temperature": 0.5, "max_tokens": 7, "reasoning_effort": "low",
+                                               "logprobs": True}
+    finally:
+        active_model_context_var.reset(tokens[0])
+        active_generate_config_context_var.reset(tokens[1])
+    assert request_config(paper) == paper  # nothing given: the paper's values
 
 
 @pytest.fixture
