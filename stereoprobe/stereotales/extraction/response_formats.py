@@ -102,7 +102,8 @@ def _description(value: ast.expr | None, where: str) -> str | None:
     raise upstream.UpstreamDataError(f"{where}: the value is not Field(description=\"...\"); cannot read the schema")
 
 
-def _field_schema(node: ast.AnnAssign, models: dict[str, ast.ClassDef], where: str) -> tuple[dict[str, Any], str | None]:
+def _field_schema(node: ast.AnnAssign, models: dict[str, ast.ClassDef],
+                  where: str) -> tuple[dict[str, Any], str | None]:
     """(pydantic's schema of one field, the model it refers to or None)."""
     name = node.target.id  # type: ignore[union-attr]
     annotation, ref = node.annotation, None
