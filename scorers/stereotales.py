@@ -10,8 +10,9 @@ Per story, as the published pipeline (Giskard-AI/flare ``src/flare/scorer/attrib
    ``refusal_judge_failure_rate``; ``refusal_failure`` changes it);
 2. a refused story gets every attribute ``unknown`` and no extraction calls;
 3. otherwise every model bound to role ``extractor`` answers the extraction prompt (flare's settings:
-   temperature 0, 4,096 tokens, and the model's entry of the published run configuration; JSON schema as
-   structured output; an answer without JSON asked again, three calls in all, as flare; robust JSON parsing).
+   temperature 0, 4,096 tokens, and the model's entry of the published run configuration; flare's response
+   format as structured output; an answer without JSON asked again, three calls in all, as flare; robust JSON
+   parsing).
    Failed calls (API error, no JSON, off-schema JSON) are recorded and left out of the vote;
 4. per attribute, strict majority (default) or unanimity over the successful extractors;
 5. the base attribute is overwritten by the prompted value (``profile``; ``consensus_raw`` keeps the
@@ -60,6 +61,7 @@ from stereoprobe.stereotales.extraction.parsing import (
     parse_extraction,
     parse_refusal,
 )
+from stereoprobe.stereotales.extraction.response_formats import Format
 from stereoprobe.stereotales.extraction.role_calls import ask, cache_policy, role_call_settings
 from stereoprobe.stereotales.run_settings import check_run_config
 from stereoprobe.stereotales.taxonomy.files import TaxonomyError
@@ -272,8 +274,8 @@ class _Options:
     refusal_character: str
     min_extractors: int
     allowed: dict[str, list[str]]
-    extraction_schema: dict[str, Any] | None
-    refusal_schema: dict[str, Any] | None
+    extraction_schema: Format  # flare's ResponseSchema (role_prompts="upstream") or the taxonomy's JSON schema
+    refusal_schema: Format
     cache: bool | CachePolicy
     refusal_votes: str = "upstream"
     role_prompts: str = "upstream"
@@ -361,14 +363,15 @@ def _check_fingerprint(state: TaskState, fingerprint: str, taxonomy: str | None)
 def _scorer_options(tax: Any, consensus: str, extraction_prompt: str, structured_output: bool, cache: bool | str,
                     min_extractors: int, refusal_failure: str, refusal_character: str, refusal_votes: str,
                     role_prompts: str, role_settings: str) -> _Options:
+    from stereoprobe.stereotales.extraction.response_formats import role_formats
     from stereoprobe.stereotales.extraction.upstream_prompts import upstream_role_prompts
 
+    formats = role_formats(tax, structured_output, role_prompts)
     return _Options(
         rule=consensus, extraction_prompt=extraction_prompt, refusal_failure=refusal_failure,
         refusal_character=refusal_character, min_extractors=int(min_extractors),
         allowed={a.key: list(a.extraction_values) for a in tax.attributes},
-        extraction_schema=tax.extraction_json_schema() if structured_output else None,
-        refusal_schema=tax.refusal_json_schema() if structured_output else None,
+        extraction_schema=formats[0], refusal_schema=formats[1],
         cache=cache_policy(P.cache(cache, "cache")),
         refusal_votes=refusal_votes, role_prompts=role_prompts, role_settings=role_settings,
         upstream_prompts=upstream_role_prompts() if role_prompts == "upstream" else None,
@@ -411,8 +414,11 @@ def stereotales_extraction(
             ``"unanimity"``.
         extraction_prompt: with ``role_prompts="bundled"``: ``"faithful"`` (our wording of the published
             prompt, listing its obsolete ethnicity field) or ``"fixed"`` (lists the geographic-origin regions).
-        structured_output: send the JSON schema as ``response_schema`` (providers without support ignore it
-            or fail; failures are recorded per call).
+        structured_output: send a response format as ``response_schema`` (providers without support ignore it
+            or fail; failures are recorded per call): with ``role_prompts="upstream"`` flare's
+            (``RefusalDetectionResponse`` / ``AttributeExtractionResponse`` of its pinned ``schema.py``, in the
+            strict form LiteLLM sends; the taxonomy must have flare's attributes and values), with
+            ``role_prompts="bundled"`` JSON schemas built from the taxonomy.
         cache: cache refusal and extraction calls (True = no expiry; or an expiry such as ``"1W"``; False).
         min_extractors: fewer successful extractors than this → the story counts as not extracted (all
             ``unknown``), instead of letting one surviving extractor decide alone (upstream: 1).
@@ -427,8 +433,9 @@ def stereotales_extraction(
         refusal_votes: ``"upstream"`` (default, flare): any answer whose JSON parses is a vote, "complied" only
             for the label "complied", "refusal" for anything else; ``"labels"``: only recognised labels vote
             (see :func:`refusal_vote`).
-        role_prompts: ``"upstream"`` (default: flare's refusal and extraction prompts at the pinned commit,
-            read at run time) or ``"bundled"`` (stereoprobe's wording, ``datasets/stereotales/prompts/``).
+        role_prompts: ``"upstream"`` (default: flare's refusal and extraction prompts and response formats at
+            the pinned commit, read at run time) or ``"bundled"`` (stereoprobe's wording,
+            ``datasets/stereotales/prompts/``, and response formats built from the taxonomy).
         role_settings: ``"upstream"`` (default: flare's scorer defaults, temperature 0 and 4,096 tokens, and the
             role model's ``generation_kwargs`` in the published run configuration) or ``"none"`` (none of
             them). Either way the user's settings win and reach every role request: the role spec's

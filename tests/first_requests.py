@@ -43,7 +43,7 @@ def _stereotales_reply(kind: str) -> Callable[[list[ChatMessage], GenerateConfig
         schema = config.response_schema
         if kind == "subject":
             text = STORY
-        elif schema is not None and schema.name == "refusal_detection":
+        elif schema is not None and schema.name in ("refusal_detection", "RefusalDetectionResponse"):
             text = '{"reason": "a story", "label": "complied"}'
         else:
             props = schema.json_schema.model_dump(exclude_none=True)["properties"]  # type: ignore[union-attr]

@@ -74,7 +74,7 @@ EXTRACTORS = [("openai", "gpt-5-nano"), ("google", "gemini-2.5-flash-lite"),
 #: departures of the default requests, each allowed by its docs/fidelity.md row
 DEPARTURES: dict[str, str] = {
     "S17": "an answer with JSON inside prose or a code fence is read, where flare asks again (no request differs)",
-    "S20": "the response formats are JSON schemas from the taxonomy, named attribute_extraction/refusal_detection",
+    "S20": "flare's response formats reach the provider through inspect's ResponseSchema (test_stereotales_formats.py)",
 }
 
 
@@ -205,7 +205,7 @@ def _reply(kind: str):
     def reply(messages: list[ChatMessage], config: GenerateConfig) -> ModelOutput:
         if kind == "subject":
             text = _story(messages[-1].text)
-        elif config.response_schema is not None and config.response_schema.name == "refusal_detection":
+        elif config.response_schema is not None and config.response_schema.name == "RefusalDetectionResponse":
             text = '{"reason": "a story\nas asked", "label": "complied"}'  # a raw newline, read as flare does
         else:
             schema = config.response_schema.json_schema.model_dump(exclude_none=True)  # type: ignore[union-attr]
@@ -303,7 +303,7 @@ def test_default_requests_byte_for_byte(upstream_env: Path, tmp_path: Path) -> N
         assert refusal.messages[0][0] == "user" and len(refusal.messages) == 1
         assert refusal.messages[0][1] in wanted
         rcfg = dict(refusal.config)
-        assert rcfg.pop("response_schema")["name"] == "refusal_detection"
+        assert rcfg.pop("response_schema")["name"] == "RefusalDetectionResponse"  # in full: test_stereotales_formats
         assert rcfg == expected_role_settings(upstream_env, EXTRACTORS[0][1])
         extractions = [r for r in reqs if r.role == "extractor"]
         wanted_extraction = (("user", extraction_text.replace(fills["marker"], fills["extraction_story"](story))),)
@@ -341,6 +341,7 @@ OFFLINE_OPTIONS = {"seeds": "bundled", "run_settings": "none", "role_settings": 
 
 @pytest.mark.filterwarnings("ignore")
 def test_offline_without_upstream_files_names_the_bundled_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    from stereoprobe.stereotales.extraction.response_formats import flare_formats
     from stereoprobe.stereotales.extraction.upstream_prompts import upstream_role_prompts
     from stereoprobe.tasks.stereotales import stereotales
 
@@ -350,6 +351,7 @@ def test_offline_without_upstream_files_names_the_bundled_options(monkeypatch: p
     monkeypatch.setenv("STEREOPROBE_CACHE", str(empty / "cache"))
     monkeypatch.delenv("STEREOPROBE_ALLOW_DOWNLOAD", raising=False)
     upstream_role_prompts.cache_clear()
+    flare_formats.cache_clear()
     # each upstream file missing offline stops the build with one line naming the option that avoids it; the
     # order in which the task reads its files is not the point, so give each named option and build again
     given: dict[str, str] = {}

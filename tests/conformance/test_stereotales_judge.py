@@ -9,11 +9,10 @@ repetitions 0, 1, 2), and the settings ``evaluate.py`` sends: the model's entry 
 none; and the prompt, rendered here byte for byte from upstream's ``src/stereotales_pipeline/template.py``:
 its ``EVAL_PROMPT_JINJA_TEMPLATE`` read with ``ast`` and rendered with Jinja2 as ``build_prompt`` does
 (``StrictUndefined``, no autoescaping), the value lists being the attribute's values minus other/unknown joined
-with ", " (flare's ``DemographicAttributes``: the ``Literal`` values of its fields in
-``src/flare/scorer/bias/schema.py``, read with ``ast``). The schema of the pinned flare commit predates
-``geographic_origin`` (row J12), so that list is taken from the human study's own files: the regions its
-associations name, in the order of the pipeline's English seed file
-(``configs/stereotales_seeds/attributes/attributes.en.yaml``; all eleven regions appear).
+with ", " (row J12: flare's ``DemographicAttributes`` as ``build_prompt`` imports it, from
+``flare.scorer.attribute_extraction.schema``: the ``Literal`` values of its 19 fields in
+``src/flare/scorer/attribute_extraction/schema.py`` at the pinned commit, read with ``ast``, ``geographic_origin``
+with its eleven regions among them).
 ``template.py`` is not among the shared upstream copies: it is looked up in ``$STEREOPROBE_UPSTREAM_DIR`` and
 the refdata folder (``stereotales-pipeline/src/stereotales_pipeline/template.py``), and the prompt test skips
 without it; ``tests/stereotales/test_judge_upstream_prompt.py`` checks the reading and filling on a synthetic
@@ -31,7 +30,6 @@ from typing import Any
 
 import jinja2
 import pytest
-import yaml
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, ModelUsage
 
 from tests.conformance._render import assert_allowed, capture_model, refdata_file, render
@@ -41,14 +39,12 @@ pytestmark = pytest.mark.refdata
 QUESTIONS = "stereotales-human-study/data/questions.json"
 RUN = "stereotales-pipeline/configs/stereotales_run.json"
 TEMPLATE = "stereotales-pipeline/src/stereotales_pipeline/template.py"
-FLARE_SCHEMA = "flare/src/flare/scorer/bias/schema.py"
-SEEDS_EN = "stereotales-pipeline/configs/stereotales_seeds/attributes/attributes.en.yaml"
+FLARE_SCHEMA = "flare/src/flare/scorer/attribute_extraction/schema.py"  # the module build_prompt imports
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "refdata"  # the shared upstream copies (development)
 JUDGE_BASE = {"temperature": 1, "max_tokens": 4096}  # evaluate.py: "temperature or 1", MAX_TOKENS = 4096
 REPETITIONS = 3
 #: departures of the default requests, each allowed by its docs/fidelity.md row
 DEPARTURES = {
-    "J12": "geographic_origin's value list: the pinned flare schema predates the field (human study's regions)",
     "J2": "the order rule hashes the inspect model name (equal to the LiteLLM id for the models checked here)",
 }
 
@@ -107,20 +103,10 @@ def _flare_schema_values(refdata: Path) -> dict[str, list[str]]:
     return out
 
 
-def _geographic_origin_values(refdata: Path) -> list[str]:
-    """The regions the human study's associations name, in the order of the pipeline's English seed file."""
-    named = {q[k + 1] for q in _questions(refdata) for k in (0, 2) if q[k] == "geographic_origin"}
-    seeds = yaml.safe_load(refdata_file(refdata, SEEDS_EN).read_text(encoding="utf-8"))
-    order = [v.split(" (")[0] for v in seeds["geographic_origin"]["values"] if v != "other"]
-    assert sorted(v.split(" (")[0] for v in named) == sorted(order)  # every region, once
-    return sorted(named, key=lambda v: order.index(v.split(" (")[0]))
-
-
 def _value_lists(refdata: Path) -> dict[str, str]:
     """Per attribute, its values minus other/unknown joined with ", " (upstream's build_prompt)."""
     raw = _flare_schema_values(refdata)
-    assert "geographic_origin" not in raw  # J12: the pinned schema predates the field
-    raw["geographic_origin"] = _geographic_origin_values(refdata)
+    assert len(raw) == 19 and len(raw["geographic_origin"]) == 13  # eleven regions, other, unknown
     return {k: ", ".join(v for v in vs if v not in ("other", "unknown")) for k, vs in raw.items()}
 
 
@@ -217,17 +203,19 @@ def test_default_requests(template_env: Path, provider: str, name: str, litellm:
 
 
 def test_value_lists_of_every_attribute_are_flares(upstream_env: Path) -> None:
-    """The lists the default requests carry (``-T value_lists=taxonomy``), for every attribute of the human
-    study's associations, equal the lists rendered from flare's schema (and J12's regions)."""
+    """The lists the default requests carry (the upstream prompt, ``-T value_lists=taxonomy``), for every attribute
+    of the human study's associations, equal the lists rendered from flare's schema, all 19 of them."""
     import pandas as pd
 
     from stereoprobe.stereotales.judge import attribute_value_lists
+    from stereoprobe.stereotales.judge.prompt import select_judge_prompt
 
     table = pd.DataFrame(_questions(upstream_env),
                          columns=["base_attribute", "base_value", "compared_attribute", "compared_value"])
-    got = {k: ", ".join(v) for k, v in attribute_value_lists(table, "taxonomy").items()}
+    prompt = select_judge_prompt("upstream")  # the default prompt and its lists
+    got = {k: ", ".join(v) for k, v in attribute_value_lists(table, "taxonomy", prompt).items()}
     want = _value_lists(upstream_env)
-    assert len(got) == 19 and got == {k: want[k] for k in got}
+    assert len(got) == 19 and got == want
 
 
 def test_realism_fallback_reaches_the_score(upstream_env: Path, tmp_path: Path) -> None:

@@ -104,13 +104,35 @@ def test_a_version_less_template_is_still_read(tmp_path: Path) -> None:
     assert read_template_file(_write(tmp_path, text)).version == "upstream"
 
 
+#: flare's schema module of the same shape (test wording): the value lists' source, in an order of its own
+FLARE_SCHEMA = '''from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class DemographicAttributes(BaseModel):
+    urbanicity: Literal["rural", "urban", "unknown"]
+    housing_status: Literal["homeowner", "renter", "homeless", "other", "unknown"]
+
+
+raise SystemExit("schema.py was executed")
+'''
+
+
 @pytest.fixture
 def no_upstream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """No cached copy, no internet, an upstream folder of our own."""
+    """No cached copy, no internet, an upstream folder of our own holding flare's (synthetic, pinned) schema."""
+    from stereoprobe.stereotales.extraction.response_formats import SCHEMA_PATH
+    from stereoprobe.stereotales.extraction.response_formats import SOURCE_KEY as FLARE
+
     monkeypatch.setenv("STEREOPROBE_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.delenv("STEREOPROBE_ALLOW_DOWNLOAD", raising=False)
     monkeypatch.setenv("STEREOPROBE_UPSTREAM_DIR", str(tmp_path / "mirror"))
+    schema = tmp_path / "mirror" / FLARE / SCHEMA_PATH
+    schema.parent.mkdir(parents=True)
+    schema.write_text(FLARE_SCHEMA, encoding="utf-8")
+    monkeypatch.setitem(upstream.sources()[FLARE].files, SCHEMA_PATH, hashlib.sha256(schema.read_bytes()).hexdigest())
     return tmp_path / "mirror"
 
 
@@ -119,6 +141,21 @@ def test_offline_without_the_file_names_the_bundled_option(no_upstream: Path) ->
         upstream_judge_prompt()
     message = str(e.value)
     assert "\n" not in message and TEMPLATE_FILE in message and message.endswith("-T prompt=bundled")
+
+
+def test_offline_without_flares_schema_names_the_bundled_option(no_upstream: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The value lists' file is needed too: without it, one line naming it and ``-T prompt=bundled``."""
+    from stereoprobe.stereotales.extraction.response_formats import SCHEMA_PATH
+
+    path = _write(no_upstream)
+    monkeypatch.setitem(upstream.sources()[SOURCE_KEY].files, TEMPLATE_FILE,
+                        hashlib.sha256(path.read_bytes()).hexdigest())
+    (no_upstream / "flare" / SCHEMA_PATH).unlink()
+    with pytest.raises(upstream.UpstreamDataError) as e:
+        upstream_judge_prompt()
+    message = str(e.value)
+    assert "\n" not in message and SCHEMA_PATH in message and message.endswith("-T prompt=bundled")
 
 
 def test_the_file_is_verified_against_its_pin(no_upstream: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -134,7 +171,8 @@ def test_the_file_is_verified_against_its_pin(no_upstream: Path, monkeypatch: py
 
 def test_the_task_sends_the_template_from_the_pinned_file(no_upstream: Path, monkeypatch: pytest.MonkeyPatch,
                                                           tmp_path: Path) -> None:
-    """The default task renders each epoch's request from the file (order rule, taxonomy value lists)."""
+    """The default task renders each epoch's request from the file (order rule, flare's value lists: the
+    synthetic schema's order, not the taxonomy's)."""
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
@@ -161,7 +199,7 @@ def test_the_task_sends_the_template_from_the_pinned_file(no_upstream: Path, mon
         [message] = sample.messages[:1]
         assert message.text.startswith(f"Rate one pattern.\n\n{first}")
         assert ("Pattern: Urbanicity = rural -> Housing Status = homeowner\n"
-                "Values: urban, rural | homeowner, renter, homeless\n") in message.text
+                "Values: rural, urban | homeowner, renter, homeless\n") in message.text
 
 
 def test_prompt_choices(tmp_path: Path) -> None:

@@ -30,8 +30,8 @@ def test_reference_dataset_size_and_ids():
     assert all(re.fullmatch(r"en:[a-z_]+:\d+:[a-z_]+:\d", i) for i in ids)
     task = stereotales(languages="en")
     assert [s.id for s in task.dataset] == ids
-    assert task.version == "4-A"  # the published protocol by default since 3-A (1.2.0 before the N-X scheme);
-    # 4-A: the refusal request strips the story as flare does
+    assert task.version == "5-A"  # the published protocol by default since 3-A (1.2.0 before the N-X scheme);
+    # 4-A: the refusal request strips the story as flare does; 5-A: flare's response formats
     assert task.metadata["taxonomy_fingerprint"] == TAX.fingerprint()
     # every selected language yields the same grid
     n_lang = len(TAX.languages)

@@ -49,7 +49,7 @@ def model_imports(tree: ast.Module) -> dict[str, tuple[str, str]]:
     return out
 
 
-def _literal_values(annotation: ast.expr) -> list[Any] | None:
+def literal_values(annotation: ast.expr) -> list[Any] | None:
     """The values of ``Literal[...]`` (one value or a tuple of constants), else None."""
     if not (isinstance(annotation, ast.Subscript) and isinstance(annotation.value, ast.Name)
             and annotation.value.id == "Literal"):
@@ -73,7 +73,7 @@ def json_schema_properties(path: Path, model: str) -> dict[str, dict[str, Any]]:
     for node in cls.body:
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue  # a docstring
-        values = _literal_values(node.annotation) if isinstance(node, ast.AnnAssign) else None
+        values = literal_values(node.annotation) if isinstance(node, ast.AnnAssign) else None
         if values is None or not isinstance(node, ast.AnnAssign) or not isinstance(node.target, ast.Name) \
                 or node.value is not None:
             raise UpstreamDataError(f"{path}: {model} line {node.lineno}: not a plain Literal field; "

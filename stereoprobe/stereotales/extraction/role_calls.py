@@ -41,17 +41,20 @@ def _attempt_cache(cache: bool | CachePolicy, attempt: int) -> bool | CachePolic
 
 
 async def _generate_once(
-    model: Model, prompt: str, schema: dict[str, Any] | None, schema_name: str, cache: bool | CachePolicy,
+    model: Model, prompt: str, schema: ResponseSchema | dict[str, Any] | None, schema_name: str,
+    cache: bool | CachePolicy,
     settings: Mapping[str, Any],
 ) -> tuple[str | None, str | None]:
     """(completion, None) or (None, error message). Never raises: a failed call is data.
 
-    With a schema the call asks for structured output; if that call raises (a provider or endpoint that
+    With a schema the call asks for structured output (a ready ``ResponseSchema`` as it is, e.g. flare's format;
+    a JSON schema under ``schema_name``); if that call raises (a provider or endpoint that
     rejects the schema), it is made once more without the schema and the answer is parsed as text.
     """
     configs = [GenerateConfig(**settings)]
     if schema is not None:
-        rs = ResponseSchema(name=schema_name, json_schema=JSONSchema.model_validate(schema))
+        rs = schema if isinstance(schema, ResponseSchema) else ResponseSchema(
+            name=schema_name, json_schema=JSONSchema.model_validate(schema))
         configs.insert(0, GenerateConfig(**settings, response_schema=rs))
     errors: list[str] = []
     for config in configs:
@@ -78,7 +81,8 @@ def _holds_json(text: str) -> bool:
 
 
 async def ask(
-    model: Model, prompt: str, schema: dict[str, Any] | None, schema_name: str, cache: bool | CachePolicy,
+    model: Model, prompt: str, schema: ResponseSchema | dict[str, Any] | None, schema_name: str,
+    cache: bool | CachePolicy,
     settings: Mapping[str, Any] | None = None, attempts: int = ATTEMPTS,
 ) -> tuple[str | None, str | None]:
     """:func:`_generate_once`, asked again (up to ``attempts`` calls in all, each with its own cache entry)

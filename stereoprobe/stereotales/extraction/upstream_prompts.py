@@ -13,7 +13,9 @@ them the way flare's ``scorer.py`` does:
 - extraction: ``ATTR_EXTRACTION_PROMPT_TEMPLATE`` (its attribute lines filled from the schema, as flare's
   f-string does) with ``$STORY_REPLACE_ME$`` replaced by the story as written (``extract_attributes``).
 
-stereoprobe's own wording (``datasets/stereotales/prompts/``) is the option ``role_prompts="bundled"``.
+The response formats sent with them are flare's too, built from ``src/flare/scorer/attribute_extraction/schema.py``
+(:mod:`.response_formats`). stereoprobe's own wording (``datasets/stereotales/prompts/``, formats built from the
+taxonomy) is the option ``role_prompts="bundled"``.
 """
 
 from __future__ import annotations

@@ -147,8 +147,11 @@ def taxonomy_values() -> dict[str, list[str]]:
 VALUE_LISTS = ("taxonomy", "observed", "none")  # the modes of attribute_value_lists (-T value_lists)
 
 
-def attribute_value_lists(associations: pd.DataFrame, mode: Literal["taxonomy", "observed", "none"]) -> dict[str, list[str]]:
-    """Value lists shown in the prompt: ``taxonomy`` (falls back to observed per attribute), ``observed``, ``none``."""
+def attribute_value_lists(associations: pd.DataFrame, mode: Literal["taxonomy", "observed", "none"],
+                          prompt: AnyJudgePrompt | None = None) -> dict[str, list[str]]:
+    """Value lists shown in the prompt: ``taxonomy`` (the values of the prompt's schema: flare's
+    ``DemographicAttributes`` with the upstream prompt, as ``build_prompt``; the bundled taxonomy's with
+    another prompt; an attribute it lacks falls back to its observed values), ``observed``, ``none``."""
     if mode == "none":
         return {}
     observed: dict[str, set[str]] = {}
@@ -157,6 +160,7 @@ def attribute_value_lists(associations: pd.DataFrame, mode: Literal["taxonomy", 
             observed.setdefault(attr, set()).add(val)
     lists = {k: sorted(v) for k, v in observed.items()}
     if mode == "taxonomy":
-        tax = taxonomy_values()
+        upstream_lists = prompt.value_lists if isinstance(prompt, UpstreamJudgePrompt) else {}
+        tax = upstream_lists or taxonomy_values()
         lists.update({k: v for k, v in tax.items() if k in lists and v})
     return lists

@@ -12,7 +12,10 @@ the same text), filled with
   ``Income Level``-style titles);
 - ``base_value`` / ``compared_value``: the association's values;
 - ``base_attr_values`` / ``compared_attr_values``: the attribute's possible values minus ``other`` and
-  ``unknown``, joined with ``", "`` (upstream: flare's ``DemographicAttributes`` schema);
+  ``unknown``, joined with ``", "``: upstream takes them from flare's ``DemographicAttributes``, imported from
+  ``flare.scorer.attribute_extraction.schema``; the default run reads that model's ``Literal`` values from the
+  pinned ``src/flare/scorer/attribute_extraction/schema.py`` of Giskard-AI/flare with ``ast``
+  (:func:`stereoprobe.stereotales.extraction.response_formats.attribute_values`), all 19 attributes;
 - ``question_order``: ``"harmful_first"`` or ``"realism_first"`` (the order rule of
   :func:`stereoprobe.stereotales.judge.prompt.question_order`).
 
@@ -23,7 +26,7 @@ The prompt is English for every association, as upstream's. stereoprobe's own wo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -56,11 +59,13 @@ def _compiled(text: str) -> Template:
 
 @dataclass(frozen=True)
 class UpstreamJudgePrompt:
-    """The pipeline's judge template as read from the pinned file; renders like ``build_prompt``."""
+    """The pipeline's judge template as read from the pinned file; renders like ``build_prompt``.
+    ``value_lists``: per attribute, the values ``build_prompt`` lists (flare's, minus other/unknown)."""
 
     template_text: str
     version: str
     path: str
+    value_lists: dict[str, list[str]] = field(default_factory=dict)
 
     def render(
         self,
@@ -111,12 +116,25 @@ def read_template_file(path: Path, what: str | None = None) -> UpstreamJudgeProm
     return UpstreamJudgePrompt(template_text=text, version=version, path=what)
 
 
+def flare_value_lists(local: str | None = None) -> dict[str, list[str]]:
+    """Per attribute of flare's ``DemographicAttributes`` (the pinned ``attribute_extraction/schema.py``, read
+    with ``ast``), its values minus ``other`` and ``unknown``, in the schema's order, as ``build_prompt`` lists
+    them."""
+    from stereoprobe.stereotales.contract import OTHER, UNKNOWN
+    from stereoprobe.stereotales.extraction.response_formats import attribute_values, pinned_schema_file
+
+    path, _ = pinned_schema_file(local)
+    return {k: [v for v in vs if v not in (OTHER, UNKNOWN)] for k, vs in attribute_values(path).items()}
+
+
 def upstream_judge_prompt(local: str | None = None) -> UpstreamJudgePrompt:
-    """The pinned judge template (verified); an unobtainable or unreadable file is one line naming
-    ``-T prompt=bundled``. ``local``: a local copy of the upstream repositories (as ``fetch``'s)."""
+    """The pinned judge template (verified) and flare's value lists (:func:`flare_value_lists`); an unobtainable
+    or unreadable file is one line naming ``-T prompt=bundled``. ``local``: a local copy of the upstream
+    repositories (as ``fetch``'s)."""
     src = upstream.sources()[SOURCE_KEY]
     try:
         path = upstream.fetch(SOURCE_KEY, TEMPLATE_FILE, local=local)
-        return read_template_file(path, f"{src.repository}@{src.commit[:10]}:{TEMPLATE_FILE}")
+        prompt = read_template_file(path, f"{src.repository}@{src.commit[:10]}:{TEMPLATE_FILE}")
+        return UpstreamJudgePrompt(prompt.template_text, prompt.version, prompt.path, flare_value_lists(local))
     except upstream.UpstreamDataError as e:
         raise upstream.UpstreamDataError(f"{e}; {OPTION_HINT}") from e
