@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 from stereoprobe.errors import InputError
 from stereoprobe.hints import did_you_mean
 from stereoprobe.params import TaskParameterError, as_prerequisite
-from stereoprobe.preflight import built
+from stereoprobe.preflight import built, path_options
 from stereoprobe.preflight.run_settings import check_active_run
 
 __all__ = ["parameters", "refuse_unknown", "unknown_message"]
@@ -87,6 +87,7 @@ def refuse_unknown(fn: F) -> F:
             _log.warning("task %s does not take -T %s (a parameter of %s): left out", fn.__name__, name,
                          ", ".join(others))
             del kwargs[name]
+        path_options.check(fn.__name__, kwargs)  # -T source=bundeld: did you mean bundled? (before any download)
         check_active_run()  # the run's generation settings (--top-p 2, --max-connections 0, ...), any provider
         task = fn(*args, **kwargs)
         build = built.current()

@@ -78,7 +78,7 @@ def dbb_baselines(
     benchmark = P.choice(benchmark, "benchmark", BL.BENCHMARKS, error=_E)
     cats = P.choices(categories, "categories", BL.BBQ_CATEGORIES, error=_E)
     sp = P.choices(splits, "splits", BL.STEREOSET_SPLITS, error=_E)
-    n_epochs = P.integer(epochs, "epochs", 1, error=_E)
+    n_epochs = P.integer(epochs, "epochs", 1, maximum=P.COUNT_MAX, error=_E)
     seed = P.integer(seed, "seed", 0, error=_E)
     temperature = P.number(temperature, "temperature", 0.0, error=_E)
     top_p = P.number(top_p, "top_p", 0.0, 1.0, low_open=True, error=_E)

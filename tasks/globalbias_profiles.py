@@ -72,8 +72,8 @@ def globalbias_profiles(
             "stereoprobe": the project's own wording (no download).
     """
     check_task_args(source=source, faithful=faithful)
-    batch_size = P.integer(batch_size, "batch_size", 1)
-    runs = P.integer(runs, "runs", 1)
+    batch_size = P.integer(batch_size, "batch_size", 1, maximum=P.COUNT_MAX)
+    runs = P.integer(runs, "runs", 1, maximum=P.COUNT_MAX)
     max_tokens = P.integer(max_tokens, "max_tokens", 1, optional=True)
     settings = P.choice(settings, "settings", SETTINGS)
     shuffle_seed = P.integer(shuffle_seed, "shuffle_seed", 0, optional=True)

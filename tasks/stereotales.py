@@ -23,7 +23,7 @@ from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import GenerateConfig
 
 from stereoprobe.listings import task_version
-from stereoprobe.params import choice, integer, one_line_errors
+from stereoprobe.params import COUNT_MAX, choice, integer, one_line_errors
 from stereoprobe.scorers.stereotales import ROLE_SETTING_MODES, extraction_settings, stereotales_extraction
 from stereoprobe.solvers.stereotales import story_generation
 from stereoprobe.stereotales import contract as C
@@ -118,7 +118,7 @@ def stereotales(
         consensus, extraction_prompt, structured_output, cache, min_extractors, refusal_failure, refusal_character,
         verify_seeds, refusal_votes, role_prompts, role_settings, error=TaxonomyError)
     run_settings = choice(run_settings, "run_settings", ROLE_SETTING_MODES, error=TaxonomyError)
-    epochs = integer(stories_per_prompt, "stories_per_prompt", 1, error=TaxonomyError)
+    epochs = integer(stories_per_prompt, "stories_per_prompt", 1, maximum=COUNT_MAX, error=TaxonomyError)
     source = taxonomy if taxonomy else (None if seeds in (None, "", "bundled") else seeds)
     tax = _taxonomy(source, settings["verify_seeds"])
     if run_settings == "upstream":

@@ -26,7 +26,7 @@ from stereoprobe.scorers.stereotales_judge import (
 )
 from stereoprobe.solvers.stereotales_judge import judge_association
 from stereoprobe.stereotales.judge.dataset import judge_dataset, select_associations
-from stereoprobe.params import boolean, choice, integer, names, number, one_line_errors
+from stereoprobe.params import COUNT_MAX, boolean, choice, integer, names, number, one_line_errors
 from stereoprobe.stereotales.run_settings import JUDGE_DEFAULTS, check_run_config
 from stereoprobe.stereotales.judge.prompt import VALUE_LISTS, attribute_value_lists, select_judge_prompt
 from stereoprobe.strict_params import refuse_unknown
@@ -92,7 +92,7 @@ def stereotales_judge(
             ``configs/stereotales_run.json``, e.g. 8,192 tokens and reasoning effort low for GPT-5, as
             upstream's ``evaluate.py`` sends it) or ``"none"`` (temperature 1 and 4,096 tokens).
     """
-    epochs = integer(epochs, "epochs", 1)
+    epochs = integer(epochs, "epochs", 1, maximum=COUNT_MAX)
     strict_parse = boolean(strict_parse, "strict_parse")
     normalize_apostrophes = boolean(normalize_apostrophes, "normalize_apostrophes")
     run_settings = choice(run_settings, "run_settings", ("upstream", "none"))
