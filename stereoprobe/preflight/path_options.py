@@ -44,6 +44,10 @@ NOT_CHECKED: dict[tuple[str, str], str] = {
     ("dbb", "names"): "a keyword (published or draw), checked by the task as a choice",
     ("stereotales_judge", "value_lists"): "a keyword (taxonomy, observed or none), checked by the task as a choice",
     ("dbb_build_concepts", "generation"): "a keyword (upstream or plain), checked by the task as a choice",
+    ("dbb", "prompt"): "a keyword (upstream or stereoprobe; the file named is where upstream's wording is read)",
+    ("dbb_baselines", "prompt"): "a keyword (upstream or stereoprobe), checked by the task as a choice",
+    ("globalbias", "template_wording"): "a keyword (upstream or stereoprobe), checked by the task as a choice",
+    ("globalbias_profiles", "prompt"): "a keyword (upstream or stereoprobe), checked by the task as a choice",
 }
 
 
