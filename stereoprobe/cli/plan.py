@@ -226,13 +226,15 @@ def _say(line: str, file: Any = None) -> None:
 def _check_models(args: argparse.Namespace, roles: dict[str, list[str]], prices: Any) -> None:
     """Every model named exists (its provider: a misspelt one is refused with the closest), and
     ``--calibrate`` has a local model: checked before the task is built and any model loads."""
-    from stereoprobe.plan.providers import check_provider
+    from stereoprobe.plan.providers import check_priced, check_provider
 
     if args.model is not None:
         check_provider(model_name(args.model, "--model"), "--model", prices)
+        check_priced(args.model, "--model", prices)
     for role, models in roles.items():
         for m in models:
             check_provider(m, f"--model-role {role}", prices)
+            check_priced(m, f"--model-role {role}", prices)
     if args.calibrate and (not args.model or not prices.is_local(args.model)):
         raise InputError("--calibrate needs a local --model (transformers/..., hf/..., vllm/...)")
 
@@ -273,6 +275,9 @@ def run(args: argparse.Namespace) -> int:
     from stereoprobe.redact import redact
     implied = counting_args(args.task, task_args)
     task = load_task(args.task, {**implied, **task_args})
+    if args.model is None:  # after the task's own refusals (a misspelt name, a bad -T value): one model is priced
+        raise InputError("--model is needed: the plan counts and prices a run of one model (e.g. --model "
+                         "openai/gpt-4o-mini, or --model transformers/default for the bundled local model)")
     plan = plan_task(task, model=args.model, roles=roles, epochs=args.epochs, prices=prices)
     if args.calibrate:
         main_role = plan_unit(plan.task).main_role

@@ -15,7 +15,7 @@ from stereoprobe.hints import did_you_mean
 from stereoprobe.plan.prices import PriceTable
 from stereoprobe.preflight.models import builtin_providers
 
-__all__ = ["builtin_providers", "check_provider", "known_providers"]
+__all__ = ["builtin_providers", "check_priced", "check_provider", "known_providers"]
 
 
 def known_providers(prices: PriceTable) -> set[str]:
@@ -46,3 +46,17 @@ def check_provider(model: str, where: str, prices: PriceTable) -> None:
     if not _registered(provider):
         raise InputError(f"{where}: no inspect provider {provider!r} in {model!r} (inspect's providers: "
                          f"{', '.join(sorted(builtin_providers()))})")
+
+
+def check_priced(model: str, where: str, prices: PriceTable) -> None:
+    """:class:`InputError` for a model of a priced provider that the price table does not know but that is close
+    to a model it prices (``openai/gpt-4o-mimi``: did you mean openai/gpt-4o-mini?); a local model, or one with
+    no close priced name (a newer model), passes (its dollars are then "unknown", with a note)."""
+    if prices.is_local(model) or prices.price(model) is not None:
+        return
+    provider = model.split("/", 1)[0]
+    priced = [str(row[0]).rstrip("*") for row in prices.models if str(row[0]).split("/", 1)[0] == provider]
+    hint = did_you_mean(model, [p for p in priced if p and "*" not in p and "?" not in p])
+    if hint:
+        raise InputError(f"{where}: {model!r} is not in the price table ({prices.source}){hint}; a model it does "
+                         "not list can be priced with --prices FILE")

@@ -42,3 +42,18 @@ def test_plan_exits_2_in_one_line(argv: list[str], fragment: str, capsys) -> Non
     assert main(["plan", "globalbias", "-T", "source=bundled", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert fragment in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["--model", "openai/gpt-4o-mimi"], "'openai/gpt-4o-mimi' is not in the price table"),
+    (["--model", "openai/gpt-4o", "--model-role", "grader=openai/gpt-4o-mimi"], "(did you mean openai/gpt-4o-mini"),
+    ([], "--model is needed"),
+])
+def test_plan_refuses_an_unpriced_near_name_and_no_model(argv: list[str], fragment: str, capsys) -> None:
+    """Issue 42.2: a misspelt priced model was priced as "USD unknown" with exit 0, and no --model priced a model
+    called '?'."""
+    assert main(["plan", "globalbias", "-T", "source=bundled", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert fragment in err and len(err.splitlines()) == 1, err
+    if argv[:2] == ["--model", "openai/gpt-4o-mimi"]:
+        assert "(did you mean openai/gpt-4o-mini" in err
