@@ -26,6 +26,7 @@ from stereoprobe.listings import task_version
 from stereoprobe.params import one_line_errors
 from stereoprobe.scorers.dbb_baselines import dbb_baseline_scorer, dbb_baseline_scores
 from stereoprobe.strict_params import refuse_unknown
+from stereoprobe.solvers.capability import check_before_run
 
 __all__ = ["dbb_baselines"]
 
@@ -98,6 +99,7 @@ def dbb_baselines(
                          "roles": list(it.roles), **it.metadata})
         for it in items
     ]
+    check_before_run(None, "task dbb_baselines")  # the endpoint answers: one request
     return Task(
         dataset=MemoryDataset(samples, name=f"dbb-baselines-{benchmark}"),
         solver=generate(),

@@ -29,6 +29,7 @@ from stereoprobe.params import one_line_errors
 from stereoprobe.scorers.globalbias_profiles import profile_parser
 from stereoprobe.solvers.globalbias_profiles import profile_generate
 from stereoprobe.strict_params import refuse_unknown
+from stereoprobe.solvers.capability import check_before_run
 
 __all__ = ["globalbias_profiles", "name_batches"]
 
@@ -81,6 +82,7 @@ def globalbias_profiles(
     prompt = P.choice(prompt, "prompt", PROMPTS)
     names, _ = select(load_names(source, faithful), [], groups, None, None)
     template = profile_prompt(prompt, source)
+    check_before_run(None, "task globalbias_profiles")  # the endpoint answers: one request
     return Task(
         dataset=MemoryDataset(profile_samples(names, batch_size, runs, shuffle_seed, template),
                               name="globalbias-profiles"),

@@ -32,6 +32,7 @@ from stereoprobe.stereotales.taxonomy import load_taxonomy
 from stereoprobe.stereotales.taxonomy.files import TaxonomyError
 from stereoprobe.stereotales.taxonomy.samples import task_samples
 from stereoprobe.strict_params import refuse_unknown
+from stereoprobe.solvers.capability import check_before_run
 
 TASK_VERSION = task_version("stereotales")  # tasks/<probe>.eval.yaml
 SEED_SOURCES_HINT = "or use stereoprobe's own wording of the story prompts with -T seeds=bundled"
@@ -124,6 +125,7 @@ def stereotales(
     if run_settings == "upstream":
         check_run_config(RUN_SETTINGS_HINT)  # the pinned file is needed: fail here, in one line, not per sample
 
+    check_before_run(None, "task stereotales")  # the endpoint answers: one request
     return Task(
         dataset=MemoryDataset(task_samples(tax, languages, attributes, values, scenario_groups, extra_english, limit),
                               name="stereotales", location=str(source or "bundled")),

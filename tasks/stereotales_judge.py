@@ -30,6 +30,7 @@ from stereoprobe.params import COUNT_MAX, boolean, choice, integer, names, numbe
 from stereoprobe.stereotales.run_settings import JUDGE_DEFAULTS, check_run_config
 from stereoprobe.stereotales.judge.prompt import VALUE_LISTS, attribute_value_lists, select_judge_prompt
 from stereoprobe.strict_params import refuse_unknown
+from stereoprobe.solvers.capability import check_before_run
 
 TASK_VERSION = task_version("stereotales_judge")  # tasks/<probe>.eval.yaml
 
@@ -111,6 +112,7 @@ def stereotales_judge(
     judge_prompt = select_judge_prompt(prompt, upstream_dir)
     if run_settings == "upstream":  # the pinned file is needed: fail here, in one line, not per sample
         check_run_config("or send temperature 1 and 4096 tokens only with -T run_settings=none")
+    check_before_run(None, "task stereotales_judge")  # the endpoint answers: one request
     return Task(
         dataset=judge_dataset(table, judge_prompt.version),
         solver=judge_association(judge_prompt, attribute_value_lists(table, value_lists), repetition_base, order_model,
