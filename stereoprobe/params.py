@@ -307,8 +307,9 @@ def top_k(value: Any, name: str = "top_k", *, error: type[Exception] = TaskParam
         return None
     try:
         return integer(value, name, 0, error=error) or None
-    except error:
-        _fail(name, value, f"an integer >= 0 and <= {INTEGER_MAX} or none (0 and none: no top-k)", error)
+    except error as ex:
+        bound = f" and <= {INTEGER_MAX}" if f"<= {INTEGER_MAX}" in str(ex) else ""  # stated where it was passed
+        _fail(name, value, f"an integer >= 0{bound} or none (0 and none: no top-k)", error)
 
 
 @lru_cache(maxsize=None)

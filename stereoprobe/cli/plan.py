@@ -52,6 +52,8 @@ def parse_kv(items: list[str], what: str) -> dict[str, Any]:
         if not value.strip():  # inspect eval reads it as unset: the task's default (e.g. every category)
             raise InputError(f"{what} {item!r}: no value (inspect eval takes an empty value as not given, the "
                              f"task's default); give a value or leave {key.strip()} out")
+        if key.strip() in out:  # inspect eval keeps the last silently: refused there too (stereoprobe.preflight)
+            raise InputError(f"{what} {key.strip()} is given twice: give it once (a list as {key.strip()}=a,b)")
         try:
             out[key.strip()] = yaml.safe_load(value)
         except yaml.YAMLError:

@@ -25,7 +25,7 @@ OPTIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("dbb", "source"): UPSTREAM_BUNDLED,
     ("dbb_sg", "source"): UPSTREAM_BUNDLED,
     ("dbb_sg", "variations"): (),
-    ("dbb_baselines", "source"): ("upstream",),
+    ("dbb_baselines", "source"): UPSTREAM_BUNDLED,
     ("dbb_build_concepts", "source"): ("crows_pairs", "stereoset_intra", "stereoset_inter", "sofa", "bbq"),
     ("dbb_build_concepts", "local"): (),
     ("dbb_build_questions", "concepts"): (),
@@ -64,8 +64,8 @@ def check_value(task: str, option: str, value: Any, keywords: tuple[str, ...]) -
         return
     named = f"one of {', '.join(repr(k) for k in keywords)} or " if keywords else ""
     hint = did_you_mean(text, keywords) if keywords else ""
-    raise PathOptionError(f"task {task}: -T {option}={value!r} is no keyword and no existing file or folder{hint}: "
-                          f"give {named}the path of a file or folder that exists")
+    raise PathOptionError(f"-T {option}={value!r} is no keyword of task {task} and no existing file or folder"
+                          f"{hint}: give {named}the path of a file or folder that exists")
 
 
 def check(task: str, args: Mapping[str, Any]) -> None:

@@ -48,6 +48,7 @@ def test_plan_exits_2_in_one_line(argv: list[str], fragment: str, capsys) -> Non
     (["--model", "openai/gpt-4o-mimi"], "'openai/gpt-4o-mimi' is not in the price table"),
     (["--model", "openai/gpt-4o", "--model-role", "grader=openai/gpt-4o-mimi"], "(did you mean openai/gpt-4o-mini"),
     ([], "--model is needed"),
+    (["--model", "openai/gpt-4o", "-T", "groups=ARAB", "-T", "groups=ARAB_F"], "-T groups is given twice"),
 ])
 def test_plan_refuses_an_unpriced_near_name_and_no_model(argv: list[str], fragment: str, capsys) -> None:
     """Issue 42.2: a misspelt priced model was priced as "USD unknown" with exit 0, and no --model priced a model
