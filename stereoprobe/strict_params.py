@@ -5,7 +5,7 @@ task with its defaults: a typo then runs (and pays for) the full default benchma
 placed under inspect's ``@task``, declares a variadic keyword parameter so inspect hands every ``-T`` name to
 the task, and refuses one the function does not take::
 
-    task globalbias has no parameter 'sorce': did you mean source? (its parameters: source, faithful, ...)
+    task globalbias has no parameter 'sorce' (did you mean source?); its parameters: source, faithful, ...
 
 as a :class:`~stereoprobe.params.TaskParameterError` (one line in ``inspect eval`` and in ``stereoprobe
 plan``). A name that another stereoprobe task takes is not a typo: ``inspect eval stereoprobe/dbb
