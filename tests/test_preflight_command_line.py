@@ -167,3 +167,16 @@ def test_a_task_is_built_once(monkeypatch, tmp_path) -> None:
     logs = inspect_eval("stereoprobe/globalbias", task_args=args, model=fake_model(), limit=1, display="none",
                         log_dir=str(tmp_path))
     assert builds == [1, 1]  # taken once: a later run builds its own
+
+
+def test_the_check_is_the_only_reader_of_inspects_command_line() -> None:
+    """No other module reads click's context (inspect's parsed command line) or parses ``sys.argv`` by hand
+    (``providers/validation.py`` did, for ``--epochs``)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    readers = sorted(str(p.relative_to(root)) for folder in ("stereoprobe", "solvers", "scorers", "tasks")
+                     for p in (root / folder).rglob("*.py")
+                     if "get_current_context" in p.read_text(encoding="utf-8")
+                     or ("sys.argv" in p.read_text(encoding="utf-8") and "cli" not in p.parts))
+    assert readers == ["stereoprobe/preflight/__init__.py", "stereoprobe/preflight/command_line.py"]
