@@ -5,11 +5,13 @@ log-probabilities) pay for nothing useful on a model that does not return what t
 three places, cheapest first (:mod:`stereoprobe.likelihood` holds the provider lists and the messages):
 
 1. **When the task is built** (``inspect eval`` builds every task with its model before anything runs, and
-   :mod:`stereoprobe.preflight` once before the models exist): :func:`check_before_run` refuses a known chat
-   provider by its name, before any model loads, any download or request; then,
-   for an OpenAI-compatible server (:data:`BUILD_TIME_PROVIDERS`), it sends the one probe request there, on a
-   fresh client of its own (in a worker thread: the run's event loop is not ours), so a refusal is one line
-   and the run never starts.
+   :mod:`stereoprobe.preflight` once before the models exist, by their names): :func:`check_before_run`
+   refuses a known chat provider by its name, before any model loads, any download or request; then, for an
+   OpenAI-compatible server (:data:`BUILD_TIME_PROVIDERS`), it sends the one probe request there, on a fresh
+   client of its own that retries nothing (in a worker thread: the run's event loop is not ours), so a refusal
+   is one line naming the base URL (credentials redacted) and the run never starts. A generation task sends
+   a reachability probe instead (one token, nothing else asked), so a dead endpoint is refused in one line
+   rather than retried silently for minutes.
 2. **Before a sample's first paid call** (:func:`check_logprobs`, the tasks' ``setup`` step): providers the
    build-time probe does not reach (``vllm/`` and ``sglang/``, which may start their server on the first
    request; a task built outside ``inspect eval``, from Python) get the probe here. Concurrent samples wait
@@ -41,7 +43,7 @@ from inspect_ai.model import ChatMessageUser, GenerateConfig, Model, ModelOutput
 from inspect_ai.model._model import active_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from stereoprobe import preflight
+from stereoprobe.preflight import built
 from stereoprobe.likelihood import (
     NO_PROMPT_LOGPROB_PROVIDERS,
     LogprobsUnavailable,
@@ -72,16 +74,20 @@ class Verdict:
     token: bool | None
     got: str
     failed: bool = False
+    url: str = ""  # the base URL probed, credentials redacted ("" where the provider names none)
 
-    def knows(self, requirement: str) -> bool:
-        return self.failed or getattr(self, requirement) is not None
+    def knows(self, requirement: str | None) -> bool:
+        return self.failed or requirement is None or getattr(self, requirement) is not None
 
-    def refusal(self, model: str, requirement: str, what: str) -> LogprobsUnavailable | None:
-        """The one-line refusal of ``requirement`` (None when the probe found it returned)."""
+    def refusal(self, model: str, requirement: str | None, what: str) -> LogprobsUnavailable | None:
+        """The one-line refusal of ``requirement`` (None when the probe found it returned; ``requirement`` None:
+        the endpoint answered)."""
         if self.failed:
-            return LogprobsUnavailable(f"{model}: the capability probe of {what} (one request) failed: {self.got}; "
+            at = f" at {self.url}" if self.url else ""
+            kind = "reachability" if requirement is None else "capability"
+            return LogprobsUnavailable(f"{model}: the {kind} probe of {what} (one request{at}) failed: {self.got}; "
                                        f"check that the server answers at its base URL")
-        if getattr(self, requirement):
+        if requirement is None or getattr(self, requirement):
             return None
         if requirement == "prompt":
             return LogprobsUnavailable(f"{unavailable(model, what)} (the capability probe, one request, got: "
@@ -114,9 +120,13 @@ def _provider(model: Model | str) -> str:
     return str(model).split("/", 1)[0]
 
 
-def _probe_config(model: Model | str) -> GenerateConfig:
-    """Both kinds at once (one request answers every likelihood route), one token, no retry."""
+def _probe_config(model: Model | str, requirement: str | None = "prompt") -> GenerateConfig:
+    """Both kinds at once (one request answers every likelihood route), one token, no retry; ``requirement``
+    None: one token and nothing else (a generation task's reachability probe)."""
     timeout = probe_timeout()
+    if requirement is None:
+        return GenerateConfig(max_tokens=1, max_retries=0, timeout=max(1, int(timeout)),
+                              attempt_timeout=max(1, int(timeout)))
     asks_prompt = _provider(model) not in NO_PROMPT_LOGPROB_PROVIDERS
     return GenerateConfig(max_tokens=1, temperature=0.0, logprobs=True, top_logprobs=TOP_LOGPROBS,
                           prompt_logprobs=1 if asks_prompt else None, max_retries=0,
@@ -127,10 +137,17 @@ def _verdict(output: ModelOutput | None, error: str | None, config: GenerateConf
     if output is None:
         return Verdict(prompt=False, token=False, got=error or "no answer", failed=True)
     choice = output.choices[0] if output.choices else None
+    if output.error is not None and choice is None:
+        return Verdict(prompt=False, token=False, got=output.error, failed=True)
+    if not config.logprobs:  # the reachability probe: the endpoint answered, nothing else is known
+        return Verdict(prompt=None, token=None, got="an answer")
     prompt = bool(choice is not None and choice.prompt_logprobs is not None and choice.prompt_logprobs.content)
-    token = bool(choice is not None and choice.logprobs is not None and choice.logprobs.content)
+    content = choice.logprobs.content if choice is not None and choice.logprobs is not None else []
+    token = bool(content and content[0].top_logprobs)  # DBB logprob reads the answer token's top log-probabilities
     found = [name for name, ok in (("prompt", prompt), ("token", token)) if ok]
     got = output.error or ("log-probabilities of kind " + " and ".join(found) if found else "no log-probabilities")
+    if content and not token:
+        got += " (the answer token's log-probability without its top log-probabilities)"
     return Verdict(prompt=prompt if config.prompt_logprobs else None, token=token, got=got)
 
 
@@ -143,9 +160,9 @@ def _error_text(ex: BaseException, timeout: float) -> str:
     return redact_text(" ".join(f"{type(ex).__name__}: {ex}".split())[:300])
 
 
-async def _probe(model: Model, direct: bool) -> Verdict:
+async def _probe(model: Model, direct: bool, requirement: str | None = "prompt") -> Verdict:
     """One probe request to ``model`` (``direct``: straight to its provider, outside inspect's retries)."""
-    config = _probe_config(model)
+    config = _probe_config(model, requirement)
     timeout = probe_timeout()
     message = [ChatMessageUser(content=PROBE_TEXT)]
     try:
@@ -195,16 +212,20 @@ async def check_logprobs(model: Model | None, requirement: str, what: str = "lik
         raise refusal
 
 
-def _fresh_probe(model: Model) -> Verdict:
+def _fresh_probe(model: Model, requirement: str | None = "prompt") -> Verdict:
     """The probe on a client of its own, in a worker thread with its own event loop (the caller may be inside
-    the run's loop, whose client it must not share)."""
+    the run's loop, whose client it must not share). Its HTTP client retries nothing (the OpenAI client's own
+    two retries off, ``max_retries=0``), and inspect's retries are not in its path: one request is one."""
     api = model.api
+    from stereoprobe.redact import redact_text
+
+    url = redact_text(str(api.base_url)) if api.base_url else ""
 
     async def run() -> Verdict:
         fresh = get_model(str(model), config=model.config, base_url=api.base_url, api_key=api.api_key,
-                          memoize=False, **model.model_args)
+                          memoize=False, **{**model.model_args, "max_retries": 0})
         try:
-            return await _probe(fresh, direct=True)
+            return replace(await _probe(fresh, direct=True, requirement=requirement), url=url)
         finally:
             try:
                 await fresh.api.aclose()
@@ -218,21 +239,24 @@ def _fresh_probe(model: Model) -> Verdict:
 def check_before_run(requirement: str | None, what: str) -> None:
     """When a task is built under ``inspect eval`` (its model active): refuse, in one line, a provider known to
     return no ``requirement`` log-probabilities (no request), then probe an OpenAI-compatible server once per
-    model and run. Nothing without an active model (a task built from Python) or without a requirement."""
-    if requirement is None:
-        return
+    model and run; ``requirement`` None (a generation task): one request of one token, that the endpoint
+    answers. Nothing without an active model (a task built from Python)."""
     model = active_model()
-    if model is None:  # inspect's command line checks the task before its models exist: their names only
-        for name in preflight.models():
-            require_logprobs(name, requirement, what)
+    if model is None:
+        build = built.current()
+        if build is not None:  # the check before the run: the command line's model names only, no model yet
+            for name in build.models if requirement is not None else ():
+                require_logprobs(name, requirement, what)
+            build.defer(lambda: check_before_run(requirement, what))  # again at inspect's build, with its model
         return
-    require_logprobs(str(model), requirement, what)
+    if requirement is not None:
+        require_logprobs(str(model), requirement, what)
     if _in_process(model) or _provider(model) not in BUILD_TIME_PROVIDERS:
         return
     verdict = _VERDICTS.get(model.api)
     if verdict is None or not verdict.knows(requirement):
         probe_timeout()  # a bad setting is refused before the request
-        verdict = _store(model.api, _fresh_probe(model))
+        verdict = _store(model.api, _fresh_probe(model, requirement))
     refusal = verdict.refusal(str(model), requirement, what)
     if refusal is not None:
         raise refusal

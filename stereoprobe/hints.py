@@ -1,9 +1,14 @@
-""""Did you mean" for a misspelt name: the closest known names (no heavy import, for the command line's errors)."""
+""""Did you mean" for a misspelt name: the closest known names, one rule for the whole project (no heavy import,
+for the command line's errors).
+
+The rule (:func:`closest`): the known names equal to the word but for case first, else difflib's nearest
+(case ignored, ratio >= 0.6), at most two. The phrase (:func:`did_you_mean`): `` (did you mean X or Y?)``.
+"""
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = ["closest", "did_you_mean"]
@@ -21,7 +26,8 @@ def closest(word: Any, known: Sequence[Any]) -> list[str]:
     return [by_lower[c] for c in difflib.get_close_matches(text.lower(), list(by_lower), n=2, cutoff=0.6)]
 
 
-def did_you_mean(word: Any, known: Sequence[Any]) -> str:
-    """`` (did you mean X?)`` for the closest entries of ``known`` to ``word``, else ``""``."""
-    close = closest(word, known)
+def did_you_mean(word: Any, known: Sequence[Any], shown: Callable[[str], str] | None = None) -> str:
+    """`` (did you mean X?)`` for the closest entries of ``known`` to ``word``, else ``""``; ``shown`` writes
+    each entry as the user would type it (``stereoprobe/`` + a task name)."""
+    close = [shown(c) if shown else c for c in closest(word, known)]
     return f" (did you mean {' or '.join(close)}?)" if close else ""

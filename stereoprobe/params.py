@@ -29,7 +29,7 @@ from inspect_ai._util.error import PrerequisiteError
 from stereoprobe.errors import InputError, one_line
 from stereoprobe.hints import closest, did_you_mean
 
-__all__ = ["EpochsBoundTask", "TaskParameterError", "as_prerequisite", "boolean", "cache", "choice", "choices",
+__all__ = ["COUNT_MAX", "INTEGER_MAX", "EpochsBoundTask", "TaskParameterError", "as_prerequisite", "boolean", "cache", "choice", "choices",
            "closest", "did_you_mean", "fail", "integer", "known_names", "message", "names", "number", "one_line_errors",
            "top_k", "unknown_entry"]
 
@@ -46,6 +46,11 @@ class TaskParameterError(InputError, PrerequisiteError):
 
 
 T = TypeVar("T")
+#: the largest value any integer parameter takes (a signed 64-bit integer), stated where a parameter gives no
+#: bound of its own: ``-T runs=10**30`` is refused in one line, never a ``SystemError`` or ``OverflowError`` later
+INTEGER_MAX = 2**63 - 1
+#: the bound of a count that multiplies a run's work (runs, epochs, stories per prompt): a larger one is a typo
+COUNT_MAX = 10_000
 TRUE_TEXTS = ("true", "yes", "on", "1")
 FALSE_TEXTS = ("false", "no", "off", "0")
 
@@ -109,6 +114,9 @@ def integer(value: Any, name: str, minimum: int | None = None, *, maximum: int |
     n = int(value) if isinstance(value, int) else int(f)
     if (minimum is not None and n < minimum) or (maximum is not None and n > maximum):
         _fail(name, value, requirement, error)
+    if maximum is None and n > INTEGER_MAX:  # no bound of its own: the largest any parameter takes, stated
+        _fail(name, value, _or_none(" ".join(["an integer", " and ".join([*bounds, f"<= {INTEGER_MAX}"])]),
+                                    optional), error)
     return n
 
 
@@ -299,8 +307,9 @@ def top_k(value: Any, name: str = "top_k", *, error: type[Exception] = TaskParam
         return None
     try:
         return integer(value, name, 0, error=error) or None
-    except error:
-        _fail(name, value, "an integer >= 0 or none (0 and none: no top-k)", error)
+    except error as ex:
+        bound = f" and <= {INTEGER_MAX}" if f"<= {INTEGER_MAX}" in str(ex) else ""  # stated where it was passed
+        _fail(name, value, f"an integer >= 0{bound} or none (0 and none: no top-k)", error)
 
 
 @lru_cache(maxsize=None)

@@ -5,28 +5,32 @@ task with its defaults: a typo then runs (and pays for) the full default benchma
 placed under inspect's ``@task``, declares a variadic keyword parameter so inspect hands every ``-T`` name to
 the task, and refuses one the function does not take::
 
-    task globalbias has no parameter 'sorce': did you mean source? (its parameters: source, faithful, ...)
+    task globalbias has no parameter 'sorce' (did you mean source?); its parameters: source, faithful, ...
 
 as a :class:`~stereoprobe.params.TaskParameterError` (one line in ``inspect eval`` and in ``stereoprobe
 plan``). A name that another stereoprobe task takes is not a typo: ``inspect eval stereoprobe/dbb
 stereoprobe/dbb_sg -T mode=logprob`` hands ``mode`` to both tasks, so the task that does not take it leaves it
 out with one warning line instead (as inspect's own "param not used"). The function's own signature is
 unchanged for readers (:func:`parameters`). The same wrapper checks the run's generation settings for every
-provider (:func:`stereoprobe.providers.validation.check_active_run`: ``--top-p 2``, ``--max-connections 0``,
-``--epochs 0`` refused in one line).
+provider (:func:`stereoprobe.preflight.run_settings.check_active_run`: ``--top-p 2``, ``--max-connections 0``
+refused in one line), and hands inspect the task that the check before the run built with the same arguments
+(:mod:`stereoprobe.preflight.built`: a task is built once), running the checks that task deferred to the
+model's presence.
 """
 
 from __future__ import annotations
 
-import difflib
 import functools
 import inspect
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from stereoprobe.params import TaskParameterError
-from stereoprobe.providers.validation import check_active_run
+from stereoprobe.errors import InputError
+from stereoprobe.hints import did_you_mean
+from stereoprobe.params import TaskParameterError, as_prerequisite
+from stereoprobe.preflight import built, path_options
+from stereoprobe.preflight.run_settings import check_active_run
 
 __all__ = ["parameters", "refuse_unknown", "unknown_message"]
 
@@ -41,9 +45,15 @@ _log = logging.getLogger(__name__)
 def unknown_message(task: str, name: str, known: Iterable[str]) -> str:
     """The one line for ``-T name=...`` that task ``task`` does not take, with the closest known name."""
     known = list(known)
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-    hint = f": did you mean {close[0]}?" if close else ""
-    return f"task {task} has no parameter {name!r}{hint} (its parameters: {', '.join(known)})"
+    return f"task {task} has no parameter {name!r}{did_you_mean(name, known)}; its parameters: {', '.join(known)}"
+
+
+def _run_deferred(checks: list[Callable[[], None]]) -> None:
+    for check in checks:
+        try:
+            check()
+        except InputError as ex:  # one line in inspect eval, as when the task function raised it
+            raise as_prerequisite(ex) from None
 
 
 def parameters(fn: Callable[..., Any]) -> inspect.Signature:
@@ -64,6 +74,12 @@ def refuse_unknown(fn: F) -> F:
 
     @functools.wraps(fn)
     def checked(*args: Any, **kwargs: Any) -> Any:
+        given = dict(kwargs)
+        held = None if args else built.take(fn.__name__, given)
+        if held is not None:  # the check before the run built it: its model checks now, with the model active
+            check_active_run()
+            _run_deferred(held[1])
+            return held[0]
         for name in [n for n in kwargs if n not in known]:
             others = sorted(_TAKEN.get(name, set()) - {fn.__name__})
             if not others:
@@ -71,8 +87,13 @@ def refuse_unknown(fn: F) -> F:
             _log.warning("task %s does not take -T %s (a parameter of %s): left out", fn.__name__, name,
                          ", ".join(others))
             del kwargs[name]
+        path_options.check(fn.__name__, kwargs)  # -T source=bundeld: did you mean bundled? (before any download)
         check_active_run()  # the run's generation settings (--top-p 2, --max-connections 0, ...), any provider
-        return fn(*args, **kwargs)
+        task = fn(*args, **kwargs)
+        build = built.current()
+        if build is not None and not args:
+            build.record(fn.__name__, given, task)
+        return task
 
     extra = inspect.Parameter(_EXTRA, inspect.Parameter.VAR_KEYWORD)
     checked.__signature__ = sig.replace(parameters=[*sig.parameters.values(), extra])  # type: ignore[attr-defined]

@@ -26,6 +26,7 @@ from stereoprobe.listings import task_version
 from stereoprobe.params import one_line_errors
 from stereoprobe.scorers.dbb_baselines import dbb_baseline_scorer, dbb_baseline_scores
 from stereoprobe.strict_params import refuse_unknown
+from stereoprobe.solvers.capability import check_before_run
 
 __all__ = ["dbb_baselines"]
 
@@ -78,7 +79,7 @@ def dbb_baselines(
     benchmark = P.choice(benchmark, "benchmark", BL.BENCHMARKS, error=_E)
     cats = P.choices(categories, "categories", BL.BBQ_CATEGORIES, error=_E)
     sp = P.choices(splits, "splits", BL.STEREOSET_SPLITS, error=_E)
-    n_epochs = P.integer(epochs, "epochs", 1, error=_E)
+    n_epochs = P.integer(epochs, "epochs", 1, maximum=P.COUNT_MAX, error=_E)
     seed = P.integer(seed, "seed", 0, error=_E)
     temperature = P.number(temperature, "temperature", 0.0, error=_E)
     top_p = P.number(top_p, "top_p", 0.0, 1.0, low_open=True, error=_E)
@@ -98,6 +99,7 @@ def dbb_baselines(
                          "roles": list(it.roles), **it.metadata})
         for it in items
     ]
+    check_before_run(None, "task dbb_baselines")  # the endpoint answers: one request
     return Task(
         dataset=MemoryDataset(samples, name=f"dbb-baselines-{benchmark}"),
         solver=generate(),

@@ -31,6 +31,7 @@ from stereoprobe.scorers.dbb_build import build_status
 from stereoprobe.solvers.dbb_build import concept_pipeline, question_pipeline, variation_pipeline
 from stereoprobe.strict_params import refuse_unknown
 
+VARIATIONS_MAX = 100  # extra sentences per option asked in one request (upstream asks for 9)
 TASK_VERSION = task_version("dbb_build_concepts")  # tasks/<probe>.eval.yaml
 
 
@@ -86,6 +87,10 @@ def dbb_build_questions(concepts: str, n_variations: int = 9, temperature: float
     """Question templates (context, option A, option B, grader) and ``n_variations`` extra sentences per
     option for DBB-SG (paper §3.1.2; 9 + the original = 10), from a concepts CSV; ``generation`` as for
     ``dbb_build_concepts``."""
+    from stereoprobe.dbb.data import DBBDataError
+    from stereoprobe.params import integer
+
+    n_variations = integer(n_variations, "n_variations", 0, maximum=VARIATIONS_MAX, error=DBBDataError)
     settings = B.generation_settings(generation)
     rows = B.read_concepts(concepts)
     samples = [Sample(id=r["concept_id"], input=r["concept_a"],
@@ -123,6 +128,8 @@ def dbb_build_variations(source: str = "upstream", n_variations: int = 9, temper
     from stereoprobe.dbb.data import DBBDataError
     from stereoprobe.params import integer
 
+    n_variations = integer(n_variations, "n_variations", 0, maximum=VARIATIONS_MAX, error=DBBDataError)
+    seed = integer(seed, "seed", 0, error=DBBDataError)
     settings = B.generation_settings(generation)
     n = integer(limit_templates, "limit_templates", 1, optional=True, error=DBBDataError)
     tmpl, _ = load_source(source)

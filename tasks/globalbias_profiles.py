@@ -29,6 +29,7 @@ from stereoprobe.params import one_line_errors
 from stereoprobe.scorers.globalbias_profiles import profile_parser
 from stereoprobe.solvers.globalbias_profiles import profile_generate
 from stereoprobe.strict_params import refuse_unknown
+from stereoprobe.solvers.capability import check_before_run
 
 __all__ = ["globalbias_profiles", "name_batches"]
 
@@ -72,8 +73,8 @@ def globalbias_profiles(
             "stereoprobe": the project's own wording (no download).
     """
     check_task_args(source=source, faithful=faithful)
-    batch_size = P.integer(batch_size, "batch_size", 1)
-    runs = P.integer(runs, "runs", 1)
+    batch_size = P.integer(batch_size, "batch_size", 1, maximum=P.COUNT_MAX)
+    runs = P.integer(runs, "runs", 1, maximum=P.COUNT_MAX)
     max_tokens = P.integer(max_tokens, "max_tokens", 1, optional=True)
     settings = P.choice(settings, "settings", SETTINGS)
     shuffle_seed = P.integer(shuffle_seed, "shuffle_seed", 0, optional=True)
@@ -81,6 +82,7 @@ def globalbias_profiles(
     prompt = P.choice(prompt, "prompt", PROMPTS)
     names, _ = select(load_names(source, faithful), [], groups, None, None)
     template = profile_prompt(prompt, source)
+    check_before_run(None, "task globalbias_profiles")  # the endpoint answers: one request
     return Task(
         dataset=MemoryDataset(profile_samples(names, batch_size, runs, shuffle_seed, template),
                               name="globalbias-profiles"),

@@ -23,7 +23,7 @@ from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import GenerateConfig
 
 from stereoprobe.listings import task_version
-from stereoprobe.params import choice, integer, one_line_errors
+from stereoprobe.params import COUNT_MAX, choice, integer, one_line_errors
 from stereoprobe.scorers.stereotales import ROLE_SETTING_MODES, extraction_settings, stereotales_extraction
 from stereoprobe.solvers.stereotales import story_generation
 from stereoprobe.stereotales import contract as C
@@ -32,6 +32,7 @@ from stereoprobe.stereotales.taxonomy import load_taxonomy
 from stereoprobe.stereotales.taxonomy.files import TaxonomyError
 from stereoprobe.stereotales.taxonomy.samples import task_samples
 from stereoprobe.strict_params import refuse_unknown
+from stereoprobe.solvers.capability import check_before_run
 
 TASK_VERSION = task_version("stereotales")  # tasks/<probe>.eval.yaml
 SEED_SOURCES_HINT = "or use stereoprobe's own wording of the story prompts with -T seeds=bundled"
@@ -120,12 +121,13 @@ def stereotales(
         consensus, extraction_prompt, structured_output, cache, min_extractors, refusal_failure, refusal_character,
         verify_seeds, refusal_votes, role_prompts, role_settings, error=TaxonomyError)
     run_settings = choice(run_settings, "run_settings", ROLE_SETTING_MODES, error=TaxonomyError)
-    epochs = integer(stories_per_prompt, "stories_per_prompt", 1, error=TaxonomyError)
+    epochs = integer(stories_per_prompt, "stories_per_prompt", 1, maximum=COUNT_MAX, error=TaxonomyError)
     source = taxonomy if taxonomy else (None if seeds in (None, "", "bundled") else seeds)
     tax = _taxonomy(source, settings["verify_seeds"])
     if run_settings == "upstream":
         check_run_config(RUN_SETTINGS_HINT)  # the pinned file is needed: fail here, in one line, not per sample
 
+    check_before_run(None, "task stereotales")  # the endpoint answers: one request
     return Task(
         dataset=MemoryDataset(task_samples(tax, languages, attributes, values, scenario_groups, extra_english, limit),
                               name="stereotales", location=str(source or "bundled")),

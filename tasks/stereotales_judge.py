@@ -28,10 +28,11 @@ from stereoprobe.scorers.stereotales_judge import (
 )
 from stereoprobe.solvers.stereotales_judge import judge_association
 from stereoprobe.stereotales.judge.dataset import judge_dataset, select_associations
-from stereoprobe.params import boolean, choice, integer, names, number, one_line_errors
+from stereoprobe.params import COUNT_MAX, boolean, choice, integer, names, number, one_line_errors
 from stereoprobe.stereotales.run_settings import check_run_config
 from stereoprobe.stereotales.judge.prompt import VALUE_LISTS, attribute_value_lists, select_judge_prompt
 from stereoprobe.strict_params import refuse_unknown
+from stereoprobe.solvers.capability import check_before_run
 
 TASK_VERSION = task_version("stereotales_judge")  # tasks/<probe>.eval.yaml
 
@@ -99,7 +100,7 @@ def stereotales_judge(
             these fill only the settings the user left unset: the command line's (``--max-tokens``,
             ``--temperature``, ...) and ``-T temperature``/``-T max_tokens`` win (the command line over ``-T``).
     """
-    epochs = integer(epochs, "epochs", 1)
+    epochs = integer(epochs, "epochs", 1, maximum=COUNT_MAX)
     strict_parse = boolean(strict_parse, "strict_parse")
     normalize_apostrophes = boolean(normalize_apostrophes, "normalize_apostrophes")
     run_settings = choice(run_settings, "run_settings", ("upstream", "none"))
@@ -118,6 +119,7 @@ def stereotales_judge(
     judge_prompt = select_judge_prompt(prompt, upstream_dir)
     if run_settings == "upstream":  # the pinned file is needed: fail here, in one line, not per sample
         check_run_config("or send temperature 1 and 4096 tokens only with -T run_settings=none")
+    check_before_run(None, "task stereotales_judge")  # the endpoint answers: one request
     return Task(
         dataset=judge_dataset(table, judge_prompt.version),
         solver=judge_association(judge_prompt, attribute_value_lists(table, value_lists, judge_prompt), repetition_base, order_model,

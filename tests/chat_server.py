@@ -2,8 +2,10 @@
 
 It plays an endpoint that returns no log-probabilities at all: every ``POST .../chat/completions`` or
 ``.../completions`` is answered with the text "a)" and no ``logprobs`` nor ``prompt_logprobs``, whatever the
-request asks for. ``hang=True`` plays an endpoint that accepts the connection and never answers. Tests count
-how many requests a run sends before it is refused (``server.requests``).
+request asks for. ``hang=True`` plays an endpoint that accepts the connection and never answers; ``status=500``
+(or 401, 404, 429) answers every request with that HTTP status; ``close=True`` closes the connection without
+an answer; ``token_logprobs=True`` returns the answer token's log-probability without top log-probabilities.
+Tests count how many requests a run sends before it is refused (``server.requests``).
 """
 
 from __future__ import annotations
@@ -32,8 +34,11 @@ class ChatServer:
             return len(self.bodies)
 
 
-def _completion(body: dict[str, Any], chat: bool, reply: str = "a)") -> dict[str, Any]:
+def _completion(body: dict[str, Any], chat: bool, token_logprobs: bool = False, reply: str = "a)"
+                ) -> dict[str, Any]:
     choice: dict[str, Any] = {"index": 0, "finish_reason": "stop", "logprobs": None}
+    if token_logprobs and chat:
+        choice["logprobs"] = {"content": [{"token": "a", "logprob": -0.1, "bytes": None, "top_logprobs": []}]}
     if chat:
         choice["message"] = {"role": "assistant", "content": reply}
     else:
@@ -43,7 +48,18 @@ def _completion(body: dict[str, Any], chat: bool, reply: str = "a)") -> dict[str
             "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}}
 
 
-def _handler(server: ChatServer, hang: threading.Event | None, reply: str) -> type[BaseHTTPRequestHandler]:
+@dataclass(frozen=True)
+class Behaviour:
+    """How the server answers a POST (see the module's docstring)."""
+
+    status: int | None = None
+    close: bool = False
+    token_logprobs: bool = False
+    reply: str = "a)"
+
+
+def _handler(server: ChatServer, hang: threading.Event | None, how: Behaviour = Behaviour()
+             ) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base class's name)
             pass
@@ -62,11 +78,19 @@ def _handler(server: ChatServer, hang: threading.Event | None, reply: str) -> ty
             if hang is not None:
                 hang.wait(600)  # accepted, never answered (until the test ends)
                 return
-            self._send(_completion(body, chat=self.path.rstrip("/").endswith("chat/completions"), reply=reply))
+            if how.close:
+                self.close_connection = True
+                self.connection.close()
+                return
+            if how.status is not None:
+                self._send({"error": {"message": f"status {how.status}", "type": "test"}}, how.status)
+                return
+            self._send(_completion(body, chat=self.path.rstrip("/").endswith("chat/completions"),
+                                   token_logprobs=how.token_logprobs, reply=how.reply))
 
-        def _send(self, payload: dict[str, Any]) -> None:
+        def _send(self, payload: dict[str, Any], status: int = 200) -> None:
             data = json.dumps(payload).encode("utf-8")
-            self.send_response(200)
+            self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -76,12 +100,14 @@ def _handler(server: ChatServer, hang: threading.Event | None, reply: str) -> ty
 
 
 @contextmanager
-def chat_server(hang: bool = False, reply: str = "a)") -> Iterator[ChatServer]:
+def chat_server(hang: bool = False, status: int | None = None, close: bool = False,
+                token_logprobs: bool = False, reply: str = "a)") -> Iterator[ChatServer]:
     """Run the server on a free port of 127.0.0.1 for the length of the ``with`` block; every answer's text is
     ``reply``."""
     release = threading.Event() if hang else None
     state = ChatServer(base_url="")
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state, release, reply))
+    how = Behaviour(status, close, token_logprobs, reply)
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state, release, how))
     httpd.daemon_threads = True
     httpd.handle_error = lambda request, client_address: None  # type: ignore[method-assign]  # a client gone
     state.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"

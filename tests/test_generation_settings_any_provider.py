@@ -11,7 +11,7 @@ from inspect_ai.model import GenerateConfig
 
 from chat_server import chat_server
 from fake_model import fake_model
-from stereoprobe.providers.validation import RunSettingError, _cli_epochs, check_run_config
+from stereoprobe.preflight.run_settings import RunSettingError, check_run_config
 
 BAD = [
     ({"temperature": -1}, r"generation setting temperature must be a finite number >= 0"),
@@ -68,23 +68,13 @@ def test_every_task_checks_the_settings(task, tmp_path):
                      display="none", max_connections=0)
 
 
-@pytest.mark.parametrize("argv, environ, expected", [
-    (["/x/.venv/bin/inspect", "eval", "stereoprobe/dbb", "--epochs", "0"], {}, "0"),
-    (["inspect", "eval", "stereoprobe/dbb", "--epochs=3"], {}, "3"),
-    (["inspect", "eval", "stereoprobe/dbb"], {"INSPECT_EVAL_EPOCHS": "0"}, "0"),
-    (["inspect", "eval", "stereoprobe/dbb"], {}, None),
-    (["inspect", "score", "x.eval", "--epochs", "0"], {}, None),
-    (["pytest", "eval", "--epochs", "0"], {}, None),
-])
-def test_epochs_read_from_inspects_command_line(argv, environ, expected):
-    assert _cli_epochs(argv, environ) == expected
+@pytest.mark.parametrize("command", ["eval", "eval-set"])
+def test_epochs_zero_on_the_command_line_is_refused(command):
+    from stereoprobe import preflight
 
-
-def test_epochs_zero_on_the_command_line_is_refused(monkeypatch):
-    from stereoprobe.providers.validation import check_active_run
-
-    monkeypatch.setattr("sys.argv", ["inspect", "eval", "stereoprobe/globalbias", "--epochs", "0"])
-    with pytest.raises(RunSettingError, match=r"^inspect eval --epochs must be an integer >= 1, got --epochs 0$"):
-        check_active_run()
-    monkeypatch.setattr("sys.argv", ["inspect", "eval", "stereoprobe/globalbias", "--epochs", "2"])
-    check_active_run()
+    params = {"tasks": ("stereoprobe/globalbias",), "t": ("source=bundled", "templates=1"), "task_config": None,
+              "epochs": 0, "run_config": None, "model": "transformers/default"}
+    with pytest.raises(preflight.Refused, match=rf"inspect {command} --epochs must be an integer >= 1, got --epochs 0$"):
+        preflight.check(command, params)
+    preflight.check(command, {**params, "epochs": 2})
+    preflight.built.forget()

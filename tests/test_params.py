@@ -28,7 +28,8 @@ NAN, INF = float("nan"), float("inf")
     ("2.0", {"minimum": 1}, 2),
     (5, {"minimum": 1, "maximum": 5}, 5),          # bounds are inclusive
     (None, {"minimum": 1, "optional": True}, None),
-    (10**20, {"minimum": 1}, 10**20),              # large ints stay exact
+    (10**20, {"minimum": 1, "maximum": 10**21}, 10**20),  # large ints stay exact
+    (2**63 - 1, {"minimum": 1}, 2**63 - 1),        # the largest any parameter takes (P.INTEGER_MAX)
 ])
 def test_integer_accepts(value: Any, kw: dict[str, Any], expected: int | None) -> None:
     assert P.integer(value, "n", **kw) == expected
@@ -43,6 +44,7 @@ def test_integer_accepts(value: Any, kw: dict[str, Any], expected: int | None) -
     ("nan", {"minimum": 1}, "an integer >= 1"),
     (INF, {"minimum": 1}, "an integer >= 1"),
     ("-inf", {}, "an integer"),
+    (10**20, {"minimum": 1}, f"an integer >= 1 and <= {2**63 - 1}"),  # no bound of its own: INTEGER_MAX, stated
     (True, {"minimum": 0}, "an integer >= 0"),    # booleans are not numbers here
     (False, {"minimum": 0}, "an integer >= 0"),
     ("three", {"minimum": 1}, "an integer >= 1"),

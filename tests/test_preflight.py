@@ -17,13 +17,20 @@ from stereoprobe import preflight
 INSPECT = str(Path(sys.executable).with_name("inspect"))
 
 
-def _params(*tasks: str, t: tuple[str, ...] = (), epochs: int | None = None) -> dict:
-    return {"tasks": tasks, "t": t, "task_config": None, "epochs": epochs, "run_config": None}
+def _params(*tasks: str, t: tuple[str, ...] = (), epochs: int | None = None,
+            model: str = "transformers/default") -> dict:
+    return {"tasks": tasks, "t": t, "task_config": None, "epochs": epochs, "run_config": None, "model": model}
 
 
-def _refusal(params: dict) -> str:
-    with pytest.raises(preflight._Refused) as info:
-        preflight.check(params)
+@pytest.fixture(autouse=True)
+def _nothing_kept():
+    yield
+    preflight.built.forget()
+
+
+def _refusal(params: dict, command: str = "eval") -> str:
+    with pytest.raises(preflight.Refused) as info:
+        preflight.check(command, params)
     text = str(info.value)
     assert "\n" not in text
     return text
@@ -31,7 +38,7 @@ def _refusal(params: dict) -> str:
 
 def test_a_misspelt_task_name_gets_the_closest_and_the_listing() -> None:
     text = _refusal(_params("stereoprobe/globalbais"))
-    assert "no task 'globalbais': did you mean stereoprobe/globalbias" in text
+    assert "no task 'globalbais' (did you mean stereoprobe/globalbias or" in text
     assert "stereoprobe tasks" in text
 
 
@@ -52,12 +59,19 @@ def test_epochs_outside_the_tasks_bound_are_refused() -> None:
 
 
 def test_the_command_lines_models_are_named_while_the_tasks_are_checked(monkeypatch) -> None:
-    seen: list[list[str]] = []
-    real = preflight._build_each
-    monkeypatch.setattr(preflight, "_build_each", lambda *a: (seen.append(preflight.models()), real(*a)))
-    preflight.check({**_params("stereoprobe/globalbias", t=("source=bundled", "templates=[1]")),
-                     "model": "transformers/default,vllm-completions/m"})
-    assert seen == [["transformers/default", "vllm-completions/m"]] and preflight.models() == []
+    from stereoprobe.likelihood import require_logprobs
+
+    seen: list[tuple[str, ...]] = []
+
+    def spy(name: str, *args: object) -> None:
+        seen.append((name, preflight.built.current() is not None))
+        require_logprobs(name, *args)
+
+    monkeypatch.setattr("stereoprobe.solvers.capability.require_logprobs", spy)
+    preflight.check("eval", _params("stereoprobe/globalbias", t=("source=bundled", "templates=[1]"),
+                                    model="transformers/default,vllm-completions/m"))
+    assert seen == [("transformers/default", True), ("vllm-completions/m", True)]
+    assert preflight.built.current() is None
 
 
 def _inspect(*args: str) -> subprocess.CompletedProcess[str]:

@@ -26,13 +26,13 @@ def test_every_task_refuses_an_unknown_parameter_naming_the_closest():
             continue
         meant = next(iter(parameters(fn).parameters))
         typo = meant[:-2] + meant[-1] + meant[-2]  # the last two letters swapped
-        with pytest.raises(TaskParameterError, match=rf"has no parameter '{typo}': did you mean {meant}\?"):
+        with pytest.raises(TaskParameterError, match=rf"has no parameter '{typo}' \(did you mean {meant}\?\)"):
             task_create(name, **{typo: "x"})
 
 
 def test_the_message_is_one_line_with_the_task_parameters():
     assert unknown_message("globalbias", "sorce", ["source", "faithful"]) == (
-        "task globalbias has no parameter 'sorce': did you mean source? (its parameters: source, faithful)")
+        "task globalbias has no parameter 'sorce' (did you mean source?); its parameters: source, faithful")
     assert "did you mean" not in unknown_message("globalbias", "zzz", ["source", "faithful"])
 
 
@@ -49,7 +49,7 @@ def test_plan_refuses_the_typo_before_building_anything(capsys):
 
     assert main(["plan", "globalbias", "-T", "sorce=bundled", "--model", "transformers/default"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "has no parameter 'sorce': did you mean source?" in err[0]
+    assert len(err) == 1 and "has no parameter 'sorce' (did you mean source?" in err[0]
 
 
 def test_a_misspelt_option_is_reported_before_the_missing_out(capsys, tmp_path):
@@ -91,5 +91,5 @@ def test_a_parameter_of_another_task_is_left_out_with_a_warning(caplog):
                            mode="logprob")
     assert task is not None
     assert any("dbb_sg does not take -T mode (a parameter of dbb" in r.getMessage() for r in caplog.records)
-    with pytest.raises(TaskParameterError, match="has no parameter 'sorce': did you mean source"):
+    with pytest.raises(TaskParameterError, match="has no parameter 'sorce' \\(did you mean source"):
         task_create("stereoprobe/dbb_sg", source="bundled", prompt="stereoprobe", limit_templates=1, sorce="x")

@@ -25,7 +25,6 @@ traceback.
 from __future__ import annotations
 
 import argparse
-import difflib
 import errno
 import importlib
 import json
@@ -40,6 +39,7 @@ from typing import Any, NoReturn
 from stereoprobe.cli.common import HelpFormatter, claim_outputs, set_quiet
 from stereoprobe.console import show_warning
 from stereoprobe.errors import InputError, one_line
+from stereoprobe.hints import did_you_mean
 from stereoprobe.redact import redact_text
 
 PROG = "stereoprobe"
@@ -48,12 +48,6 @@ PROG = "stereoprobe"
 GENERAL: tuple[str, ...] = ("leaderboard", "plan", "tasks", "index", "lm_eval_path", "default_model_path")
 
 _NOT_COMMANDS = {"common"}
-
-
-def did_you_mean(word: str, candidates: Sequence[str]) -> str:
-    """`` (did you mean X?)`` for the closest of ``candidates`` to a misspelt ``word`` (difflib), else ``""``."""
-    close = difflib.get_close_matches(word, list(candidates), n=2, cutoff=0.6)
-    return f" (did you mean {' or '.join(close)}?)" if close else ""
 
 
 _INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)$")
@@ -122,9 +116,7 @@ class Parser(argparse.ArgumentParser):
         m = _INVALID_CHOICE.search(text)
         if m and "did you mean" not in text:
             choices = re.findall(r"'([^']*)'", m.group(2))
-            close = difflib.get_close_matches(m.group(1), choices, n=2, cutoff=0.6)
-            if close:
-                text += f" (did you mean {' or '.join(close)}?)"
+            text += did_you_mean(m.group(1), choices)
         self.exit(2, f"{self.prog}: error: {text} (usage: {self.short_usage()}; every option: {self.prog} --help)\n")
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import re
@@ -53,6 +52,8 @@ def parse_kv(items: list[str], what: str) -> dict[str, Any]:
         if not value.strip():  # inspect eval reads it as unset: the task's default (e.g. every category)
             raise InputError(f"{what} {item!r}: no value (inspect eval takes an empty value as not given, the "
                              f"task's default); give a value or leave {key.strip()} out")
+        if key.strip() in out:  # inspect eval keeps the last silently: refused there too (stereoprobe.preflight)
+            raise InputError(f"{what} {key.strip()} is given twice: give it once (a list as {key.strip()}=a,b)")
         try:
             out[key.strip()] = yaml.safe_load(value)
         except yaml.YAMLError:
@@ -108,10 +109,9 @@ def counting_args(task: str, given: dict[str, Any]) -> dict[str, Any]:
 def task_names() -> list[str]:
     """The registered stereoprobe tasks, without the ``stereoprobe/`` prefix (sorted)."""
     import stereoprobe._registry  # noqa: F401 - registers the tasks
-    from inspect_ai._util.registry import registry_find, registry_info
+    from stereoprobe.preflight import task_names as names
 
-    names = {registry_info(t).name for t in registry_find(lambda info: info.type == "task")}
-    return sorted(n.split("/", 1)[1] for n in names if n.startswith("stereoprobe/"))
+    return names()
 
 
 def load_task(name: str, args: dict[str, Any]) -> Any:
@@ -126,9 +126,10 @@ def load_task(name: str, args: dict[str, Any]) -> Any:
     full = next((c for c in candidates if registry_lookup("task", c) is not None), None)
     if full is None:
         known = task_names()
-        close = difflib.get_close_matches(name.split("/")[-1], known, n=2, cutoff=0.6)
-        hint = f"did you mean {' or '.join(close)}? " if close else ""
-        raise InputError(f"unknown task {name!r}: {hint}stereoprobe's tasks are {', '.join(known)}")
+        from stereoprobe.hints import did_you_mean
+
+        raise InputError(f"unknown task {name!r}{did_you_mean(name.split('/')[-1], known)}: stereoprobe's tasks are "
+                         f"{', '.join(known)}")
     try:
         return task_create(full, **args)
     except InputError as e:  # the one line names the task (its parameter, its data)
@@ -227,13 +228,15 @@ def _say(line: str, file: Any = None) -> None:
 def _check_models(args: argparse.Namespace, roles: dict[str, list[str]], prices: Any) -> None:
     """Every model named exists (its provider: a misspelt one is refused with the closest), and
     ``--calibrate`` has a local model: checked before the task is built and any model loads."""
-    from stereoprobe.plan.providers import check_provider
+    from stereoprobe.plan.providers import check_priced, check_provider
 
     if args.model is not None:
         check_provider(model_name(args.model, "--model"), "--model", prices)
+        check_priced(args.model, "--model", prices)
     for role, models in roles.items():
         for m in models:
             check_provider(m, f"--model-role {role}", prices)
+            check_priced(m, f"--model-role {role}", prices)
     if args.calibrate and (not args.model or not prices.is_local(args.model)):
         raise InputError("--calibrate needs a local --model (transformers/..., hf/..., vllm/...)")
 
@@ -274,6 +277,9 @@ def run(args: argparse.Namespace) -> int:
     from stereoprobe.redact import redact
     implied = counting_args(args.task, task_args)
     task = load_task(args.task, {**implied, **task_args})
+    if args.model is None:  # after the task's own refusals (a misspelt name, a bad -T value): one model is priced
+        raise InputError("--model is needed: the plan counts and prices a run of one model (e.g. --model "
+                         "openai/gpt-4o-mini, or --model transformers/default for the bundled local model)")
     plan = plan_task(task, model=args.model, roles=roles, epochs=args.epochs, prices=prices)
     if args.calibrate:
         main_role = plan_unit(plan.task).main_role

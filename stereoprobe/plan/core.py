@@ -263,14 +263,12 @@ def plan_task(task: Any, model: str | None = None, roles: Mapping[str, Sequence[
     a = dict(assumptions or load_assumptions())
     prices = prices or load_prices()
     name = _short_name(task)
-    if epochs is not None and int(epochs) < 1:
-        raise InputError(f"--epochs must be >= 1, got {epochs}")
-    check_epochs = getattr(task, "check_epochs", None)  # a task bounding its epochs (params.EpochsBoundTask)
-    if epochs is not None and check_epochs is not None:
-        try:
-            check_epochs(int(epochs), "--epochs")
-        except ValueError as exc:
-            raise InputError(f"task {name}: {exc}") from None
+    from stereoprobe.preflight.run_settings import check_epochs  # the one rule of --epochs
+
+    try:
+        check_epochs(None if epochs is None else int(epochs), task, "stereoprobe plan")
+    except ValueError as exc:
+        raise InputError(f"task {name}: {exc}") from None
     cfg = getattr(task, "config", None)
     if model:  # a likelihood task on a chat API is refused, not priced
         require_logprobs(model, logprob_requirement(cfg), f"task {name}")

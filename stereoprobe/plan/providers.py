@@ -10,36 +10,12 @@ and refused when no package provides it.
 
 from __future__ import annotations
 
-import ast
-import importlib.util
-from functools import lru_cache
-from pathlib import Path
-
 from stereoprobe.errors import InputError
-from stereoprobe.hints import closest
+from stereoprobe.hints import did_you_mean
 from stereoprobe.plan.prices import PriceTable
+from stereoprobe.preflight.models import builtin_providers
 
-__all__ = ["builtin_providers", "check_provider", "known_providers"]
-
-
-@lru_cache(maxsize=1)
-def builtin_providers() -> frozenset[str]:
-    """The providers inspect_ai defines itself, from ``inspect_ai/model/_providers/providers.py`` (parsed)."""
-    spec = importlib.util.find_spec("inspect_ai")
-    if spec is None or not spec.submodule_search_locations:
-        return frozenset()
-    path = Path(list(spec.submodule_search_locations)[0]) / "model" / "_providers" / "providers.py"
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError):
-        return frozenset()
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "modelapi":
-            for kw in node.keywords:
-                if kw.arg == "name" and isinstance(kw.value, ast.Constant):
-                    names.add(str(kw.value.value))
-    return frozenset(names)
+__all__ = ["builtin_providers", "check_priced", "check_provider", "known_providers"]
 
 
 def known_providers(prices: PriceTable) -> set[str]:
@@ -64,9 +40,23 @@ def check_provider(model: str, where: str, prices: PriceTable) -> None:
     known = known_providers(prices)
     if provider in known:
         return
-    close = closest(provider, sorted(known))
-    if close:
-        raise InputError(f"{where}: unknown provider {provider!r} in {model!r} (did you mean {close[0]}/{rest}?)")
+    hint = did_you_mean(provider, sorted(known), lambda c: f"{c}/{rest}")
+    if hint:
+        raise InputError(f"{where}: unknown provider {provider!r} in {model!r}{hint}")
     if not _registered(provider):
         raise InputError(f"{where}: no inspect provider {provider!r} in {model!r} (inspect's providers: "
                          f"{', '.join(sorted(builtin_providers()))})")
+
+
+def check_priced(model: str, where: str, prices: PriceTable) -> None:
+    """:class:`InputError` for a model of a priced provider that the price table does not know but that is close
+    to a model it prices (``openai/gpt-4o-mimi``: did you mean openai/gpt-4o-mini?); a local model, or one with
+    no close priced name (a newer model), passes (its dollars are then "unknown", with a note)."""
+    if prices.is_local(model) or prices.price(model) is not None:
+        return
+    provider = model.split("/", 1)[0]
+    priced = [str(row[0]).rstrip("*") for row in prices.models if str(row[0]).split("/", 1)[0] == provider]
+    hint = did_you_mean(model, [p for p in priced if p and "*" not in p and "?" not in p])
+    if hint:
+        raise InputError(f"{where}: {model!r} is not in the price table ({prices.source}){hint}; a model it does "
+                         "not list can be priced with --prices FILE")

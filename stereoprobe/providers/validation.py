@@ -6,7 +6,8 @@ of :mod:`stereoprobe.params`)::
     transformers provider: generation setting top_p must be a finite number in [0, 1], got top_p=2.0
 
 The errors are :class:`~stereoprobe.errors.InputError` and inspect's ``PrerequisiteError``, so ``inspect eval``
-shows the line without a traceback.
+shows the line without a traceback. The run's own checks, for every provider (``--max-connections``,
+``--epochs``), are :mod:`stereoprobe.preflight`'s.
 """
 
 from __future__ import annotations
@@ -24,9 +25,8 @@ from inspect_ai.model import GenerateConfig
 from stereoprobe import params as P
 from stereoprobe.errors import one_line
 
-__all__ = ["GenerationSettingError", "ModelArgError", "RunSettingError", "chat_template_text", "check_active_run",
-           "check_device", "check_generate_config", "check_run_config", "model_int", "one_line_setup", "strict_bool",
-           "top_k_arg"]
+__all__ = ["GenerationSettingError", "ModelArgError", "chat_template_text", "check_device", "check_generate_config",
+           "model_int", "one_line_setup", "strict_bool", "top_k_arg"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 SEED_MAX = 2**64 - 1  # torch.manual_seed's range (non-negative part)
@@ -133,13 +133,6 @@ def check_device(requested: Any) -> str | None:
     return text
 
 
-class RunSettingError(P.TaskParameterError):
-    """A generation setting of the run (``inspect eval --top-p 2``, ``--max-connections 0``) outside its range,
-    refused by the task for every provider."""
-
-    subject = "generation setting"
-
-
 def check_generate_config(config: GenerateConfig, error: type[P.TaskParameterError] = GenerationSettingError) -> None:
     """Refuse a generation setting outside the range a model can run (None: unset, always fine)."""
     E = error
@@ -160,48 +153,3 @@ def check_generate_config(config: GenerateConfig, error: type[P.TaskParameterErr
     for token, bias in (config.logit_bias or {}).items():
         P.integer(token, "logit_bias token", 0, error=E)
         P.number(bias, f"logit_bias[{token}]", -100.0, 100.0, error=E)  # OpenAI's range
-
-
-def check_run_config(config: GenerateConfig, error: type[P.TaskParameterError] = RunSettingError) -> None:
-    """:func:`check_generate_config` plus the run's own settings that would otherwise hang or spin
-    (``max_connections`` 0 waits forever for a free connection)."""
-    check_generate_config(config, error)
-    P.integer(config.max_connections, "max_connections", 1, optional=True, error=error)
-    P.integer(config.max_retries, "max_retries", 0, optional=True, error=error)
-    P.number(config.timeout, "timeout", 0.0, low_open=True, optional=True, error=error)
-    P.number(config.attempt_timeout, "attempt_timeout", 0.0, low_open=True, optional=True, error=error)
-
-
-def _cli_epochs(argv: list[str], environ: dict[str, str]) -> str | None:
-    """The value given to ``inspect eval --epochs`` (or ``$INSPECT_EVAL_EPOCHS``) when this process is
-    inspect's command line, else None."""
-    if len(argv) < 2 or Path(argv[0]).name != "inspect" or argv[1] not in ("eval", "eval-set"):
-        return None
-    for k, arg in enumerate(argv):
-        if arg == "--epochs" and k + 1 < len(argv):
-            return argv[k + 1]
-        if arg.startswith("--epochs="):
-            return arg.split("=", 1)[1]
-    return environ.get("INSPECT_EVAL_EPOCHS")
-
-
-def check_active_run() -> None:
-    """When a task is built under ``inspect eval``: the run's generation settings (the command line's
-    ``--temperature``, ``--top-p``, ``--max-tokens``, ``--top-k``, ``--num-choices``, ``--max-connections`` ...
-    and the model's own ``GenerateConfig``) checked for every provider, one line naming the setting
-    (:class:`RunSettingError`). ``--epochs 0`` never reaches a task (inspect reads 0 as not given), so it is
-    read from the command line here."""
-    import os
-    import sys
-
-    from inspect_ai.model._generate_config import active_generate_config
-    from inspect_ai.model._model import active_model
-
-    check_run_config(active_generate_config())
-    model = active_model()
-    if model is not None:
-        check_run_config(model.config)
-    given = _cli_epochs(list(sys.argv), dict(os.environ))
-    if given is not None and not (given.strip().isdigit() and int(given) >= 1):
-        # inspect drops a 0 (falsy) and would run the task's own epochs: refused here instead
-        raise RunSettingError(f"inspect eval --epochs must be an integer >= 1, got --epochs {given}")

@@ -114,8 +114,8 @@ def test_plan_json_into_an_unwritable_folder(code: int, tmp_path: Path, monkeypa
         raise OSError(code, os.strerror(code), str(tmp_path / ".plan.json.x.tmp"))
 
     monkeypatch.setattr(tempfile, "mkstemp", refuse)
-    rc = main(["plan", "dbb", "-T", "source=bundled", "-T", "prompt=stereoprobe", "-T", "categories=ses", "--json",
-               str(tmp_path / "plan.json")])
+    rc = main(["plan", "dbb", "-T", "source=bundled", "-T", "prompt=stereoprobe", "-T", "categories=ses", "--model",
+               "transformers/default", "--json", str(tmp_path / "plan.json")])
     line = _one_line(capsys, rc)
     assert str(tmp_path) in line and os.strerror(code).lower() in line
     assert sorted(p.name for p in tmp_path.iterdir()) == []
