@@ -16,7 +16,7 @@ secret looks like (that is a deny-list, and a secret has shapes no list names):
 - :func:`safe_url`: the scheme, the host and port and the path segments that are plain names; the user
   information (everything between ``//`` and the *last* ``@``, so a password holding ``/``, ``#`` or ``?`` is
   hidden whole), path parameters (``;jsessionid=...``), a segment that is not a plain name or reads as a random
-  token, the value of a query parameter not in :data:`HARMLESS_QUERY_NAMES` or not a plain word (a URL
+  token (a commit id or SHA-256 digest, 40 or 64 lower-case hex digits, is a pin: kept), the value of a query parameter not in :data:`HARMLESS_QUERY_NAMES` or not a plain word (a URL
   percent-encoded inside ``?path=``), and a fragment that is not a plain anchor become ``***``;
 - :func:`safe_error`: a provider's error text is reduced to its exception class, its HTTP status and a fixed
   message, unless a rule of :data:`HARMLESS_ERRORS` names the whole text harmless;
@@ -175,9 +175,12 @@ _HOST = re.compile(r"(?:[A-Za-z0-9-]{1,63}\.)*[A-Za-z0-9-]{1,63}|\[[0-9A-Fa-f:.]
 _ANCHOR = re.compile(r"[A-Za-z][\w.-]{0,63}")
 
 
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a git commit id or a SHA-256 digest: a pin, public
+
+
 def _segment(seg: str) -> str:
     name, semi, _ = seg.partition(";")  # path parameters (;jsessionid=...) are never written
-    if name and (not _PLAIN.fullmatch(name) or _random(name)):
+    if name and (not _PLAIN.fullmatch(name) or (_random(name) and not _COMMIT.fullmatch(name))):
         name = REDACTED
     return f"{name};{REDACTED}" if semi else name
 

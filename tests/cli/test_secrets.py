@@ -561,6 +561,8 @@ def test_every_task_parameter_is_a_known_key() -> None:
     (f"https://h.example/logs;jsessionid={PLAIN_LOWER}/x", "https://h.example/logs;***/x"),
     (f"https://h.example/get?path={SAS_URL_ENCODED}&region=eu", "https://h.example/get?path=***&region=eu"),
     (f"https://h.example/api/{HEXISH}/v1", "https://h.example/api/***/v1"),
+    ("https://raw.example/o/r/a43f17fdc6917188d62b458803a604af5a4a5eee/data/x.csv",  # a pinned commit: public
+     "https://raw.example/o/r/a43f17fdc6917188d62b458803a604af5a4a5eee/data/x.csv"),
     ("https://huggingface.co/datasets/org/logs?revision=main#readme",
      "https://huggingface.co/datasets/org/logs?revision=main#readme"),
 ])
