@@ -93,6 +93,10 @@ def raw_base() -> RawBase:
         parts.port  # noqa: B018  # a malformed port raises ValueError here
     except ValueError:
         host = None
+    if "@" in value.partition("://")[2].partition("/")[2]:
+        raise UpstreamDataError(  # user:pa/ss@host: the password holds / # or ?, read as a path, query or fragment
+            f"${RAW_BASE_ENV}={safe_url(value)}: an @ after the host; percent-encode / # ? in a password "
+            "(%2F %23 %3F) and give http(s)://user:password@host[:port][/path]")
     if parts.scheme not in ("http", "https") or not host or parts.query or parts.fragment:
         raise UpstreamDataError(
             f"${RAW_BASE_ENV}={safe_url(value)}: not a base URL of raw files; give http(s)://host[:port][/path] "
