@@ -25,6 +25,8 @@ from inspect_ai.model import get_model
 from stereoprobe.cli import main
 from stereoprobe.redact import REDACTED, check_public_url, is_secret_name, redact, redact_text
 from stereoprobe.errors import InputError
+from planted_secrets import (BASIC, HEXISH, JWT_SIG, NEW_ARGS, NEW_ERROR, NEW_SECRETS, PLAIN_LOWER,
+                             RANDOM_KEY_NAME, SAS_SIG)
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "stereotales"))
 sys.path.insert(0, str(Path(__file__).parents[1] / "globalbias"))
@@ -40,33 +42,7 @@ RANDOM40 = "Qm7vT2xK9pLw4ZrB8nYc3HdF6sJa1GeU5oMi0XqV"  # a random 40-character t
 CODE = "AzureFnCodeZ9y8x7w6v5u4"  # an Azure Functions ?code= key
 HF_TOKEN = "hf_PlantedTokenAbCdEfGh1234567890"  # inside a model's folder path
 DB_PASSWORD = "DbPassW0rd77"
-# shapes no rule of a deny-list names (issue 41.1): random key names holding random tokens of no known shape,
-# a PEM private key, a JWT split across lines, an Azure SAS signature percent-encoded inside a harmless-looking
-# query name, base64 basic credentials, a URL password holding / # ?
-_RNG = __import__("random").Random(41)
-
-
-def _token(n: int, alphabet: str = "abcdefghijkmnopqrstuvwxyz") -> str:
-    return "".join(_RNG.choice(alphabet) for _ in range(n))
-
-
-PLAIN_LOWER = _token(14)  # lower-case letters only: no "random token" shape
-HEXISH = _token(24, "0123456789abcdef")
-RANDOM_KEY_NAME = "zq" + _token(6)  # a key name no list holds
-PEM_BODY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7" + _token(8)
-PEM = f"-----BEGIN PRIVATE KEY-----\n{PEM_BODY}\n-----END PRIVATE KEY-----"
-JWT_HEAD, JWT_BODY, JWT_SIG = "eyJhbGciOiJSUzI1NiJ9", "eyJzdWIiOiJzcGxpdCJ9", "splitsig" + _token(10)
-SPLIT_JWT = f"{JWT_HEAD}\n.{JWT_BODY}\n.{JWT_SIG}"
-SAS_SIG = "sv2022" + _token(10)
-SAS_URL_ENCODED = ("https%3A%2F%2Facct.blob.core.windows.net%2Fc%2Fb%3Fsv%3D2022-11-02%26sig%3D" + SAS_SIG)
-BASIC = __import__("base64").b64encode(f"deploy:{PLAIN_LOWER}".encode()).decode()
-SLASH_PASSWORD = "pw/" + _token(6) + "#q?" + _token(4)
-NEW_SECRETS = (PLAIN_LOWER, HEXISH, PEM_BODY, JWT_HEAD, JWT_BODY, JWT_SIG, SAS_SIG, BASIC, SLASH_PASSWORD)
-NEW_ARGS = {"apitoken": PLAIN_LOWER, "clientsecret": HEXISH, "creds": BASIC, "pass": PLAIN_LOWER,
-            "deploy_key": PEM, RANDOM_KEY_NAME: SPLIT_JWT, "blob": f"https://h.example/get?path={SAS_URL_ENCODED}",
-            "mirror": f"http://mirror:{SLASH_PASSWORD}@h.example/"}
-NEW_ERROR = (f"AuthenticationError: Error code: 401 - key {PEM} jwt {SPLIT_JWT} for "
-             f"https://h.example/x?path={SAS_URL_ENCODED} creds={BASIC} via http://mirror:{SLASH_PASSWORD}@h.example/")
+# shapes no rule of a deny-list names (issue 41.1): tests/planted_secrets.py
 SECRETS = (KEY, ROLE_KEY, PASSWORD, QUERY_KEY, TOKEN, JWT, RANDOM40, CODE, HF_TOKEN, DB_PASSWORD, *NEW_SECRETS)
 BASE_URL = f"https://alice:{PASSWORD}@llm.example.org/v1?key={QUERY_KEY}&region=eu"
 CODE_URL = f"https://fn.example.net/api/{RANDOM40}?code={CODE}&access={JWT}#t={JWT}"
@@ -509,113 +485,3 @@ def test_the_page_redaction_keeps_a_page_without_secrets_byte_for_byte() -> None
             '<a href="runs.csv?x=1&amp;y=2">runs</a><img alt="plot" src="data:image/png;base64,QUl6YQ==">'
             '<!-- token: kept --></body></html>')
     assert redact_html(page) == page
-
-
-# ------------------------------------------- the one writer: allow-list, shapes no rule has seen (issue 41.1)
-
-
-def _unseen_leaks(text: str) -> list[str]:
-    return [s for s in SECRETS if s in text]
-
-
-def test_a_setting_is_written_only_where_its_key_and_shape_are_known_harmless() -> None:
-    from stereoprobe.harmless import safe_settings
-
-    got = safe_settings({**NEW_ARGS, "dtype": "float16", "temperature": 0.7, "score_first_token": True,
-                         "device": "cuda:0", "seed": 3, "tokenizer": "org/tok-name", "top_k": None,
-                         "dtype_x": "float16", "kind": PLAIN_LOWER + "Z9", "revision": HEXISH[:12],
-                         "categories": ["age", JWT_SIG + "Q1"], "stop_seqs": [PLAIN_LOWER], f"k{HEXISH}": 1})
-    assert not _unseen_leaks(json.dumps(got)), got
-    assert all(got[k] == REDACTED for k in NEW_ARGS)
-    assert got["dtype_x"] == REDACTED  # a harmless shape under a key no list holds
-    assert {k: got[k] for k in ("dtype", "temperature", "score_first_token", "device", "seed", "tokenizer",
-                                "top_k")} == {"dtype": "float16", "temperature": 0.7, "score_first_token": True,
-                                              "device": "cuda:0", "seed": 3, "tokenizer": "org/tok-name",
-                                              "top_k": None}
-    assert got["kind"] == REDACTED and got["categories"] == ["age", REDACTED] and got[REDACTED] == REDACTED
-    assert got["stop_seqs"] == REDACTED  # free text a user chose: not a setting of known shape
-
-
-def test_every_task_parameter_is_a_known_key() -> None:
-    """The writer's list of task parameters holds every parameter of every registered task (else a ``-T``
-    setting would be written as ``***``)."""
-    import importlib
-    import inspect
-    import pkgutil
-
-    import stereoprobe.tasks as tasks
-    from stereoprobe.harmless import HARMLESS_KEYS
-
-    params: set[str] = set()
-    for mod in pkgutil.iter_modules(tasks.__path__):
-        module = importlib.import_module(f"stereoprobe.tasks.{mod.name}")
-        for obj in vars(module).values():
-            if callable(obj) and getattr(getattr(obj, "__registry_info__", None), "type", None) == "task":
-                params |= {n for n, p in inspect.signature(obj).parameters.items()
-                           if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
-    assert params and not params - HARMLESS_KEYS, sorted(params - HARMLESS_KEYS)
-
-
-@pytest.mark.parametrize("url, kept", [
-    (f"http://mirror:{SLASH_PASSWORD}@h.example:8080/raw", "http://***@h.example:8080/raw"),
-    (f"https://h.example/logs;jsessionid={PLAIN_LOWER}/x", "https://h.example/logs;***/x"),
-    (f"https://h.example/get?path={SAS_URL_ENCODED}&region=eu", "https://h.example/get?path=***&region=eu"),
-    (f"https://h.example/api/{HEXISH}/v1", "https://h.example/api/***/v1"),
-    ("https://raw.example/o/r/a43f17fdc6917188d62b458803a604af5a4a5eee/data/x.csv",  # a pinned commit: public
-     "https://raw.example/o/r/a43f17fdc6917188d62b458803a604af5a4a5eee/data/x.csv"),
-    ("https://huggingface.co/datasets/org/logs?revision=main#readme",
-     "https://huggingface.co/datasets/org/logs?revision=main#readme"),
-])
-def test_a_url_keeps_only_what_is_known_harmless(url: str, kept: str) -> None:
-    from stereoprobe.harmless import safe_url
-
-    assert safe_url(url) == kept
-    assert redact_text(f"see {url} now") == f"see {kept} now"  # the console's net writes URLs the same way
-
-
-def test_a_providers_error_text_is_reduced_to_class_and_status() -> None:
-    from stereoprobe.harmless import ERROR_MESSAGE, safe_error
-
-    got = safe_error(NEW_ERROR)
-    assert got == f"AuthenticationError (HTTP 401 Unauthorized): {ERROR_MESSAGE}"
-    assert safe_error("TimeoutError") == "TimeoutError"  # a rule names the whole text harmless
-    assert safe_error(f"{PLAIN_LOWER} {HEXISH}") == f"error: {ERROR_MESSAGE}"
-
-
-def test_the_capability_probe_does_not_echo_a_key_a_server_quotes() -> None:
-    """A server answering 401 with the key in its text: the probe's refusal line holds class and status."""
-    from stereoprobe.solvers.capability import _error_text
-
-    class APIStatusError(Exception):
-        status_code = 401
-
-    line = _error_text(APIStatusError(f"Incorrect API key provided: {PLAIN_LOWER}{HEXISH}. {NEW_ERROR}"), 5.0)
-    assert not _unseen_leaks(line) and PLAIN_LOWER not in line and "HTTP 401" in line, line
-
-
-@pytest.mark.parametrize("password, query", [(SLASH_PASSWORD, "?x=1"), (f"pa#{PLAIN_LOWER}", "?x=1"),
-                                             (f"pa?{PLAIN_LOWER}", ""), (f"p/{HEXISH}", ""), (f"12/{PLAIN_LOWER}", "")])
-def test_a_raw_base_url_password_is_not_printed_in_the_refusal(password: str, query: str, monkeypatch) -> None:
-    """A password holding / # or ? (not percent-encoded) is refused, and the line shows none of it; ``12/...``
-    would otherwise read as port 12 and a path."""
-    from stereoprobe import upstream
-
-    monkeypatch.setenv(upstream.RAW_BASE_ENV, f"http://mirror:{password}@h.example/raw{query}")
-    with pytest.raises(Exception) as err:
-        upstream.raw_base()
-    text = str(err.value)
-    assert upstream.RAW_BASE_ENV in text and "h.example" in text
-    assert password not in text and password.split("/")[-1][3:] not in text, text
-
-
-def test_a_path_parameter_never_reaches_the_hub_files() -> None:
-    with pytest.raises(InputError, match="path parameter"):
-        check_public_url(f"https://huggingface.co/datasets/org/logs;jsessionid={PLAIN_LOWER}")
-
-
-def test_the_recorded_command_line_keeps_only_harmless_settings() -> None:
-    from stereoprobe.report.run_info import safe_command
-
-    line = safe_command(["stereoprobe", "plan", "dbb", "-M", f"apitoken={PLAIN_LOWER}", "-T", "mode=logprob",
-                         "--model-role", f"grader={{model: x, creds: {BASIC}}}", f"{RANDOM_KEY_NAME}={HEXISH}"])
-    assert not _unseen_leaks(line) and "-T mode=logprob" in line and "apitoken=***" in line, line
