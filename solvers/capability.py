@@ -153,11 +153,11 @@ def _verdict(output: ModelOutput | None, error: str | None, config: GenerateConf
 
 def _error_text(ex: BaseException, timeout: float) -> str:
     """The probe's failure in one line, credentials redacted (a provider's error may quote its URL or key)."""
-    from stereoprobe.redact import redact_text
+    from stereoprobe.harmless import safe_error
 
     if isinstance(ex, TimeoutError):
         return f"no answer within {timeout:g} s (${TIMEOUT_ENV} sets the limit)"
-    return redact_text(" ".join(f"{type(ex).__name__}: {ex}".split())[:300])
+    return safe_error(ex)  # class, HTTP status, fixed text: a server may echo the key (stereoprobe.harmless)
 
 
 async def _probe(model: Model, direct: bool, requirement: str | None = "prompt") -> Verdict:

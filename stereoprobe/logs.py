@@ -345,8 +345,11 @@ def output_text(sample: Mapping[str, Any]) -> str | None:
 
 
 def error_message(sample: Mapping[str, Any]) -> str | None:
-    """``None`` for a sample without error, else its message (``EvalSample.error.message``)."""
+    """``None`` for a sample without error, else its message (``EvalSample.error.message``) as the one writer of
+    outside input writes it (:func:`stereoprobe.harmless.safe_error`: class, HTTP status, fixed text)."""
     err = sample.get("error")
     if err is None:
         return None
-    return str(err.get("message", err) if isinstance(err, Mapping) else err)
+    from stereoprobe.harmless import safe_error  # a provider's text may echo a key: class and status only
+
+    return safe_error(str(err.get("message", err) if isinstance(err, Mapping) else err))

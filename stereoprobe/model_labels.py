@@ -9,6 +9,11 @@ as they are.
 Every label is in Unicode normal form NFC (:func:`nfc`): two spellings of one name that differ only in how an
 accented letter is encoded (``é`` as one code point, or ``e`` and a combining accent) look identical and are
 one model, never two rows. Labels read from tables (a ``model`` column) go through :func:`nfc` too.
+
+Invisible and direction-changing characters (Unicode categories Cf and Cc: a right-to-left override
+``U+202E``, zero-width spaces and joiners, bidi isolates, a byte-order mark) are shown escaped (``\\u202e``), so
+that two different names never display as one and a name cannot reorder the text around it
+(:func:`visible`); the first time a name is changed so, one notice on stderr says it.
 """
 
 from __future__ import annotations
@@ -64,6 +69,28 @@ def nfc(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
+_NOTICED: set[str] = set()
+
+
+def visible(text: str) -> str:
+    r"""``text`` with every invisible or direction-changing character (Unicode categories Cf, Cc) escaped as
+    ``\uXXXX``; one notice on stderr the first time a text is changed.
+
+    >>> print(visible("gpt\u202e4o-mini"), visible("llama\u200b3"))
+    gpt\u202e4o-mini llama\u200b3
+    """
+    if text.isascii() and text.isprintable():
+        return text
+    shown = "".join(f"\\u{ord(c):04x}" if unicodedata.category(c) in ("Cf", "Cc") else c for c in text)
+    if shown != text and shown not in _NOTICED:
+        import sys
+
+        _NOTICED.add(shown)
+        print(f"stereoprobe: notice: model name {shown} holds invisible or direction-changing characters; shown "
+              "escaped", file=sys.stderr)
+    return shown
+
+
 def model_label(model: Any) -> str:
     """The label of ``model``: an lm-eval ``model_args`` (string or mapping), a ``model_name``, an inspect
     model name (``provider/model``) or a path.
@@ -84,7 +111,7 @@ def model_label(model: Any) -> str:
     if isinstance(model, Mapping):
         name = next((str(model[k]) for k in _NAME_KEYS if model.get(k)), None)
         return model_label(name) if name else "unknown model"
-    text = nfc(str(model).strip())
+    text = visible(nfc(str(model).strip()))
     named = _model_args_name(text)
     if named is not None:
         return model_label(named)

@@ -26,8 +26,10 @@ same for a single file. How a folder is replaced:
    run puts them back first (so does :func:`recover`). Leftovers of a crashed run (a build folder, an
    unused version or link) are removed by the next run, under the lock. A folder is only ever removed as a
    leftover when it holds :data:`MARKER`, the file the run wrote into each folder it made (build folders,
-   exchange tests, the folder moved aside), removed again the moment the folder becomes ``out``; a link only
-   when it points to a version name. A user's folder that merely has such a name is never touched.
+   exchange tests, the folder moved aside; a regular file whose content names the folder,
+   :mod:`stereoprobe.output_marker`), removed again the moment the folder becomes ``out``; a link only
+   when it points to a version name. A user's folder that merely has such a name is never touched, nor is
+   one whose marker is a link, a FIFO or other text (one notice).
 4. A file-system error (``ENOSPC``, ``EDQUOT``, ``EACCES``, ``EROFS``, no inodes ...) while locking,
    building or swapping becomes one :class:`InputError` line naming the path and the cause; ``out`` keeps
    its earlier results.
@@ -50,6 +52,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stereoprobe.errors import InputError
+from stereoprobe.output_marker import MARKER  # written into every folder made beside ``out`` (a leftover if it stays)
+from stereoprobe.output_marker import check as _checked
+from stereoprobe.output_marker import mark as _mark
+from stereoprobe.output_marker import unmark as _unmark
 from stereoprobe.output_paths import (
     check_not_an_input,
     check_output_dir,
@@ -60,9 +66,6 @@ from stereoprobe.output_paths import (
 __all__ = ["MANIFEST", "MARKER", "atomic_output_dir", "atomic_output_file", "output_lock", "recover", "writer"]
 
 MANIFEST = ".stereoprobe-outputs.json"
-#: written into every folder this module makes beside ``out``; only a folder holding it is removed as a leftover
-MARKER = ".stereoprobe-temporary"
-_MARK_TEXT = "made by stereoprobe for one run; removed by the next run into the folder beside it\n"
 DISK_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS, errno.EFBIG}
 _WRITER: contextvars.ContextVar[str] = contextvars.ContextVar("stereoprobe_output_writer", default="python")
 
@@ -222,29 +225,6 @@ def _discard(folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _mark(folder: Path, *, strict: bool = False) -> None:
-    """Write :data:`MARKER` into ``folder``: a folder the run made (or moved aside), a leftover if it stays.
-    Not ``strict`` (a folder about to be removed): a failure only means a leftover the next run keeps."""
-    try:
-        (folder / MARKER).write_text(_MARK_TEXT, encoding="utf-8")
-    except OSError:
-        if strict:
-            raise
-
-
-def _unmark(folder: Path) -> None:
-    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-        (folder / MARKER).unlink()
-
-
-def _marked(folder: Path) -> bool:
-    """Whether ``folder`` (a real folder, not a link) holds the marker this module writes."""
-    try:
-        return not folder.is_symlink() and (folder / MARKER).read_text(encoding="utf-8") == _MARK_TEXT
-    except (OSError, UnicodeDecodeError):
-        return False
-
-
 def _make_temporary(out: Path, kind: str) -> Path:
     """A new, marked folder ``.<name>.<kind>-XXXXXXXX`` beside ``out``."""
     folder = Path(tempfile.mkdtemp(prefix=f".{out.name}.{kind}-", dir=out.parent))
@@ -330,7 +310,7 @@ def recover(out: str | Path) -> None:
     named like one is kept."""
     out = Path(os.path.abspath(out))
     old = _old(out)
-    if _marked(old):
+    if _checked(old):
         if out.exists():
             _discard(old)
         else:  # interrupted between the two renames of a conversion: the earlier results come back
@@ -348,7 +328,7 @@ def recover(out: str | Path) -> None:
             if p.is_symlink():
                 if version.fullmatch(os.readlink(p)):  # a link this module made, never renamed into place
                     p.unlink()
-            elif _marked(p):
+            elif _checked(p):  # a marker the run wrote; else one notice, and the folder is kept
                 _discard(p)
 
 

@@ -24,14 +24,42 @@ def dataset_file(*parts: str) -> Path:
     return path
 
 
-def cache_dir(*parts: str) -> Path:
-    """stereoprobe's cache folder (``$STEREOPROBE_CACHE`` or ``~/.cache/stereoprobe``), created on demand; a
-    folder that cannot be created (a read-only home, a full disk) is one :class:`~stereoprobe.errors.InputError`
-    line naming it, the cause and ``$STEREOPROBE_CACHE``."""
+CACHE_ENV = "STEREOPROBE_CACHE"
+_NOTICED: set[str] = set()
+
+
+def cache_root() -> Path:
+    """``$STEREOPROBE_CACHE`` (default ``~/.cache/stereoprobe``) as an absolute folder. A leading ``~`` is
+    expanded, with one notice on stderr (a shell did not expand it: quoted, or set in a file); set but empty,
+    or relative (it would put the cache in whatever folder a run starts from) is one
+    :class:`~stereoprobe.errors.InputError` line naming the setting."""
+    import sys
+
     from stereoprobe.errors import InputError
 
-    root = Path(os.environ.get("STEREOPROBE_CACHE", Path.home() / ".cache" / "stereoprobe"))
-    path = root.joinpath(*parts)
+    value = os.environ.get(CACHE_ENV)
+    if value is None:
+        return Path.home() / ".cache" / "stereoprobe"
+    if not value.strip():
+        raise InputError(f"${CACHE_ENV} is set but empty; unset it for the default ~/.cache/stereoprobe, or give "
+                         "an absolute folder")
+    root = Path(value).expanduser() if value.startswith("~") else Path(value)
+    if not root.is_absolute():
+        raise InputError(f"${CACHE_ENV}={value}: a relative folder (the cache would move with the folder a run "
+                         "starts from); give an absolute folder")
+    if value.startswith("~") and value not in _NOTICED:
+        _NOTICED.add(value)
+        print(f"stereoprobe: notice: ${CACHE_ENV}={value} read as {root} (~ expanded)", file=sys.stderr)
+    return root
+
+
+def cache_dir(*parts: str) -> Path:
+    """stereoprobe's cache folder (:func:`cache_root`), created on demand; a folder that cannot be created (a
+    read-only home, a full disk) is one :class:`~stereoprobe.errors.InputError` line naming it, the cause and
+    ``$STEREOPROBE_CACHE``."""
+    from stereoprobe.errors import InputError
+
+    path = cache_root().joinpath(*parts)
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

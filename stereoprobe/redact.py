@@ -44,6 +44,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from stereoprobe.harmless import HARMLESS_QUERY_NAMES
+
 __all__ = ["HARMLESS_QUERY_NAMES", "REDACTED", "check_public_url", "is_secret_name", "redact", "redact_html",
            "redact_text"]
 
@@ -118,15 +120,10 @@ def redact(value: Any) -> Any:
     return value
 
 
-#: query parameters whose value is kept in a URL that reaches an output (every other value is redacted)
-HARMLESS_QUERY_NAMES = frozenset({
-    "api-version", "api_version", "version", "v", "region", "revision", "rev", "ref", "branch", "tag", "download",
-    "raw", "format", "lang", "language", "page", "path", "file", "config", "split", "subset", "plain", "view", "tab",
-})
 # scheme:// (or scheme:/ once a slash was dropped) and the rest of the URL, not ending in punctuation
 _URL = re.compile(r"""(?i)(?<![\w.+-])(?P<scheme>[a-z][a-z0-9+.-]+:/{1,3})(?P<rest>[^\s"'<>`]*[^\s"'<>`.,;:)\]}])""")
 _BARE_USERINFO = re.compile(r"""(?<![\w.%+/:-])[\w.%+-]+:[^\s/@'"<>]+@(?=[A-Za-z0-9\[])""")
-_ANCHOR = re.compile(r"[A-Za-z][\w.-]{0,63}")
+_PEM = re.compile(r"-----BEGIN [A-Z0-9 ]*-----.*?(?:-----END [A-Z0-9 ]*-----|\Z)", re.S)
 _JWT = re.compile(r"(?<![\w-])eyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*")
 _LONG_RUN = re.compile(r"(?<![\w-])[A-Za-z0-9_-]{32,}(?![\w-])")
 _LONG = re.compile(r"[A-Za-z0-9_-]{15}")  # as long as the shortest key shape: a key or token may be there
@@ -162,28 +159,13 @@ def _pairs(text: str) -> str:
     return "".join(parts) + text[pos:]
 
 
-def _query_item(item: str) -> str:
-    name, eq, _ = item.partition("=")
-    if name.lower() in HARMLESS_QUERY_NAMES:
-        return item
-    return f"{name}={REDACTED}" if eq and name and "=" not in name else REDACTED
-
-
 def _public_url(m: re.Match[str]) -> str:
-    """One URL with its user information, the values of its query parameters not known to be harmless and a
-    fragment that is not a plain anchor redacted."""
-    rest = m.group("rest")
-    rest, hash_, fragment = rest.partition("#")
-    rest, mark, query = rest.partition("?")
-    cut = min((i for i in (rest.find("/"), len(rest)) if i >= 0))
-    authority, path = rest[:cut], rest[cut:]
-    if "@" in authority:
-        authority = f"{REDACTED}@{authority.rpartition('@')[2]}"
-    if mark:
-        query = "&".join(_query_item(item) for item in query.split("&"))
-    if hash_ and not _ANCHOR.fullmatch(fragment):
-        fragment = REDACTED
-    return f"{m.group('scheme')}{authority}{path}{mark}{query}{hash_}{fragment}"
+    """One URL as the one writer of outside input writes it (:func:`stereoprobe.harmless.safe_url`: scheme, host,
+    port and plain path segments; user information up to the last ``@``, path parameters, query values not
+    known harmless and a fragment that is not a plain anchor are ``***``)."""
+    from stereoprobe.harmless import safe_url
+
+    return safe_url(m.group(0))
 
 
 def _random_token(m: re.Match[str]) -> str:
@@ -199,6 +181,8 @@ def redact_text(text: str) -> str:
     """``text`` with credentials replaced by :data:`REDACTED` (see the module docstring)."""
     if not text:
         return text
+    if "-----BEGIN" in text:  # a PEM block (a private key), whole, up to its end line or the text's end
+        text = _PEM.sub(REDACTED, text)
     # each rule runs only where the text holds what it needs (most table cells hold none: a fast path)
     if ":/" in text:
         text = _URL.sub(_public_url, text)
@@ -276,6 +260,9 @@ def check_public_url(text: str, what: str = "URL") -> str:
         raise InputError(f"{what} {redact_text(value)!r}: holds credentials; give a URL without them")
     if parts.query or parts.fragment or "?" in value or "#" in value:  # ?code=, ?sig=: a key, whatever its name
         raise InputError(f"{what} {redact_text(value)!r}: has a query string or fragment, which may hold a key "
+                         "and would be published; give the URL without it")
+    if ";" in parts.path:  # a path parameter (;jsessionid=...) is a session, whatever its name
+        raise InputError(f"{what} {redact_text(value)!r}: has a path parameter (;...), which may hold a session "
                          "and would be published; give the URL without it")
     if redact_text(value) != value:
         raise InputError(f"{what} {redact_text(value)!r}: holds credentials; give a URL without them")

@@ -20,12 +20,16 @@ from __future__ import annotations
 
 import ast
 import base64
+import contextlib
 import hashlib
 import http.client
 import json
 import os
 import shutil
+import stat
+import sys
 import tempfile
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -39,6 +43,7 @@ import yaml
 
 from stereoprobe.errors import InputError
 from stereoprobe.paths import cache_dir
+from stereoprobe.harmless import safe_url
 from stereoprobe.redact import redact_text
 
 RAW_BASE_ENV = "STEREOPROBE_RAW_BASE_URL"  # a mirror or proxy of raw.githubusercontent.com's layout
@@ -46,6 +51,9 @@ DEFAULT_RAW_BASE = "https://raw.githubusercontent.com"
 RAW_URL = "{base}/{repository}/{commit}/{path}"
 GIT_BLOB = "git-blob-sha1:"  # prefix of a checksum that is the file's git blob id at the pinned commit
 MIRROR_ENV = "STEREOPROBE_UPSTREAM_DIR"
+DEADLINE_ENV = "STEREOPROBE_DOWNLOAD_DEADLINE"  # seconds one file's download may take in all
+DEFAULT_DEADLINE = 600.0
+_PART = ".part"  # a download in progress: .<name>.<pid>.<random>.part beside its cache entry
 
 
 class UpstreamDataError(InputError, RuntimeError):
@@ -85,9 +93,13 @@ def raw_base() -> RawBase:
         parts.port  # noqa: B018  # a malformed port raises ValueError here
     except ValueError:
         host = None
+    if "@" in value.partition("://")[2].partition("/")[2]:
+        raise UpstreamDataError(  # user:pa/ss@host: the password holds / # or ?, read as a path, query or fragment
+            f"${RAW_BASE_ENV}={safe_url(value)}: an @ after the host; percent-encode / # ? in a password "
+            "(%2F %23 %3F) and give http(s)://user:password@host[:port][/path]")
     if parts.scheme not in ("http", "https") or not host or parts.query or parts.fragment:
         raise UpstreamDataError(
-            f"${RAW_BASE_ENV}={redact_text(value)}: not a base URL of raw files; give http(s)://host[:port][/path] "
+            f"${RAW_BASE_ENV}={safe_url(value)}: not a base URL of raw files; give http(s)://host[:port][/path] "
             f"(files are fetched from <base>/<owner>/<repo>/<commit>/<path>; default {DEFAULT_RAW_BASE})")
     authorization = None
     if parts.username is not None:
@@ -206,6 +218,8 @@ def fetch(key: str, path: str, local: str | os.PathLike[str] | None = None, veri
         raise UpstreamDataError(f"{what}: not found under the local folder {local} (looked for {path})")
 
     cached = cache_dir("upstream", key, src.commit) / path
+    _clean_leftovers(cache_dir("upstream", key, src.commit))
+    _not_a_file(cached)
     if cached.is_file():
         return _check(cached, expected, what, verify)
     if os.environ.get("HF_HUB_OFFLINE") == "1" and os.environ.get("STEREOPROBE_ALLOW_DOWNLOAD") != "1":
@@ -225,7 +239,7 @@ def _download(src: UpstreamSource, path: str, cached: Path, what: str, verify: b
     if base.authorization:  # not sent on to another host after a redirect
         request.add_unredirected_header("Authorization", base.authorization)
     cached.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=cached.parent, prefix=f".{cached.name}.", suffix=".part")
+    fd, tmp_name = tempfile.mkstemp(dir=cached.parent, prefix=f".{cached.name}.{os.getpid()}.", suffix=_PART)
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as out:
@@ -242,18 +256,52 @@ def _download(src: UpstreamSource, path: str, cached: Path, what: str, verify: b
     return cached
 
 
-def _copy_response(request: urllib.request.Request, out: IO[bytes], what: str, url: str, src: UpstreamSource) -> None:
-    """Copy the response body of ``request`` to the open file ``out``; one-line errors naming the URL."""
-    announced: str | None = None
+def download_deadline() -> float:
+    """Seconds one file's download may take in all (``$STEREOPROBE_DOWNLOAD_DEADLINE``, default 600): a
+    server trickling its body never holds a run longer. One line when the setting is not a positive number."""
+    value = os.environ.get(DEADLINE_ENV, "").strip()
+    if not value:
+        return DEFAULT_DEADLINE
     try:
-        with urllib.request.urlopen(request, timeout=60) as resp:
-            shutil.copyfileobj(resp, out)
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not (0 < seconds < float("inf")):
+        raise UpstreamDataError(f"${DEADLINE_ENV}={value}: expected a positive number of seconds (default "
+                                f"{DEFAULT_DEADLINE:g})")
+    return seconds
+
+
+def _past_deadline(what: str, url: str, seconds: float, got: int) -> UpstreamDataError:
+    return UpstreamDataError(
+        f"could not download {what} from {url}: not complete within {seconds:g} s ({got} bytes received; "
+        f"${DEADLINE_ENV} sets the limit); nothing was cached")
+
+
+def _copy_response(request: urllib.request.Request, out: IO[bytes], what: str, url: str, src: UpstreamSource) -> None:
+    """Copy the response body of ``request`` to the open file ``out`` within :func:`download_deadline`;
+    one-line errors naming the URL."""
+    announced: str | None = None
+    seconds = download_deadline()
+    deadline = time.monotonic() + seconds
+    try:
+        with urllib.request.urlopen(request, timeout=min(60.0, seconds)) as resp:
+            while chunk := resp.read1(1 << 16):
+                out.write(chunk)
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise _past_deadline(what, url, seconds, out.tell())
+                sock = getattr(getattr(resp.fp, "raw", None), "_sock", None)  # http.client's socket
+                if sock is not None:
+                    sock.settimeout(min(60.0, left))  # the next read never waits past the deadline
             announced = resp.headers.get("Content-Length")
     except urllib.error.HTTPError as e:
         e.close()
         raise UpstreamDataError(
             f"could not download {what}: HTTP {e.code} {e.reason} from {url}; nothing was cached") from None
     except (urllib.error.URLError, http.client.HTTPException, TimeoutError, OSError) as e:
+        if time.monotonic() >= deadline - 0.01:  # a read that waited until the deadline
+            raise _past_deadline(what, url, seconds, out.tell()) from None
         reason = getattr(e, "reason", None) or e.__class__.__name__ + (f" {e}" if str(e) else "")
         raise UpstreamDataError(
             f"could not download {what} from {url} ({redact_text(str(reason))}); nothing was cached. Offline? "
@@ -263,6 +311,56 @@ def _copy_response(request: urllib.request.Request, out: IO[bytes], what: str, u
         raise UpstreamDataError(
             f"could not download {what} from {url} (interrupted: {out.tell()} of {announced} bytes); nothing was "
             "cached; try again")
+
+
+_CLEANED: set[Path] = set()
+
+
+def _clean_leftovers(root: Path) -> None:
+    """Remove the ``.part`` files a killed run left under ``root`` (once per process and folder): those of a
+    process that is gone (its id is in the name), and those without an id (an older version's)."""
+    if root in _CLEANED:
+        return
+    _CLEANED.add(root)
+    for part in root.rglob(f".*{_PART}"):
+        pid = part.name[: -len(_PART)].rsplit(".", 2)[-2] if part.name.count(".") >= 4 else ""
+        if pid.isdigit() and _alive(int(pid)):
+            continue  # another run is downloading it now
+        with contextlib.suppress(OSError):
+            if stat.S_ISREG(os.lstat(part).st_mode):
+                part.unlink()
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
+
+
+def _not_a_file(cached: Path) -> None:
+    """A cache entry that is not a regular file (a folder, a FIFO, a link to neither) is removed, with one
+    notice: the pinned file is then downloaded (or read from a mirror) again. A link is removed, never what
+    it points to."""
+    try:
+        st = os.lstat(cached)
+    except OSError:
+        return
+    if stat.S_ISREG(st.st_mode) or (stat.S_ISLNK(st.st_mode) and cached.is_file()):
+        return
+    kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a link" if stat.S_ISLNK(st.st_mode) else "not a file"
+    try:
+        shutil.rmtree(cached) if stat.S_ISDIR(st.st_mode) else cached.unlink()
+    except OSError as exc:
+        raise UpstreamDataError(f"{cached}: a cache entry that is {kind}, not the pinned file, and it cannot be "
+                                f"removed ({(exc.strerror or str(exc)).lower()}); remove it yourself") from None
+    print(f"stereoprobe: notice: removed {cached} from the cache: it was {kind}, not the pinned file",
+          file=sys.stderr)
 
 
 def _assigned_constant(tree: ast.Module, variable: str, kind: type) -> object | None:

@@ -4,7 +4,8 @@ and commit its source key pins in ``stereoprobe/upstream_sources.yaml``.
 
 Only upstream files are served: a path the copies' README lists as not upstream's (a rendering, a flattened copy)
 answers 404, as the real server does. A test can also make one file's body wrong (``tamper``: one byte flipped)
-or cut (``cut``: the full ``Content-Length`` announced, the connection closed after half the body), and reads
+or cut (``cut``: the full ``Content-Length`` announced, the connection closed after half the body) or trickle
+(``trickle``: one byte a second, so a download never completes within a small deadline), and reads
 which paths were asked for (``requested``) with which credentials (``authorizations``).
 """
 
@@ -27,6 +28,8 @@ class RawFiles:
     refdata: Path
     tamper: set[str] = field(default_factory=set)  # URL paths whose body gets one byte flipped
     cut: set[str] = field(default_factory=set)  # URL paths whose body stops half way
+    trickle: set[str] = field(default_factory=set)  # URL paths whose body comes one byte per second: never done
+    stop: threading.Event = field(default_factory=threading.Event)  # set when the server stops: trickling ends
     requested: list[tuple[str, int]] = field(default_factory=list)  # (URL path, status) in arrival order
     authorizations: list[str | None] = field(default_factory=list)  # each request's Authorization header
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -71,6 +74,17 @@ def _handler(files: RawFiles) -> type[BaseHTTPRequestHandler]:
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
+            if url_path in files.trickle:  # bounded: one pass over the body, ended by the client or the stop
+                for i in range(len(body)):
+                    try:
+                        self.wfile.write(body[i:i + 1])
+                        self.wfile.flush()
+                    except OSError:
+                        break
+                    if files.stop.wait(1.0):
+                        break
+                self.close_connection = True
+                return
             if url_path in files.cut:
                 self.wfile.write(body[: len(body) // 2])
                 self.wfile.flush()
@@ -94,6 +108,7 @@ def serve(files: RawFiles) -> Iterator[str]:
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
+        files.stop.set()
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)

@@ -188,7 +188,9 @@ def test_error_samples_are_counted_not_yielded(tmp_path):
     assert sorted(k[1] for k in got) == ["s0", "s3"]
     assert stats.errors == 2 and stats.error_ids == ["tiny/mockllm/m/s1#1", "tiny/mockllm/m/s2#1"]
     assert set(stats.error_messages) == set(stats.error_ids)
-    assert all(f"simulated failure of {i.split('/')[-1][:2]}" in stats.error_messages[i] for i in stats.error_ids)
+    # each error's message as the one writer of outside input writes it: its class, never the text
+    assert all(stats.error_messages[i].startswith("RuntimeError") and "simulated" not in stats.error_messages[i]
+               for i in stats.error_ids)
     assert stats.by_run[("tiny", "mockllm/m")] == {"samples": 2, "errors": 2}
     assert "2 error samples not scored" in stats.summary()
     # a later run where s1 succeeds: s1 comes from it, s2 still failed everywhere

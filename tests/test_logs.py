@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from stereoprobe.harmless import safe_error
 from stereoprobe.logs import LogReadError, error_message, iter_raw_samples, output_text, read_eval_spec, read_header
 
 if sys.version_info < (3, 14):
@@ -60,7 +61,7 @@ def _reference(path: Path) -> list[tuple]:
 
     return [
         (s.id, s.epoch, {k: v.model_dump(mode="json") for k, v in (s.scores or {}).items()}, s.metadata,
-         None if s.error is None else s.error.message, None if s.output is None else s.output.completion)
+         None if s.error is None else safe_error(s.error.message), None if s.output is None else s.output.completion)
         for s in read_eval_log_samples(str(path), all_samples_required=False)
     ]
 

@@ -265,3 +265,91 @@ def test_a_bad_base_url_is_one_line_naming_the_setting(value: str, tmp_path: Pat
         upstream.fetch(KEY, REL)
     assert str(err.value).startswith(f"${upstream.RAW_BASE_ENV}=") and "\n" not in str(err.value)
     assert "pw" not in str(err.value)
+
+
+# ------------------------------------------------------- a deadline, no leftovers, the cache setting (issue 41.3)
+def test_a_body_that_trickles_stops_at_the_deadline_in_one_line(server: tuple[RawFiles, str, Path],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server sending one byte a second never finishes within a 0.5 s deadline, whatever the load: the
+    download stops with one line naming the setting, and nothing is cached."""
+    files, base, cache = server
+    files.trickle.add(files.url_path(KEY, REL))
+    monkeypatch.setenv(upstream.DEADLINE_ENV, "0.5")
+    with pytest.raises(upstream.UpstreamDataError) as err:
+        upstream.fetch(KEY, REL)
+    message = str(err.value)
+    assert "\n" not in message and "not complete within 0.5 s" in message and upstream.DEADLINE_ENV in message
+    assert base + files.url_path(KEY, REL) in message and "nothing was cached" in message
+    assert _cache_files(cache) == []
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "soon", "inf", "nan"])
+def test_a_bad_deadline_is_one_line(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(upstream.DEADLINE_ENV, value)
+    with pytest.raises(upstream.UpstreamDataError, match=upstream.DEADLINE_ENV):
+        upstream.download_deadline()
+
+
+def test_part_files_of_a_killed_run_are_removed_by_the_next(server: tuple[RawFiles, str, Path]) -> None:
+    """A run killed mid-download leaves ``.part`` files; the next run that reads the source removes those of
+    processes that are gone and keeps one a live run is writing."""
+    files, base, cache = server
+    folder = cache / "upstream" / KEY / upstream.sources()[KEY].commit / "data"
+    folder.mkdir(parents=True)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    killed = folder / f".3_name_groups.csv.{int(dead.stdout)}.abc123.part"
+    older = folder / ".other.csv.k2j4h5.part"  # a version that put no process id in the name
+    live = folder / f".other.csv.{os.getppid()}.xyz789.part"
+    for p in (killed, older, live):
+        p.write_bytes(b"half")
+    upstream._CLEANED.clear()
+    path = upstream.fetch(KEY, REL)
+    assert not killed.exists() and not older.exists() and live.exists()
+    assert sorted(_cache_files(cache)) == sorted([path, live])
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "dangling link"])
+def test_a_cache_entry_that_is_not_a_file_is_removed_with_a_notice(kind: str, server: tuple[RawFiles, str, Path],
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    files, base, cache = server
+    entry = cache / "upstream" / KEY / upstream.sources()[KEY].commit / REL
+    entry.parent.mkdir(parents=True)
+    if kind == "folder":
+        entry.mkdir()
+        (entry / "inside.txt").write_text("x")
+    elif kind == "fifo":
+        os.mkfifo(entry)
+    else:
+        entry.symlink_to(cache / "nowhere")
+    path = upstream.fetch(KEY, REL)
+    assert path == entry and path.read_bytes() == (files.refdata / KEY / REL).read_bytes()
+    assert not entry.is_symlink() and not (cache / "nowhere").exists()
+    notices = [line for line in capsys.readouterr().err.splitlines() if str(entry) in line]
+    assert len(notices) == 1 and "removed" in notices[0]
+
+
+@pytest.mark.parametrize("value, refused", [("", "empty"), ("cache/here", "relative"), ("./c", "relative")])
+def test_an_empty_or_relative_cache_setting_is_refused(value: str, refused: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from stereoprobe.errors import InputError
+    from stereoprobe.paths import cache_dir
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("STEREOPROBE_CACHE", value)
+    with pytest.raises(InputError) as err:
+        cache_dir("upstream")
+    assert "$STEREOPROBE_CACHE" in str(err.value) and refused in str(err.value)
+    assert list(tmp_path.iterdir()) == []  # nothing written into the current folder
+
+
+def test_a_tilde_in_the_cache_setting_is_expanded_and_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from stereoprobe.paths import cache_dir
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("STEREOPROBE_CACHE", "~/sp-cache")
+    assert cache_dir("upstream") == tmp_path / "home" / "sp-cache" / "upstream"
+    assert not (tmp_path / "~").exists()
+    err = capsys.readouterr().err
+    assert "~ expanded" in err and str(tmp_path / "home" / "sp-cache") in err

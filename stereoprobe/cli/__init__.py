@@ -39,6 +39,10 @@ from typing import Any, NoReturn
 from stereoprobe.cli.common import HelpFormatter, claim_outputs, set_quiet
 from stereoprobe.console import show_warning
 from stereoprobe.errors import InputError, one_line
+from stereoprobe.cli._versions import COMPARING
+from stereoprobe.cli._versions import add_option as add_versions_option
+from stereoprobe.cli._versions import check as check_versions
+from stereoprobe.harmless import safe_arg
 from stereoprobe.hints import did_you_mean
 from stereoprobe.redact import redact_text
 
@@ -92,7 +96,7 @@ class Parser(argparse.ArgumentParser):
         options = [o for o in self._option_string_actions if o.startswith("--")]
         hints = [did_you_mean(x.split("=", 1)[0], options) for x in extras if x.startswith("--")]
         hint = next((h for h in hints if h), "")
-        return f"unrecognized arguments: {' '.join(extras)}{hint}"
+        return f"unrecognized arguments: {' '.join(safe_arg(x) for x in extras)}{hint}"
 
     def short_usage(self) -> str:
         """``PROG [options] POSITIONALS REQUIRED-OPTIONS``: what a call needs, in one line."""
@@ -112,6 +116,9 @@ class Parser(argparse.ArgumentParser):
         return f"{self.prog} [options]{commands} {parts}".rstrip()
 
     def error(self, message: str) -> NoReturn:
+        head, sep, echoed = str(message).partition("unrecognized arguments: ")
+        if sep and "did you mean" not in echoed:  # argparse's own echo: each word through the one writer
+            message = head + sep + " ".join(safe_arg(x) for x in echoed.split())
         text = redact_text(one_line(message))  # ``-M api_key=...`` given to a command that takes no -M
         m = _INVALID_CHOICE.search(text)
         if m and "did you mean" not in text:
@@ -184,8 +191,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = _OnceSubparsers(action)
     for name in command_modules():
         importlib.import_module(name).register(sub)
-    for p in action.choices.values():
+    for name, p in action.choices.items():
         _add_global_options(p, argparse.SUPPRESS)  # also accepted after the command; the top-level value wins
+        if name in COMPARING:  # one comparability rule for every command that compares runs
+            add_versions_option(p)
     return parser
 
 
@@ -290,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     prog = f"{PROG} {args.command}"
-    from stereoprobe.report.run_info import set_command_line
+    from stereoprobe.report.run_info import set_command_line, set_version_note
 
     set_command_line([PROG, *(sys.argv[1:] if argv is None else argv)])  # run_info.json's "command"
     quiet_warnings = warnings.catch_warnings()
@@ -299,6 +308,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "quiet", False):  # library warnings (matplotlib's layout notes, pandas) are console lines too
         warnings.simplefilter("ignore")
     try:
+        check_versions(args)  # runs of different task versions: one line, before anything is read or written
         with claim_outputs(args, parser):  # outputs checked against the inputs and locked for the whole run
             return int(func(args) or 0)
     except SystemExit as exc:
@@ -319,6 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         set_quiet(False)
         set_command_line(None)
+        set_version_note(None)
         quiet_warnings.__exit__(None, None, None)
 
 

@@ -41,14 +41,19 @@ def _describe(groups: dict[str, dict[int, list[str]]]) -> str:
                      for task, by_n in sorted(groups.items()))
 
 
-def version_note(runs: Iterable[Mapping[str, Any]], accepted: str | None = None) -> str | None:
+def version_note(runs: Iterable[Mapping[str, Any]], accepted: str | None = None,
+                 command: str = "leaderboard") -> str | None:
     """None when every task's runs share one comparability version; else, with ``accepted`` (the user's
-    note), the line the page shows; without it an :class:`InputError` in one line naming the runs."""
+    note), the line the page shows; without it an :class:`InputError` in one line naming the runs. ``command``:
+    the command applying the rule (every command that compares runs does: :mod:`stereoprobe.cli._versions`)."""
     groups = version_groups(runs)
     if not groups:
         return None
     what = _describe(groups)
+    ranks = command == "leaderboard"
     if accepted is None or not accepted.strip():
-        raise InputError(f"leaderboard: runs of different task versions are not comparable ({what}); rerun them "
-                         "at one version, or rank them anyway with --accept-versions 'NOTE' (shown on the page)")
-    return f"Runs of different task versions ranked side by side ({what}); accepted with the note: {accepted.strip()}"
+        raise InputError(f"{command}: runs of different task versions are not comparable ({what}); rerun them "
+                         f"at one version, or {'rank' if ranks else 'compare'} them anyway with --accept-versions "
+                         f"'NOTE' ({'shown on the page' if ranks else 'recorded in run_info.json'})")
+    return (f"Runs of different task versions {'ranked' if ranks else 'compared'} side by side ({what}); accepted "
+            f"with the note: {accepted.strip()}")

@@ -33,6 +33,15 @@ from stereoprobe.redact import redact, redact_text
 RUN_INFO = "run_info.json"
 
 _COMMAND: list[list[str]] = []  # the running command line (set by ``stereoprobe.cli.main``), at most one
+_VERSION_NOTE: list[str] = []  # the accepted note on runs of different task versions (stereoprobe.cli._versions)
+
+
+def set_version_note(note: str | None) -> None:
+    """Record (or clear, with None) the note ``run_info.json`` keeps as ``version_note``: the running command
+    compares runs of different task versions, accepted by the user (``--accept-versions``)."""
+    _VERSION_NOTE.clear()
+    if note:
+        _VERSION_NOTE.append(note)
 
 
 def set_command_line(argv: Sequence[str] | None) -> None:
@@ -47,8 +56,8 @@ def command_line(command: str | None = None) -> str | None:
     ``command`` is given and the running one is another (e.g. ``command_line("associations")``).
 
     >>> set_command_line(["stereoprobe", "associations", "logs/my logs", "--note", "it's a demo"])
-    >>> command_line("associations")
-    "stereoprobe associations 'logs/my logs' --note 'it'\"'\"'s a demo'"
+    >>> print(command_line("associations"))
+    stereoprobe associations 'logs/my logs' --note 'it'"'"'s a demo'
     >>> command_line("dbb") is None
     True
     >>> set_command_line(None)
@@ -59,7 +68,33 @@ def command_line(command: str | None = None) -> str | None:
     words = [a for a in argv[1:] if not a.startswith("-")]
     if command is not None and (not words or words[0] != command):
         return None
-    return redact_text(shlex.join(argv))
+    return safe_command(argv)
+
+
+#: options whose next word is a setting from outside (``-M k=v``, ``-T k=v``, a role binding)
+_SETTING_OPTIONS = frozenset({"-M", "-T", "--model-arg", "--model-args", "--task-arg", "--model-role", "-S",
+                              "--solver-arg", "--hub-source-url", "--base-url", "--model-base-url"})
+
+
+def safe_command(argv: Sequence[str] | str) -> str:
+    """A command line as it may be written: each ``name=value`` word, URL and word after a setting option
+    (``-M``, ``-T``, ``--model-role`` ...) through the one writer of outside input
+    (:func:`stereoprobe.harmless.safe_arg`); other words (paths, option names) with credentials redacted.
+
+    >>> safe_command(["stereoprobe", "plan", "dbb", "-M", "apitoken=x1", "-T", "mode=logprob", "--out", "a b"])
+    "stereoprobe plan dbb -M 'apitoken=***' -T mode=logprob --out 'a b'"
+    """
+    from stereoprobe.harmless import safe_arg
+
+    if isinstance(argv, str):
+        try:
+            argv = shlex.split(argv)
+        except ValueError:
+            return redact_text(argv)
+    words = [str(a) for a in argv]
+    out = [safe_arg(w) if "=" in w or "://" in w or (i and words[i - 1] in _SETTING_OPTIONS) else redact_text(w)
+           for i, w in enumerate(words)]
+    return shlex.join(out)
 
 
 def write_run_info(
@@ -98,9 +133,20 @@ def write_run_info(
     info.update(extra)
     if "command" not in extra and command_line() is not None:
         info["command"] = command_line()
+    if _VERSION_NOTE:
+        info["version_note"] = _VERSION_NOTE[0]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(redact(info), indent=2, default=str) + "\n", encoding="utf-8")
     return path
+
+
+def _safe_run(run: dict[str, Any]) -> dict[str, Any]:
+    """A ``runs`` entry of a file (perhaps of an older version) with its settings through the one writer of
+    outside input (:func:`stereoprobe.harmless.safe_settings`)."""
+    from stereoprobe.harmless import safe_settings
+
+    return {**run, **{k: safe_settings(run[k]) for k in ("model_args", "generate_config")
+                      if isinstance(run.get(k), dict)}}
 
 
 def read_run_info(folder: str | Path) -> dict[str, Any]:
@@ -119,6 +165,8 @@ def read_run_info(folder: str | Path) -> dict[str, Any]:
             raw = redact(loaded) if isinstance(loaded, dict) else {}
         except (OSError, ValueError, RecursionError):
             raw = {}
+    if isinstance(raw.get("command"), str):  # a file of an older version: the one writer's form
+        raw["command"] = safe_command(raw["command"])
     settings = raw.get("settings", raw.get("config")) or {}
     models = raw.get("models") or []
     if isinstance(models, str):
@@ -133,6 +181,6 @@ def read_run_info(folder: str | Path) -> dict[str, Any]:
         "models": [str(m) for m in models],
         "settings": settings if isinstance(settings, dict) else {"settings": settings},
         "inputs": raw.get("inputs") or [],
-        "runs": [r for r in raw.get("runs") or [] if isinstance(r, dict)],
+        "runs": [_safe_run(r) for r in raw.get("runs") or [] if isinstance(r, dict)],
         "raw": raw,
     }

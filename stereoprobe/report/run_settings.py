@@ -38,8 +38,16 @@ def _value(v: Any) -> str:
 
 
 def _kept(values: Mapping[str, Any] | None, knobs: Iterable[str]) -> dict[str, Any]:
+    """``values`` without the performance ``knobs`` and unset values, through the one writer of outside input
+    (:func:`stereoprobe.harmless.safe_settings`: a value is kept only where its key and shape are known
+    harmless, everything else is ``***``)."""
+    from stereoprobe.harmless import safe_settings
+
     knobs = set(knobs)
-    return {k: v for k, v in sorted((values or {}).items()) if k not in knobs and v is not None}
+    if not isinstance(values, Mapping):
+        return {}
+    return safe_settings({k: v for k, v in sorted(values.items(), key=lambda kv: str(kv[0]))
+                          if k not in knobs and v is not None})
 
 
 def _role(binding: Any) -> str:
@@ -54,7 +62,9 @@ def _role(binding: Any) -> str:
         return model_label(str(binding))
     extra = {**_kept(binding.get("config"), GENERATE_KNOBS), **_kept(binding.get("args"), MODEL_ARG_KNOBS)}
     if binding.get("base_url"):
-        extra["base_url"] = binding["base_url"]
+        from stereoprobe.harmless import safe_url
+
+        extra["base_url"] = safe_url(str(binding["base_url"]))
     model = model_label(str(binding.get("model", "")))
     return model + (f" ({', '.join(f'{k}={_value(v)}' for k, v in extra.items())})" if extra else "")
 

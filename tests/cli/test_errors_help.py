@@ -24,14 +24,15 @@ def test_misspelt_option_is_the_commands_error_with_usage_and_suggestion(tmp_pat
     error, usage = _err(capsys)
     assert usage.startswith("stereoprobe dbb [options] ") and "--out" in usage
     assert usage.endswith("; every option: stereoprobe dbb --help)")
-    assert error == "stereoprobe dbb: error: unrecognized arguments: --tresh 20 (did you mean --threshold?)"
+    # the echo goes through the one writer of outside input: an option name is kept, a value no key names is not
+    assert error == "stereoprobe dbb: error: unrecognized arguments: --tresh *** (did you mean --threshold?)"
     assert not (tmp_path / "o").exists()
 
 
 def test_misspelt_option_with_equals_sign(tmp_path: Path, capsys) -> None:
     assert main(["globalbias", str(tmp_path), "--out", str(tmp_path / "o"), "--permutatons=5"]) == 2
     error, _ = _err(capsys)
-    assert error.startswith("stereoprobe globalbias: error: unrecognized arguments: --permutatons=5")
+    assert error.startswith("stereoprobe globalbias: error: unrecognized arguments: --permutatons=***")
     assert error.endswith("(did you mean --permutations?)")
 
 

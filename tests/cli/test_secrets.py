@@ -25,6 +25,8 @@ from inspect_ai.model import get_model
 from stereoprobe.cli import main
 from stereoprobe.redact import REDACTED, check_public_url, is_secret_name, redact, redact_text
 from stereoprobe.errors import InputError
+from planted_secrets import (BASIC, HEXISH, JWT_SIG, NEW_ARGS, NEW_ERROR, NEW_SECRETS, PLAIN_LOWER,
+                             RANDOM_KEY_NAME, SAS_SIG)
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "stereotales"))
 sys.path.insert(0, str(Path(__file__).parents[1] / "globalbias"))
@@ -40,7 +42,8 @@ RANDOM40 = "Qm7vT2xK9pLw4ZrB8nYc3HdF6sJa1GeU5oMi0XqV"  # a random 40-character t
 CODE = "AzureFnCodeZ9y8x7w6v5u4"  # an Azure Functions ?code= key
 HF_TOKEN = "hf_PlantedTokenAbCdEfGh1234567890"  # inside a model's folder path
 DB_PASSWORD = "DbPassW0rd77"
-SECRETS = (KEY, ROLE_KEY, PASSWORD, QUERY_KEY, TOKEN, JWT, RANDOM40, CODE, HF_TOKEN, DB_PASSWORD)
+# shapes no rule of a deny-list names (issue 41.1): tests/planted_secrets.py
+SECRETS = (KEY, ROLE_KEY, PASSWORD, QUERY_KEY, TOKEN, JWT, RANDOM40, CODE, HF_TOKEN, DB_PASSWORD, *NEW_SECRETS)
 BASE_URL = f"https://alice:{PASSWORD}@llm.example.org/v1?key={QUERY_KEY}&region=eu"
 CODE_URL = f"https://fn.example.net/api/{RANDOM40}?code={CODE}&access={JWT}#t={JWT}"
 PROVIDER_ERROR = (f"401 Unauthorized: invalid token {RANDOM40} (Bearer {JWT}) for "
@@ -164,7 +167,7 @@ def _with_secrets(header: dict[str, Any]) -> dict[str, Any]:
     ev["model"] = f"{provider}//home/alice/{HF_TOKEN}/models/{name}"  # inspect's provider/<folder>
     ev["model_args"] = {**(ev.get("model_args") or {}), "api_key": KEY, "base_url": BASE_URL,
                         "default_headers": {"Authorization": f"Bearer {TOKEN}"},
-                        "extra_body": {"session": JWT, "trace": RANDOM40}, "endpoint": CODE_URL}
+                        "extra_body": {"session": JWT, "trace": RANDOM40}, "endpoint": CODE_URL, **NEW_ARGS}
     ev["model_base_url"] = f"https://{JWT}@llm.example.org/v1?code={CODE}&jwt={JWT}"
     roles = dict(ev.get("model_roles") or {})
 
@@ -172,11 +175,12 @@ def _with_secrets(header: dict[str, Any]) -> dict[str, Any]:
         if isinstance(b, list):
             return [bind(x) for x in b]
         b = dict(b) if isinstance(b, dict) else {"model": str(b)}
-        return {**b, "args": {**(b.get("args") or {}), "api_key": ROLE_KEY, "extra_body": {"t": JWT}},
-                "base_url": f"{BASE_URL}&sig={JWT}"}
+        return {**b, "args": {**(b.get("args") or {}), "api_key": ROLE_KEY, "extra_body": {"t": JWT}, **NEW_ARGS},
+                "base_url": f"{BASE_URL}&sig={JWT}", "config": {"temperature": 0.5, "stop_seqs": [PLAIN_LOWER]}}
 
     ev["model_roles"] = {r: bind(b) for r, b in roles.items()} or {"grader": bind("openai/gpt-4o")}
-    ev["task_args"] = {**(ev.get("task_args") or {}), "notes": f"cache in /var/cache/{JWT}/x; {CODE_URL}"}
+    ev["task_args"] = {**(ev.get("task_args") or {}), "notes": f"cache in /var/cache/{JWT}/x; {CODE_URL}",
+                       **NEW_ARGS}
     ev["metadata"] = {**(ev.get("metadata") or {}), "endpoint": CODE_URL, "token": RANDOM40, "db": DB_PASSWORD}
     ev["tags"] = [*(ev.get("tags") or []), JWT]
     ev["revision"] = {"type": "git", "origin": f"https://bob:{DB_PASSWORD}@git.example.org/r.git?code={CODE}",
@@ -188,7 +192,8 @@ def _with_sample_secrets(sample: dict[str, Any], error: bool) -> dict[str, Any]:
     """A sample with secrets in its metadata and, when ``error``, a provider's error echoing credentials."""
     sample["metadata"] = {**(sample.get("metadata") or {}), "request_url": CODE_URL, "auth": JWT}
     if error:
-        sample["error"] = {"message": PROVIDER_ERROR, "traceback": PROVIDER_ERROR, "traceback_ansi": ""}
+        text = f"{PROVIDER_ERROR}; {NEW_ERROR}"
+        sample["error"] = {"message": text, "traceback": text, "traceback_ansi": ""}
     return sample
 
 
@@ -332,7 +337,8 @@ def test_dbb_runs_table_names_the_settings_without_the_key(results) -> None:
     root, _ = results
     runs = pd.read_csv(root / "dbb" / "runs.csv")
     assert runs["model_settings"].str.contains("api_key=***", regex=False).all()
-    assert runs["model_settings"].str.contains("?code=***", regex=False).all()
+    assert runs["model_settings"].str.contains("-M endpoint=***", regex=False).all()  # a key no list holds
+    assert runs["model_settings"].str.contains("-M apitoken=***", regex=False).all()
     assert not runs["logs"].str.contains(REDACTED, regex=False).any()  # a log's name is no secret
     assert set(runs["model"]) == {"stereoprobe-fake/models/model"}  # the folder, not its path
 
@@ -341,7 +347,8 @@ def test_a_providers_error_is_listed_without_the_credentials_it_echoes(results) 
     root, _ = results
     issues = pd.read_parquet(root / "associations" / "input_issues.parquet")
     detail = " ".join(issues["detail"].astype(str))
-    assert "401 Unauthorized: invalid token ***" in detail and "https:/***@llm.example.org" in detail
+    assert "(HTTP 401 Unauthorized): provider error; its text is not written" in detail
+    assert "llm.example.org" not in detail  # the text is not written at all: class, status, fixed message
 
 
 def test_leaderboard_and_index_over_the_folders(results, tmp_path, capsys) -> None:
@@ -385,6 +392,8 @@ def test_leaderboard_redacts_a_key_an_older_run_info_recorded(results, tmp_path,
     ["-T", f"api_key={ROLE_KEY}"],
     ["--model", f"openai-api/x/{KEY}"],
     ["-M", f"base_url=https://fn.example.net/v1?code={CODE}&t={JWT}"],
+    ["-M", f"apitoken={PLAIN_LOWER}"],  # plan takes no -M: argparse's echo of unknown arguments
+    ["-M", f"{RANDOM_KEY_NAME}={HEXISH}", f"creds={BASIC}", f"--{RANDOM_KEY_NAME}={JWT_SIG}", SAS_SIG],
 ])
 def test_plan_never_echoes_a_key(extra: list[str], tmp_path, capsys) -> None:
     code = main(["plan", "dbb", "-T", "source=bundled", "-T", "prompt=stereoprobe", "-T", "categories=ses", *extra,
@@ -396,7 +405,8 @@ def test_plan_never_echoes_a_key(extra: list[str], tmp_path, capsys) -> None:
 
 def test_hub_source_url_must_be_http(results, tmp_path, capsys) -> None:
     root, _ = results
-    for url in ("javascript:alert(1)", BASE_URL, f"https://fn.example.net/api/logs?code={CODE}"):
+    for url in ("javascript:alert(1)", BASE_URL, f"https://fn.example.net/api/logs?code={CODE}",
+                f"https://huggingface.co/datasets/org/logs;jsessionid={PLAIN_LOWER}"):
         assert main(["leaderboard", str(root / "dbb"), "--out", str(tmp_path / "lb"), "--hub-eval-results",
                      str(tmp_path / "hub"), "--hub-source-url", url]) == 2
         err = capsys.readouterr().err

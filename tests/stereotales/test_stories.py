@@ -50,12 +50,12 @@ def test_newest_log_wins_and_errors_are_counted_once(tmp_path: Path) -> None:
     old = [
         story_sample("s1", attribute="gender", value="man", profile=prof(income_level="low income")),
         story_sample("s2", attribute="gender", value="man", profile=prof()),
-        story_sample("s3", attribute="gender", value="man", profile=prof(), error="boom old"),
+        story_sample("s3", attribute="gender", value="man", profile=prof(), error="APIConnectionError: boom old"),
     ]
     new = [
         story_sample("s1", attribute="gender", value="man", profile=prof(income_level="high income")),
         story_sample("s2", attribute="gender", value="man", profile=prof(), error="rate limit"),
-        story_sample("s3", attribute="gender", value="man", profile=prof(), error="boom new"),
+        story_sample("s3", attribute="gender", value="man", profile=prof(), error="RateLimitError: Error code: 429 boom new"),
         story_sample("s1", attribute="gender", value="man", profile=prof(), epoch=2),
     ]
     write_log(tmp_path / "z_old.eval", old, created="2026-01-01T10:00:00+00:00")
@@ -70,7 +70,9 @@ def test_newest_log_wins_and_errors_are_counted_once(tmp_path: Path) -> None:
     assert df.loc[("mockllm/b", "s1", 1), "income_level"] == "low income"
     errors = st.issues[st.issues.kind == "error"]
     assert errors[["model", "sample_id"]].values.tolist() == [["mockllm/a", "s3"]]
-    assert errors["detail"].iloc[0] == "boom new"
+    # the newest copy's error, as the one writer of outside input writes it (class and status, never the text)
+    assert errors["detail"].iloc[0] == ("RateLimitError (HTTP 429 Too Many Requests): provider error; its text is "
+                                        "not written (it may quote a credential)")
     src = st.sources.set_index("path")
     assert src.loc[str(tmp_path / "a_new.eval"), "status"] == "error"
     assert src.loc[str(tmp_path / "a_new.eval"), "samples_used"] == 2
