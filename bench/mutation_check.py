@@ -59,7 +59,9 @@ ROWS: list[Row] = [
     Row("story", (C + "test_stereotales.py::test_default_requests_byte_for_byte",), role=None,
         positions=(0, "mid", -1)),
     Row("refusal", (C + "test_stereotales.py::test_default_requests_byte_for_byte",), role="refusal",
-        positions=(10, "mid", -1, ["Canada, ", 0], ["trades and manual labor", 0])),
+        # the two values whose seed text differs from their key: the byte after the shared part
+        positions=(10, "mid", -1, ["(e.g. United States, Canada", 0],
+                   ["trades and manual labor (e.g. construction, manufacturing", 0])),
     Row("extraction", (C + "test_stereotales.py::test_default_requests_byte_for_byte",), role="extractor",
         positions=(10, "mid", -1)),
     # re-point these paths when the formats are built from flare's attribute_extraction/schema.py
