@@ -68,10 +68,11 @@ ROWS: list[Row] = [
     Row("extraction format", (C + "test_stereotales.py::test_default_requests_byte_for_byte",
                                C + "test_stereotales.py::test_extraction_schema_lists_the_prompts_values"),
         role="extractor", message="schema",
-        schema_paths=("name", "title", "properties.attributes.properties.geographic_origin.enum.0",
+        # no "title": inspect's JSONSchema has no such field, so no request carries one (S20)
+        schema_paths=("name", "properties.attributes.properties.geographic_origin.enum.0",
                       "properties.attributes.properties.age.enum.-1", "properties.attributes.required.0")),
     Row("refusal format", (C + "test_stereotales.py::test_default_requests_byte_for_byte",), role="refusal",
-        message="schema", schema_paths=("name", "title", "properties.label.enum.0")),
+        message="schema", schema_paths=("name", "properties.label.enum.0")),
     Row("judge", (C + "test_stereotales_judge.py::test_default_requests",), role=None, positions=(0, "mid", -1)),
     Row("dbb sampled", (C + "test_dbb.py::test_sampled_default_requests",), role=None,
         positions=(40, ["a) ", 2], ["b) ", 2])),
