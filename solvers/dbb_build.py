@@ -1,8 +1,9 @@
 """Solvers of the DBB dataset builder (Pan et al., Findings of EMNLP 2025, §3.1): the LLM steps that turn a
 stereotype input into a concept pair (:func:`concept_pipeline`) and a concept pair into a question template
 with sentence variations (:func:`question_pipeline`), after upstream ``src/concept_analysis.py`` and
-``src/q_generate.py`` (github.com/JP-25/Description-based-Bias-Benchmark), in our own prompt wording
-(``datasets/dbb/builder_prompts.yaml``).
+``src/q_generate.py`` (github.com/JP-25/Description-based-Bias-Benchmark), in upstream's wording by default
+(read at run time from the pinned files: :mod:`stereoprobe.dbb.builder_upstream`) or in our own
+(``datasets/dbb/builder_prompts.yaml``, ``prompt="stereoprobe"``).
 
 Every LLM call goes through :func:`ask` with the run's generation settings (``datasets/dbb/
 builder_generation.yaml``; upstream by default: system message, 2,048 tokens, frequency penalty 0.6), under the
@@ -19,6 +20,7 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig,
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from stereoprobe.dbb import builder as B
+from stereoprobe.dbb import builder_upstream as U
 from stereoprobe.user_settings import request_config
 
 # prompt sections and step order per prompt variant (paper §3.1.1); the grader is concepts.grader for all
@@ -65,17 +67,17 @@ def concept_prompts(md: dict[str, Any], prompts: dict[str, Any] | None = None) -
 
 @solver
 def concept_pipeline(use_filter: bool = True, temperature: float = 0.2, grader_temperature: float = 0.3,
-                     generation: str = "upstream") -> Solver:
-    """Concept pair of one input: (filter →) explanation → pair (→ explanation for BBQ) → grader."""
-    pr = B.builder_prompts()
+                     generation: str = "upstream", prompt: str = "upstream", local: str | None = None) -> Solver:
+    """Concept pair of one input: (filter →) explanation → pair (→ explanation for BBQ) → grader, in the wording
+    ``prompt`` (``local``: a local copy of the upstream repository holding its files)."""
+    words = U.wording(prompt, local, U.CONCEPT_KEYS)
     settings = B.generation_settings(generation)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         gen, grader = roles()
         md = state.metadata
         try:
-            await _concept_steps(md, gen, grader, concept_prompts(md, pr), pr, use_filter, temperature,
-                                 grader_temperature, settings)
+            await _concept_steps(md, gen, grader, words, use_filter, temperature, grader_temperature, settings)
         except Refused as r:
             md.update(status="refused", refused_reply=str(r)[:500])
         return state
@@ -83,25 +85,36 @@ def concept_pipeline(use_filter: bool = True, temperature: float = 0.2, grader_t
     return solve
 
 
-async def _concept_steps(md: dict[str, Any], gen: Model, grader: Model, prompts: dict[str, str],
-                         pr: dict[str, Any], use_filter: bool, temperature: float, grader_temperature: float,
-                         settings: dict[str, Any]) -> None:
-    fill = {"preamble": pr["preamble"].strip(), **md}
+def _pair_fill(reply: str, a: str, b: str, raw: bool) -> dict[str, str]:
+    """The concepts a later request names: upstream's ``reply.split(';')`` as it is (``raw``) where the reply
+    has one ``;``, else the parsed pair."""
+    parts = reply.split(";")
+    if raw and len(parts) == 2:
+        return {"concept_a": parts[0], "concept_b": parts[1]}
+    return {"concept_a": a, "concept_b": b}
+
+
+async def _concept_steps(md: dict[str, Any], gen: Model, grader: Model, words: U.Wording, use_filter: bool,
+                         temperature: float, grader_temperature: float, settings: dict[str, Any]) -> None:
+    section, steps = STEPS[md.get("prompt_variant") or "pairs"]
+    fill, source = dict(md), str(md.get("source") or "")
     a = b = ""
-    for step, tmpl in prompts.items():
+    for step in [*steps, "grader"]:
+        text = words.render(section, step, fill, source)
         if step == "filter":
             if not use_filter:
                 continue
-            reply = await ask(gen, tmpl.format(**fill), temperature, settings)
+            reply = await ask(gen, text, temperature, settings)
             md["filter_reply"] = reply
             if not B.parse_filter(reply):
                 md["status"] = "filtered"
                 return
         elif step == "explanation":
-            reply = await ask(gen, tmpl.format(**fill), temperature, settings)
-            md["explanation"] = fill["explanation"] = reply.strip()
+            reply = await ask(gen, text, temperature, settings)
+            md["explanation"] = reply.strip()
+            fill["explanation"] = reply if words.raw else reply.strip()
         elif step == "pair":
-            reply = await ask(gen, tmpl.format(**fill), temperature, settings)
+            reply = await ask(gen, text, temperature, settings)
             md["pair_reply"] = reply
             try:
                 a, b = B.parse_pair(reply)
@@ -109,8 +122,9 @@ async def _concept_steps(md: dict[str, Any], gen: Model, grader: Model, prompts:
                 md["status"] = "unparsed_pair"
                 return
             md["raw_pair"] = f"{a};{b}"
+            fill.update(_pair_fill(reply, a, b, words.raw))
         else:  # grader
-            reply = await ask(grader, tmpl.format(**fill, concept_a=a, concept_b=b), grader_temperature, settings)
+            reply = await ask(grader, text, grader_temperature, settings)
             md["grader_reply"] = reply
             try:
                 a, b = B.parse_pair(reply)
@@ -122,16 +136,16 @@ async def _concept_steps(md: dict[str, Any], gen: Model, grader: Model, prompts:
 
 @solver
 def question_pipeline(n_variations: int = 9, temperature: float = 0.3, grader_temperature: float = 0.3,
-                      generation: str = "upstream") -> Solver:
+                      generation: str = "upstream", prompt: str = "upstream", local: str | None = None) -> Solver:
     """Question template of one concept pair: context + option A → option B → grader → ``n_variations``
-    sentence variations per option for DBB-SG (paper §3.1.2 and §4.3)."""
-    pr = B.builder_prompts()
+    sentence variations per option for DBB-SG (paper §3.1.2 and §4.3), in the wording ``prompt``."""
+    words = U.wording(prompt, local, U.QUESTION_KEYS, n_variations)
     settings = B.generation_settings(generation)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         gen, grader = roles()
         try:
-            await _question_steps(state.metadata, gen, grader, pr, n_variations, temperature, grader_temperature,
+            await _question_steps(state.metadata, gen, grader, words, n_variations, temperature, grader_temperature,
                                   settings)
         except Refused as r:
             state.metadata.update(status="refused", refused_reply=str(r)[:500])
@@ -140,15 +154,15 @@ def question_pipeline(n_variations: int = 9, temperature: float = 0.3, grader_te
     return solve
 
 
-async def _question_steps(md: dict[str, Any], gen: Model, grader: Model, pr: dict[str, Any], n_variations: int,
+async def _question_steps(md: dict[str, Any], gen: Model, grader: Model, words: U.Wording, n_variations: int,
                           temperature: float, grader_temperature: float, settings: dict[str, Any]) -> None:
-    q = pr["questions"]
-    fill = {"preamble": pr["preamble"].strip(), **md}
+    fill = dict(md)
     try:
-        reply = await ask(gen, q["context_and_option_a"].format(**fill), temperature, settings)
+        reply = await ask(gen, words.render("questions", "context_and_option_a", fill), temperature, settings)
         md["reply_1"] = reply
         context, option_a = B.parse_labelled(reply, ["Sentence 1", "Sentence 2"])
-        reply = await ask(gen, q["option_b"].format(**fill, context=context), temperature, settings)
+        reply = await ask(gen, words.render("questions", "option_b", {**fill, "context": context}), temperature,
+                          settings)
         md["reply_2"] = reply
         found = B.parse_sentences(reply)
         if not found:
@@ -157,8 +171,9 @@ async def _question_steps(md: dict[str, Any], gen: Model, grader: Model, pr: dic
     except B.BuilderParseError as e:
         md.update(status="unparsed_question", parse_error=str(e))
         return
-    reply = await ask(grader, q["grader"].format(**fill, context=context, option_a=option_a, option_b=option_b),
-                      grader_temperature, settings)
+    text = words.render("questions", "grader", {**fill, "context": context, "option_a": option_a,
+                                                "option_b": option_b})
+    reply = await ask(grader, text, grader_temperature, settings)
     md["grader_reply"] = reply
     try:
         context, option_a, option_b = B.parse_labelled(reply, ["Sentence 1", "Sentence 2", "Sentence 3"])
@@ -168,45 +183,45 @@ async def _question_steps(md: dict[str, Any], gen: Model, grader: Model, pr: dic
     if "[[X]]" not in context:
         md.update(status="unparsed_no_placeholder", context=context)
         return
-    var = await variation_sentences(gen, fill, context, n_variations, temperature, settings, pr)
+    var = await variation_sentences(gen, fill, context, n_variations, temperature, settings, words)
     k = min(len(var["variations_a"]), len(var["variations_b"]))
     md.update(context=context, option_a=option_a, option_b=option_b, variations_a=var["variations_a"][:k],
               variations_b=var["variations_b"][:k], n_variations_found=k, status="ok", generator=str(gen))
 
 
 async def variation_sentences(gen: Model, fill: dict[str, Any], context: str, n_variations: int,
-                              temperature: float, settings: dict[str, Any], pr: dict[str, Any] | None = None
+                              temperature: float, settings: dict[str, Any], words: U.Wording | None = None
                               ) -> dict[str, list[str]]:
     """``n_variations`` extra option sentences for each concept (``variations_a``, ``variations_b``), each
-    keeping the ``[[X]]`` placeholder (the builder's variation step, upstream
-    ``src/prompt_instructions/qa_generate2_more_sentences.txt`` asks for 9)."""
-    q = (pr or B.builder_prompts())["questions"]
+    keeping the ``[[X]]`` placeholder (the builder's variation step: upstream's
+    ``src/prompt_instructions/qa_generate2_more_sentences.txt``, which asks for 9, by default)."""
+    words = words or U.OwnWording()
     var: dict[str, list[str]] = {}
     for key, concept in (("variations_a", fill["concept_a"]), ("variations_b", fill["concept_b"])):
         if n_variations <= 0:
             var[key] = []
             continue
-        reply = await ask(gen, q["variations"].format(**{**fill, "context": context, "concept": concept,
-                                                         "n": n_variations}), temperature, settings)
+        text = words.render("questions", "variations", {**fill, "context": context, "concept": concept,
+                                                        "n": n_variations})
+        reply = await ask(gen, text, temperature, settings)
         var[key] = [s for s in B.parse_sentences(reply) if "[[X]]" in s][:n_variations]
     return var
 
 
 @solver
 def variation_pipeline(n_variations: int = 9, temperature: float = 0.3, generation: str = "upstream",
-                       seed: int | None = 0) -> Solver:
+                       seed: int | None = 0, prompt: str = "upstream", local: str | None = None) -> Solver:
     """DBB-SG sentence variations of an existing template (its context and concepts): ``n_variations`` per
-    option with the builder's variation step, requests seeded with ``seed`` (providers that honour a seed
-    reproduce them; the generator model and seed are in the log)."""
-    pr = B.builder_prompts()
+    option with the builder's variation step in the wording ``prompt``, requests seeded with ``seed``
+    (providers that honour a seed reproduce them; the generator model and seed are in the log)."""
+    words = U.wording(prompt, local, U.VARIATION_KEYS, n_variations)
     settings = {**B.generation_settings(generation), "seed": seed}
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         gen, _ = roles()
         md = state.metadata
-        fill = {"preamble": pr["preamble"].strip(), **md}
         try:
-            var = await variation_sentences(gen, fill, md["context"], n_variations, temperature, settings, pr)
+            var = await variation_sentences(gen, dict(md), md["context"], n_variations, temperature, settings, words)
         except Refused as r:
             md.update(status="refused", refused_reply=str(r)[:500])
             return state

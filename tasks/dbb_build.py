@@ -25,6 +25,7 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from stereoprobe.dbb import builder as B
+from stereoprobe.dbb.builder_upstream import local_root
 from stereoprobe.listings import task_version
 from stereoprobe.params import one_line_errors
 from stereoprobe.scorers.dbb_build import build_status
@@ -44,7 +45,7 @@ TASK_VERSION = task_version("dbb_build_concepts")  # tasks/<probe>.eval.yaml
 @one_line_errors
 def dbb_build_concepts(source: str = "crows_pairs", local: str | None = None, use_filter: bool = True,
                        temperature: float = 0.2, grader_temperature: float = 0.3,
-                       revision: str | None = None, generation: str = "upstream") -> Task:
+                       revision: str | None = None, generation: str = "upstream", prompt: str = "upstream") -> Task:
     """Concept pairs from stereotype inputs, with the steps of each source (paper §3.1.1): CrowS-Pairs,
     StereoSet and sentence-pair CSVs: filter → explanation → pair → grader; SOFA: explanation → pair →
     grader; BBQ: pair (from the question) → explanation (from context + question) → grader.
@@ -61,17 +62,22 @@ def dbb_build_concepts(source: str = "crows_pairs", local: str | None = None, us
         generation: "upstream" (default: system message, 2,048 tokens, frequency penalty 0.6, refusal
             replies dropped with status "refused") or "plain" (1,024 tokens, nothing else); see
             datasets/dbb/builder_generation.yaml.
+        prompt: "upstream" (default: upstream's own requests, read at run time from the pinned
+            src/concept_analysis.py and src/prompt_instructions/*.txt, checksummed) or "stereoprobe" (our wording,
+            datasets/dbb/builder_prompts.yaml).
     """
     settings = B.generation_settings(generation)
     records = B.read_source_records(source, local, revision)
+    solver = concept_pipeline(use_filter, temperature, grader_temperature, generation, prompt,
+                              local_root(local, source))
     samples = [Sample(id=r.id, input=r.sent_more or r.stereotype or r.question, metadata=r.fields())
                for r in records]
     name = source if source in B.SOURCES else Path(source).stem
     key = B.hub_key(source)
     return Task(dataset=MemoryDataset(samples, name=f"dbb-build-{name}"),
-                solver=concept_pipeline(use_filter, temperature, grader_temperature, generation),
-                scorer=build_status(), version=TASK_VERSION,
+                solver=solver, scorer=build_status(), version=TASK_VERSION,
                 metadata={"probe": "dbb", "variant": "build-concepts", "source": source, "generation": settings,
+                          "prompt": prompt,
                           "revision": revision or (B.HUB[key].revision if key else None)})
 
 
@@ -83,24 +89,27 @@ def dbb_build_concepts(source: str = "crows_pairs", local: str | None = None, us
 @refuse_unknown
 @one_line_errors
 def dbb_build_questions(concepts: str, n_variations: int = 9, temperature: float = 0.3,
-                        grader_temperature: float = 0.3, generation: str = "upstream") -> Task:
+                        grader_temperature: float = 0.3, generation: str = "upstream", prompt: str = "upstream",
+                        local: str | None = None) -> Task:
     """Question templates (context, option A, option B, grader) and ``n_variations`` extra sentences per
     option for DBB-SG (paper §3.1.2; 9 + the original = 10), from a concepts CSV; ``generation`` as for
-    ``dbb_build_concepts``."""
+    ``dbb_build_concepts``; ``prompt``: "upstream" (default: upstream src/q_generate.py's requests, with
+    src/prompt_instructions/qa_generate1.txt, qa_generate2.txt and qa_generate2_more_sentences.txt, which asks
+    for 9 variations) or "stereoprobe" (our wording); ``local``: a local copy of the upstream repository."""
     from stereoprobe.dbb.data import DBBDataError
     from stereoprobe.params import integer
 
     n_variations = integer(n_variations, "n_variations", 0, maximum=VARIATIONS_MAX, error=DBBDataError)
     settings = B.generation_settings(generation)
+    solver = question_pipeline(n_variations, temperature, grader_temperature, generation, prompt, local)
     rows = B.read_concepts(concepts)
     samples = [Sample(id=r["concept_id"], input=r["concept_a"],
                       metadata={"concept_a": r["concept_a"], "concept_b": r["concept_b"],
                                 "explanation": r.get("explanation", "")}) for r in rows]
     return Task(dataset=MemoryDataset(samples, name=f"dbb-build-{Path(concepts).stem}"),
-                solver=question_pipeline(n_variations, temperature, grader_temperature, generation),
-                scorer=build_status(), version=TASK_VERSION,
+                solver=solver, scorer=build_status(), version=TASK_VERSION,
                 metadata={"probe": "dbb", "variant": "build-questions", "n_variations": n_variations,
-                          "generation": settings})
+                          "generation": settings, "prompt": prompt})
 
 
 @task(
@@ -111,7 +120,8 @@ def dbb_build_questions(concepts: str, n_variations: int = 9, temperature: float
 @refuse_unknown
 @one_line_errors
 def dbb_build_variations(source: str = "upstream", n_variations: int = 9, temperature: float = 0.3, seed: int = 0,
-                         generation: str = "upstream", limit_templates: int | None = None) -> Task:
+                         generation: str = "upstream", limit_templates: int | None = None,
+                         prompt: str = "upstream") -> Task:
     """The ten DBB-SG variations of existing templates (paper §4.3: "we generate ten sentence variations"):
     ``n_variations`` extra sentences per option (+ the template's own = 10), for when upstream's more-contexts
     file is not at hand. Export with ``stereoprobe dbb-build-export`` and pass ``-T variations=`` to dbb_sg.
@@ -123,6 +133,8 @@ def dbb_build_variations(source: str = "upstream", n_variations: int = 9, temper
         seed: request seed (recorded; reproducible with providers that honour it).
         generation: as for ``dbb_build_concepts``.
         limit_templates: only the first N templates.
+        prompt: "upstream" (default: upstream's qa_generate2_more_sentences.txt, which asks for 9) or
+            "stereoprobe" (our wording, any ``n_variations``).
     """
     from stereoprobe.dbb.data import load_source
     from stereoprobe.dbb.data import DBBDataError
@@ -131,6 +143,8 @@ def dbb_build_variations(source: str = "upstream", n_variations: int = 9, temper
     n_variations = integer(n_variations, "n_variations", 0, maximum=VARIATIONS_MAX, error=DBBDataError)
     seed = integer(seed, "seed", 0, error=DBBDataError)
     settings = B.generation_settings(generation)
+    solver = variation_pipeline(n_variations, temperature, generation, seed, prompt,
+                                local_root(str(source), "crows_pairs"))
     n = integer(limit_templates, "limit_templates", 1, optional=True, error=DBBDataError)
     tmpl, _ = load_source(source)
     samples = [Sample(id=t.template_id, input=t.context,
@@ -138,7 +152,6 @@ def dbb_build_variations(source: str = "upstream", n_variations: int = 9, temper
                                 "concept_b": t.concept_b, "explanation": t.explanation})
                for t in (tmpl[:n] if n else tmpl)]
     return Task(dataset=MemoryDataset(samples, name=f"dbb-build-variations-{Path(str(source)).stem}"),
-                solver=variation_pipeline(n_variations, temperature, generation, seed),
-                scorer=build_status(), version=TASK_VERSION,
+                solver=solver, scorer=build_status(), version=TASK_VERSION,
                 metadata={"probe": "dbb", "variant": "build-variations", "source": str(source),
-                          "n_variations": n_variations, "seed": seed, "generation": settings})
+                          "n_variations": n_variations, "seed": seed, "generation": settings, "prompt": prompt})

@@ -80,7 +80,7 @@ def _models(case: str, received: list) -> tuple[Model, dict[str, Any]]:
 def _task(case: str, work: Path, render: bool = False) -> Task:
     from stereoprobe.tasks import dbb, dbb_build, globalbias, globalbias_profiles, stereotales, stereotales_judge
 
-    if case == "dbb_build_questions":  # reads the user's concepts table, no upstream file
+    if case == "dbb_build_questions":  # the user's concepts table, and upstream's wording (q_generate.py)
         concepts = work / "concepts.csv"
         concepts.write_text("concept_id,concept_a,concept_b,explanation\nc1,tall,short,height\n", encoding="utf-8")
         return dbb_build.dbb_build_questions(concepts=str(concepts))

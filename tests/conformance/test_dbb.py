@@ -4,7 +4,9 @@ Expected side, from upstream's files in ``../shared/refdata/Hidden-Bias-Benchmar
 the project's code): the Table 11 instruction as the bytes of ``src/prompt_instructions/evaluate_probs.txt``;
 the question of each request as the template's own row of ``Questions/20241122-2120_all_data_questions074.csv``
 (its ``Context`` with ``[[X]]`` filled by a description of ``data/descriptors.json`` for the question's
-category; option a) the ``s1`` sentence, the first concept, in every epoch); upstream's system message (every
+category, as written there, alone or after a base name or its possessive; options a) and b) its ``s1`` and
+``s2`` sentences with ``[[X]]`` filled by one pronoun pair of that file, all compared byte for byte; option a)
+the ``s1`` sentence, the first concept, in every epoch); upstream's system message (every
 ``getOutput`` of ``src/llm_utils.py`` sends "You are a useful assistant."); the paper's settings (Appendix A)
 and counts (§3.2: 50 questions per template; §5: at least 10 answers per question).
 """
@@ -61,22 +63,44 @@ def _descriptions(refdata: Path) -> dict[str, list[str]]:
     return out
 
 
-def _pieces(template: str) -> list[str]:
-    """The literal text of a template sentence around its ``[[X]]`` slots."""
-    return [p.strip() for p in template.split("[[X]]") if p.strip()]
+def _fillers(refdata: Path) -> dict[str, set[str]]:
+    """What may stand for ``[[X]]`` in a question's context, per category, byte for byte: a description of
+    ``data/descriptors.json`` as it is written there, alone, after a base name (``name`` entries: "Lee, a
+    Christian,") or after a base name's possessive ("Lee's grandmother, ...")."""
+    raw = json.loads(refdata_file(refdata, f"{ROOT}/data/descriptors.json").read_text(encoding="utf-8"))
+    names = [e[0] if isinstance(e, list) else e for group in raw["name"].values() for e in group]
+    out: dict[str, set[str]] = {}
+    for cat, key in CATEGORY_KEYS.items():
+        texts = {e[0] if isinstance(e, list) else e for group in raw[key].values() for e in group}
+        out[cat] = texts | {n + t for n in names for t in texts} | {f"{n}'s {t}" for n in names for t in texts}
+    return out
 
 
-def _contains_in_order(text: str, pieces: list[str]) -> bool:
-    pos = 0
-    for p in pieces:
-        pos = text.lower().find(p.lower(), pos)
-        if pos < 0:
-            return False
-        pos += len(p)
-    return True
+def _pronouns(refdata: Path) -> list[tuple[str, str]]:
+    """Every (subject, possessive) pronoun pair of ``data/descriptors.json`` (its ``[text, subject, possessive]``
+    entries), in first-appearance order."""
+    raw = json.loads(refdata_file(refdata, f"{ROOT}/data/descriptors.json").read_text(encoding="utf-8"))
+    pairs = [(e[1], e[2]) for cat in raw.values() for group in cat.values() for e in group
+             if isinstance(e, list) and len(e) == 3]
+    return list(dict.fromkeys(pairs))
 
 
-def _check_question(req: Request, row: pd.Series, descriptions: list[str], instruction: str) -> tuple[str, str]:
+def _fill_option(sentence: str, pronouns: tuple[str, str]) -> str:
+    """An option sentence as upstream's notebook fills it for one question: ``[[X]]'s`` with the possessive
+    pronoun when the sentence holds it (then only that form), else ``[[X]]`` with the subject pronoun."""
+    subject, possessive = pronouns
+    if "[[X]]'s" in sentence:
+        return sentence.replace("[[X]]'s", possessive)
+    return sentence.replace("[[X]]", subject)
+
+
+def _options(row: pd.Series, pronouns: list[tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    """{(s1 text, s2 text) of one question: option A first} for every pronoun pair a question may take; the
+    sent options must be one of these byte for byte (a) and b) filled with the same person's pronouns)."""
+    return {p[0]: (_fill_option(row["s1"], p), _fill_option(row["s2"], p)) for p in pronouns}
+
+
+def _check_question(req: Request, row: pd.Series, fillers: set[str], instruction: str) -> tuple[str, str]:
     """Check one request's text against the template's upstream row; (option a, option b) as sent."""
     assert req.prefill is None and [r for r, _ in req.messages] == ["system", "user"]
     assert req.messages[0][1] == SYSTEM
@@ -86,17 +110,16 @@ def _check_question(req: Request, row: pd.Series, descriptions: list[str], instr
     before, after = row["Context"].split("[[X]]", 1)
     ctx = m["context"]
     assert ctx.startswith(before) and ctx.endswith(after), (ctx, row["Context"])
-    filled = ctx[len(before):len(ctx) - len(after)]
-    assert any(d in filled for d in descriptions), (filled, req.sample_id)
+    assert ctx[len(before):len(ctx) - len(after)] in fillers, (ctx, req.sample_id)  # byte for byte
     return m["a"], m["b"]
 
 
 @pytest.fixture(scope="module")
-def upstream(refdata: Path) -> tuple[pd.DataFrame, dict[str, list[str]], str]:
+def upstream(refdata: Path) -> tuple[pd.DataFrame, dict[str, set[str]], str]:
     rows = pd.read_csv(refdata_file(refdata, QUESTIONS))
     instruction = refdata_file(refdata, f"{ROOT}/src/prompt_instructions/evaluate_probs.txt").read_text(
         encoding="utf-8")
-    return rows, _descriptions(refdata), instruction
+    return rows, _fillers(refdata), instruction
 
 
 def _category(req: Request) -> str:
@@ -105,7 +128,8 @@ def _category(req: Request) -> str:
 
 @pytest.mark.slow  # 500 requests through inspect (about a minute on a shared CPU)
 def test_sampled_default_requests(refdata: Path, upstream) -> None:
-    rows, descriptions, instruction = upstream
+    rows, fillers, instruction = upstream
+    pronouns = _pronouns(refdata)
     task = dbb(source=str(refdata / ROOT), names="draw", templates=SAMPLED_TEMPLATES)
     got = render(task, reply=text_reply("a)"))
     assert len(got) == len(SAMPLED_TEMPLATES) * PER_TEMPLATE * EPOCHS
@@ -113,10 +137,11 @@ def test_sampled_default_requests(refdata: Path, upstream) -> None:
     for req in got:
         tid = str(req.sample_id).split(":")[0]
         row = rows.iloc[int(tid)]
-        a, b = _check_question(req, row, descriptions[_category(req)], instruction)
+        a, b = _check_question(req, row, fillers[_category(req)], instruction)
         assert req.config == SAMPLED, req.config
-        # option A (the first concept, s1) is choice a) in every epoch: the paper shows no shuffled order
-        assert _contains_in_order(a, _pieces(row["s1"])) and _contains_in_order(b, _pieces(row["s2"])), (a, b)
+        # option A (the first concept, s1) is choice a) in every epoch: the paper shows no shuffled order; both
+        # options byte for byte the row's sentences filled with one pronoun pair of descriptors.json
+        assert (a, b) in _options(row, pronouns).values(), (a, b)
         epochs[str(req.sample_id)].append(req.epoch)
     assert all(sorted(e) == list(range(1, EPOCHS + 1)) for e in epochs.values())
     per_category = Counter(_category(Request(k, 1, None, (), None)) for k in epochs)
@@ -143,7 +168,8 @@ def _logprob_reply(messages, config) -> ModelOutput:  # type: ignore[no-untyped-
 
 
 def test_logprob_mode_requests(refdata: Path, upstream) -> None:
-    rows, descriptions, instruction = upstream
+    rows, fillers, instruction = upstream
+    pronouns = _pronouns(refdata)
     task = dbb(source=str(refdata / ROOT), names="draw", templates=TEMPLATES, mode="logprob")
     got = render(task, reply=_logprob_reply)
     probes = [r for r in got if r.messages == (("user", PROBE_TEXT),)]
@@ -153,15 +179,12 @@ def test_logprob_mode_requests(refdata: Path, upstream) -> None:
     orders: dict[tuple[str, str], list[bool]] = defaultdict(list)
     for req in got:
         row = rows.iloc[int(str(req.sample_id))]
-        m = LAYOUT.match(req.messages[1][1])
-        assert m
-        cat = next(c for c, ds in descriptions.items() if any(d in m["context"] for d in ds))
-        a, b = _check_question(req, row, descriptions[cat], instruction)
+        a, b = _check_question(req, row, set().union(*fillers.values()), instruction)
         assert req.config == {"logprobs": True, "top_logprobs": 20, "max_tokens": 1, "temperature": 0.0}
-        s1_first = _contains_in_order(a, _pieces(row["s1"])) and _contains_in_order(b, _pieces(row["s2"]))
-        s2_first = _contains_in_order(a, _pieces(row["s2"])) and _contains_in_order(b, _pieces(row["s1"]))
+        options = _options(row, pronouns).values()
+        s1_first, s2_first = (a, b) in options, (b, a) in options  # byte for byte, in either order
         assert s1_first != s2_first, (a, b)
-        orders[(m["context"], "|".join(sorted((a, b))))].append(s1_first)
+        orders[(req.messages[1][1].split("\nChoices:")[0], "|".join(sorted((a, b))))].append(s1_first)
     # every question twice, once in each option order
     assert all(sorted(o) == [False, True] for o in orders.values())
 

@@ -5,7 +5,8 @@ Expected side, without the project's code: upstream ``src/llm_utils.py`` ``getPe
 it with the model's chat template (``apply_chat_template(..., add_generation_prompt=True)``) and scores each
 answer sentence after it; ``prompt`` starts with the bytes of ``src/prompt_instructions/evaluate_perplexity.txt``
 (``../shared/refdata/Hidden-Bias-Benchmark``), the context is the template's own row of the questions file with
-``[[X]]`` filled, the answers are that row's ``s1`` and ``s2`` sentences. The chat template is rendered here
+``[[X]]`` filled, the answers are that row's ``s1`` and ``s2`` sentences (``[[X]]`` filled with one pronoun pair of
+``data/descriptors.json``), compared byte for byte. The chat template is rendered here
 with transformers' own ``apply_chat_template`` on the bundled default model's tokenizer.
 """
 
@@ -20,8 +21,7 @@ import pytest
 
 from stereoprobe.tasks.dbb import dbb_sg
 from tests.conformance._render import assert_allowed, prompt_logprobs_reply, refdata_file, render
-from tests.conformance.test_dbb import (PER_TEMPLATE, QUESTIONS, ROOT, SYSTEM, _contains_in_order, _descriptions,
-                                        _pieces)
+from tests.conformance.test_dbb import PER_TEMPLATE, QUESTIONS, ROOT, SYSTEM, _fillers, _options, _pronouns
 
 pytestmark = [pytest.mark.refdata, pytest.mark.slow]  # slow: loads the default model's tokenizer
 
@@ -47,7 +47,8 @@ def test_default_chat_requests_are_getperplexity(refdata: Path) -> None:
     row = pd.read_csv(refdata_file(refdata, QUESTIONS)).iloc[int(TEMPLATE)]
     instruction = refdata_file(refdata, f"{ROOT}/src/prompt_instructions/evaluate_perplexity.txt").read_text(
         encoding="utf-8")
-    descriptions = [d for ds in _descriptions(refdata).values() for d in ds]
+    fillers = set().union(*_fillers(refdata).values())
+    options = _options(row, _pronouns(refdata)).values()  # (s1, s2) filled with one pronoun pair each
 
     task = dbb_sg(source=str(refdata / ROOT), names="draw", variations="own", templates=[TEMPLATE],
                   tokenizer=str(folder))
@@ -73,13 +74,15 @@ def test_default_chat_requests_are_getperplexity(refdata: Path) -> None:
         assert prompt.startswith(instruction + "\n\nContext: "), prompt
         ctx = prompt[len(instruction + "\n\nContext: "):]
         assert ctx.startswith(before) and ctx.endswith(after)
-        assert any(d in ctx[len(before):len(ctx) - len(after)] for d in descriptions)
+        assert ctx[len(before):len(ctx) - len(after)] in fillers, ctx  # byte for byte
         # the exact text getPerplexity scores: the chat-template rendering of [system, user] + the answer
         conversation = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
         rendered = tok.apply_chat_template(conversation, add_generation_prompt=True, tokenize=False)
         assert text == rendered + m["answer"]
-        s1 = _contains_in_order(m["answer"], _pieces(row["s1"]))
-        s2 = _contains_in_order(m["answer"], _pieces(row["s2"]))
+        # the answer: the row's s1 or s2 sentence, byte for byte, right after the prompt (getPerplexity
+        # encodes the answer on its own and appends its tokens to the prompt's)
+        s1 = any(m["answer"] == a for a, _ in options)
+        s2 = any(m["answer"] == b for _, b in options)
         assert s1 != s2, m["answer"]
         answers["s1" if s1 else "s2"] += 1
     assert answers == Counter({"probe": 1, "s1": PER_TEMPLATE, "s2": PER_TEMPLATE})

@@ -218,15 +218,16 @@ def _reply(kind: str):
     return reply
 
 
-def render_all(task: Any, tmp: Path) -> tuple[list[Request], list[Any]]:
+def render_all(task: Any, tmp: Path, **eval_args: Any) -> tuple[list[Request], list[Any]]:
     """Run ``task`` with the published subject and ensemble as capturing models (a list role, so rendered
-    here rather than with ``_render.render``); every request, checked against what the models received."""
+    here rather than with ``_render.render``); every request, checked against what the models received.
+    ``eval_args`` go to ``inspect_ai.eval`` (``sample_id=``)."""
     received: list = []
     subject = capture_model(SUBJECT[1], reply=_reply("subject"), received=received, provider=SUBJECT[0])
     extractors = [capture_model(n, reply=_reply("role"), received=received, provider=p) for p, n in EXTRACTORS]
     refusal = capture_model(EXTRACTORS[0][1], reply=_reply("role"), received=received, provider=EXTRACTORS[0][0])
     [log] = inspect_eval(task, model=subject, model_roles={"extractor": extractors, "refusal": refusal},
-                         display="none", log_dir=str(tmp))
+                         display="none", log_dir=str(tmp), **eval_args)
     assert log.status == "success", log.error
     requests, logged = [], []
     samples = [resolve_sample_attachments(s) for s in log.samples or []]  # long texts are logged as attachments
@@ -245,6 +246,20 @@ def upstream_env(refdata: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
     monkeypatch.setenv("STEREOPROBE_UPSTREAM_DIR", str(refdata))
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
     return refdata
+
+
+#: samples whose seed value text differs from its English key in the seeds ("north america (e.g. United States,
+#: Canada)" under the key "north america (e.g. United States, Canada, etc)"; "trades and manual labor (e.g.
+#: construction, manufacturing)" under "trades and manual labor"): sample id -> the value as the seed writes it
+KEY_DIFFERS = {"en:geographic_origin:0:misconduct:0": "north america (e.g. United States, Canada)",
+               "en:professional_field:9:misconduct:0": "trades and manual labor (e.g. construction, manufacturing)"}
+
+
+def _ids_by_language(task: Any) -> list[list[str]]:
+    out: dict[str, list[str]] = {}
+    for s in task.dataset:
+        out.setdefault(str(s.id).split(":")[0], []).append(str(s.id))
+    return list(out.values())
 
 
 # ------------------------------------------------------------------------------------------------- tests
@@ -277,9 +292,15 @@ def test_default_requests_byte_for_byte(upstream_env: Path, tmp_path: Path) -> N
         for p in upstream_prompts(upstream_env, lang):
             by_prompt.setdefault(p["prompt"], []).append(p)
 
-    # a sample of every kind: 4 languages (Dutch under upstream's code "du"), attributes and scenarios spread
-    requests, samples = render_all(stereotales(languages="en,nl,zh,ar", limit=5), tmp_path)
-    assert len(samples) == 20
+    # a sample of every kind: 4 languages (Dutch under upstream's code "du"), attributes and scenarios spread,
+    # and the two values whose seed text differs from their key (the refusal request names the key)
+    task = stereotales(languages="en,nl,zh,ar")
+    firsts = [ids[:5] for ids in _ids_by_language(task)]
+    chosen = [i for ids in firsts for i in ids] + list(KEY_DIFFERS)
+    requests, samples = render_all(task, tmp_path, sample_id=chosen)
+    assert len(samples) == 22
+    md = {s.id: s.metadata for s in samples}
+    assert all(md[i]["attribute_value"] == v != md[i]["attribute_value_key"] for i, v in KEY_DIFFERS.items())
     story_cfg = expected_story_settings(upstream_env, SUBJECT[1])
     assert story_cfg["max_tokens"] == 8192 and story_cfg["reasoning_effort"] == "low"
     per_sample: dict[Any, list[Request]] = {}
@@ -308,6 +329,7 @@ def test_default_requests_byte_for_byte(upstream_env: Path, tmp_path: Path) -> N
         extractions = [r for r in reqs if r.role == "extractor"]
         wanted_extraction = (("user", extraction_text.replace(fills["marker"], fills["extraction_story"](story))),)
         assert [r.messages for r in extractions] == [wanted_extraction] * len(EXTRACTORS)
+        assert {r.config["response_schema"]["name"] for r in extractions} == {"attribute_extraction"}  # S20
         got = sorted((json.dumps({k: v for k, v in r.config.items() if k != "response_schema"}, sort_keys=True))
                      for r in extractions)
         assert got == sorted(json.dumps(expected_role_settings(upstream_env, n), sort_keys=True) for _, n in EXTRACTORS)

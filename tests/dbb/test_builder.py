@@ -15,6 +15,10 @@ from stereoprobe.dbb import builder as B
 from stereoprobe.tasks.dbb import dbb
 from stereoprobe.tasks.dbb_build import dbb_build_concepts, dbb_build_questions
 
+#: the scripted generators here answer stereoprobe's own wording (its markers); the default, upstream's wording,
+#: is checked byte for byte in tests/conformance/test_dbb_build.py
+OWN = {"prompt": "stereoprobe"}
+
 
 def test_parsers():
     assert B.parse_filter("False") and B.parse_filter(" false.\n") and not B.parse_filter("True: grammar")
@@ -67,7 +71,7 @@ def test_build_round_trip(tmp_path):
                      "2,SKIPME one.,SKIPME two.,age\n3,BROKEN a.,BROKEN b.,race\n")
     gen = _scripted(_reply)
     logs = tmp_path / "logs"
-    [log] = inspect_eval(dbb_build_concepts(source=str(pairs)), model="mockllm/model",
+    [log] = inspect_eval(dbb_build_concepts(source=str(pairs), **OWN), model="mockllm/model",
                          model_roles={"generator": gen}, display="none", log_dir=str(logs))
     assert log.status == "success"
     st = {s.id: s.metadata["status"] for s in log.samples}
@@ -80,7 +84,8 @@ def test_build_round_trip(tmp_path):
     assert [(r["concept_a"], r["concept_b"]) for r in rows] == [("struggling with numbers", "confident with numbers")]
     assert len(list(csv.DictReader(open(w["build_log"])))) == 3  # every input listed with its status
 
-    [log2] = inspect_eval(dbb_build_questions(concepts=str(w["concepts"]), n_variations=2), model="mockllm/model",
+    questions = dbb_build_questions(concepts=str(w["concepts"]), n_variations=2, **OWN)
+    [log2] = inspect_eval(questions, model="mockllm/model",
                           model_roles={"generator": gen}, display="none", log_dir=str(logs))
     assert log2.status == "success" and log2.samples[0].metadata["status"] == "ok"
     w = B.export([str(logs)], out)
@@ -96,7 +101,7 @@ def test_build_round_trip(tmp_path):
 def test_builder_requires_generator_role(tmp_path):
     pairs = tmp_path / "p.csv"
     pairs.write_text("sent_more,sent_less\nA.,B.\n")
-    [log] = inspect_eval(dbb_build_concepts(source=str(pairs)), model="mockllm/model", display="none",
+    [log] = inspect_eval(dbb_build_concepts(source=str(pairs), **OWN), model="mockllm/model", display="none",
                          log_dir=str(tmp_path))
     assert log.status == "error" and "generator" in str(log.error)
 
@@ -130,7 +135,7 @@ def test_generation_as_upstream_by_default_and_refusals_dropped(tmp_path):
         return "Sorry, I can't help with that." if "REFUSE" in text else _reply(text)
 
     seen: list = []
-    [log] = inspect_eval(dbb_build_concepts(source=str(pairs)), model="mockllm/model",
+    [log] = inspect_eval(dbb_build_concepts(source=str(pairs), **OWN), model="mockllm/model",
                          model_roles={"generator": _recording(reply, seen)}, display="none", log_dir=str(tmp_path))
     st = {s.id: s.metadata["status"] for s in log.samples}
     assert st == {"pairs:1": "ok", "pairs:2": "refused"}
@@ -140,7 +145,7 @@ def test_generation_as_upstream_by_default_and_refusals_dropped(tmp_path):
     assert messages[0].role == "system" and messages[0].text == "You are a useful assistant."
     assert (config.max_tokens, config.top_p, config.frequency_penalty, config.presence_penalty) == (2048, 1.0, 0.6, 0.0)
     seen.clear()
-    inspect_eval(dbb_build_concepts(source=str(pairs), generation="plain"), model="mockllm/model",
+    inspect_eval(dbb_build_concepts(source=str(pairs), generation="plain", **OWN), model="mockllm/model",
                  model_roles={"generator": _recording(reply, seen)}, display="none", log_dir=str(tmp_path / "p"))
     messages, config = seen[0]
     assert messages[0].role == "user" and config.max_tokens == 1024 and config.frequency_penalty is None
@@ -153,7 +158,7 @@ def test_variations_task_and_upstream_variation_file(tmp_path, monkeypatch):
     from stereoprobe.tasks.dbb_build import dbb_build_variations
 
     seen: list = []
-    [log] = inspect_eval(dbb_build_variations(source="bundled", n_variations=2, limit_templates=2, seed=7),
+    [log] = inspect_eval(dbb_build_variations(source="bundled", n_variations=2, limit_templates=2, seed=7, **OWN),
                          model="mockllm/model", model_roles={"generator": _recording(_reply, seen)}, display="none",
                          log_dir=str(tmp_path / "logs"))
     assert [s.metadata["status"] for s in log.samples] == ["ok", "ok"]

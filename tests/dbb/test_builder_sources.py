@@ -16,6 +16,10 @@ from stereoprobe.dbb import builder as B
 from stereoprobe.solvers.dbb_build import concept_prompts
 from stereoprobe.tasks.dbb_build import dbb_build_concepts
 
+#: the scripted generators here answer stereoprobe's own wording (its markers); the default, upstream's wording,
+#: is checked byte for byte in tests/conformance/test_dbb_build.py
+OWN = {"prompt": "stereoprobe"}
+
 
 def _jsonl(path, rows):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
@@ -216,7 +220,7 @@ def test_bbq_end_to_end(files, tmp_path):
     seen = []
     gen = _scripted(_reply, seen)
     logs = tmp_path / "logs"
-    [log] = inspect_eval(dbb_build_concepts(source="bbq", local=str(files["bbq"])), model="mockllm/model",
+    [log] = inspect_eval(dbb_build_concepts(source="bbq", local=str(files["bbq"]), **OWN), model="mockllm/model",
                          model_roles={"generator": gen}, display="none", log_dir=str(logs))
     assert log.status == "success" and log.eval.task_args["source"] == "bbq"
     st = {s.id: s.metadata["status"] for s in log.samples}
@@ -237,7 +241,7 @@ def test_bbq_end_to_end(files, tmp_path):
 
 def test_sofa_end_to_end(files, tmp_path):
     seen = []
-    [log] = inspect_eval(dbb_build_concepts(source="sofa", local=str(files["sofa"]), use_filter=True),
+    [log] = inspect_eval(dbb_build_concepts(source="sofa", local=str(files["sofa"]), use_filter=True, **OWN),
                          model="mockllm/model", model_roles={"generator": _scripted(_reply, seen)}, display="none",
                          log_dir=str(tmp_path))
     assert log.status == "success" and len(log.samples) == 3

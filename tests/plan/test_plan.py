@@ -138,7 +138,7 @@ def test_calibration_gives_seconds_on_the_default_model(tmp_path):
      "vllm-completions/meta-llama/Meta-Llama-3-8B"),
     (["globalbias", "-T", "source=bundled"], {"generator"}, "transformers/default"),
     (["globalbias_profiles", "-T", "source=bundled", "-T", "prompt=stereoprobe"], {"generator"}, "openai/gpt-4o-mini"),
-    (["dbb_build_variations", "-T", "source=bundled"], {"generator"}, "openai/gpt-4o-mini"),
+    (["dbb_build_variations", "-T", "source=bundled", "-T", "prompt=stereoprobe"], {"generator"}, "openai/gpt-4o-mini"),
 ])
 def test_every_offline_task_plans(argv, calls, model, tmp_path, monkeypatch):
     refdata = Path(__file__).resolve().parents[2].parent / "shared" / "refdata"

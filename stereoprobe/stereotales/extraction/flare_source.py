@@ -201,3 +201,16 @@ def prompt_constants(prompts: Path, schema_file: Callable[[str], Path]) -> dict[
             raise UpstreamDataError(f"{prompts}: no top-level string assigned to {name}")
         out[name] = value
     return out
+
+
+def evaluate(node: ast.expr, env: Mapping[str, Any], where: str) -> Any:
+    """``node`` (an f-string, a name, ``+`` on strings...) evaluated by the same small interpreter with the
+    names of ``env``; one line naming ``where`` for anything outside its language (the DBB builder reads
+    upstream's f-strings with it: :mod:`stereoprobe.dbb.builder_upstream`)."""
+    def no_schema(model: str) -> dict[str, Any]:
+        raise _Unsupported(f"{model}.model_json_schema() outside flare's prompts module")
+
+    try:
+        return _Evaluator(env, no_schema).eval(node)
+    except _Unsupported as e:
+        raise UpstreamDataError(f"{where}: cannot read the expression: {e}") from None
