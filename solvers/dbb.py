@@ -48,7 +48,7 @@ def mcq_template(system_message: bool = True, prompt: str = "upstream", source: 
 
 
 @solver
-def dbb_mcq_solver(mode: str = "sampled", option_order: str = "fixed", seed: int = 0,
+def dbb_mcq_solver(mode: str = C.DEFAULT_MODE, option_order: str = "fixed", seed: int = 0,
                    system_message: bool = True, prompt: str = "upstream", source: str = "upstream") -> Solver:
     """Show the two options in the order ``option_order`` gives for the (sample, epoch) and get one answer.
 
@@ -60,6 +60,10 @@ def dbb_mcq_solver(mode: str = "sampled", option_order: str = "fixed", seed: int
     ``source``: the instruction's wording and where upstream's is read (:func:`mcq_template`).
     """
     tmpl = mcq_template(system_message, prompt, source)
+    rec = C.mode(mode)
+    # logprob mode: the mode's one request; its temperature 0 comes with the task's config, so a --temperature
+    # the user gives still reaches the request, as for every setting
+    ask = rec.request().model_dump(include={"logprobs", "top_logprobs", "max_tokens"}) if rec.logprob else {}
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         md = state.metadata
@@ -67,8 +71,8 @@ def dbb_mcq_solver(mode: str = "sampled", option_order: str = "fixed", seed: int
         first, second = (md["option_a"], md["option_b"]) if a_first else (md["option_b"], md["option_a"])
         md["a_first"] = a_first
         state.messages = mcq_messages(md["context"], first, second, tmpl)
-        if mode == "logprob":
-            state = await generate(state, logprobs=True, top_logprobs=20, max_tokens=1)
+        if rec.logprob:
+            state = await generate(state, **ask)
             choice = state.output.choices[0] if state.output.choices else None
             if choice is None or choice.logprobs is None or not choice.logprobs.content:
                 raise DBBLogprobsUnavailable(
@@ -266,7 +270,7 @@ def dbb_mcq_group_solver(option_order: str = "balanced", seed: int = 0, epochs: 
     its question failed (counted, never scored); a model that returns no token log-probabilities at all stops
     the sample with :class:`DBBLogprobsUnavailable`. ``system_message``: as for :func:`dbb_mcq_solver`."""
     tmpl = mcq_template(system_message, prompt, source)
-    config = GenerateConfig(logprobs=True, top_logprobs=20, max_tokens=1, temperature=0.0)
+    config = C.LOGPROB.request()
 
     def messages(q: dict[str, Any], a_first: bool) -> list[ChatMessage]:
         first, second = (q["option_a"], q["option_b"]) if a_first else (q["option_b"], q["option_a"])
