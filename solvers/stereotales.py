@@ -9,9 +9,9 @@ setting at its default. The entry matched is written into the sample's metadata 
 
 from __future__ import annotations
 
-from inspect_ai.model._generate_config import active_generate_config
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from stereoprobe.inspect_internals import active_generate_config
 from stereoprobe.stereotales.run_settings import STORY_DEFAULTS, request_settings
 
 

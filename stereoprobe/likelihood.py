@@ -46,8 +46,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import GenerateConfig
+
+from stereoprobe.inspect_internals import PrerequisiteError
 
 from stereoprobe.errors import InputError
 

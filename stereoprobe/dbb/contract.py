@@ -68,14 +68,15 @@ class Mode:
         return one_token_request(self.top_logprobs)
 
 
-#: the paper's protocol (§5, Appendix A): sampled answers, option A always shown first (§3.3), >= 10 epochs
-SAMPLED = Mode("sampled", units=("question",), option_order="fixed", epochs=10, min_epochs=10)
+#: the paper's protocol (§5, Appendix A): sampled answers, option A always shown first (§3.3), >= 10 epochs.
+#: A literal name: inspect's task listing reads a parameter's default from the source
+DEFAULT_MODE = "sampled"
+SAMPLED = Mode(DEFAULT_MODE, units=("question",), option_order="fixed", epochs=10, min_epochs=10)
 #: the extension: exact P(A) from the answer letter's top-20 log-probabilities, both option orders (the letter
 #: preference cancels), one sample per template by default
 LOGPROB = Mode("logprob", units=UNITS, option_order="balanced", epochs=2, min_epochs=1, top_logprobs=20)
 MODE_RECORDS: dict[str, Mode] = {m.name: m for m in (SAMPLED, LOGPROB)}
 MODES = tuple(MODE_RECORDS)
-DEFAULT_MODE = SAMPLED.name
 
 
 def mode(name: str | None) -> Mode:
