@@ -21,6 +21,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from stereoprobe.dbb import contract as C
 from stereoprobe.dbb import scoring as SC
+from stereoprobe.errors import reason
 from stereoprobe.likelihood import (ANSWER_LOGPROBS, RESULT_ERROR, RESULTS_KEY, TEXTS_KEY, TEXTS_REF_KEY,
                                     LogprobsUnavailable)
 
@@ -137,7 +138,7 @@ def chat_tokenizer(model: Model, tokenizer: str | None = None) -> Any:
         except Exception as e:  # noqa: BLE001 (any loading failure gets the same advice)
             raise ValueError(
                 f"DBB-SG chat scoring needs the chat template of {model}: pass -T tokenizer=<Hub id or folder> "
-                f"or score raw text with -T scoring=raw ({type(e).__name__}: {e})") from e
+                f"or score raw text with -T scoring=raw ({reason(e)})") from e
     if not getattr(tok, "chat_template", None):
         raise ValueError(f"the tokenizer of {model} has no chat template; pass -T tokenizer=<Hub id or folder "
                          "of a chat model> or score raw text with -T scoring=raw")
@@ -295,8 +296,8 @@ def dbb_mcq_group_solver(option_order: str = "balanced", seed: int = 0, epochs: 
         for (q, a_first), pairs in zip(asked, answers):
             r = results[q["id"]]
             if isinstance(pairs, (BaseException, str)):  # a failed request, or the provider's reason for a prompt
-                reason = pairs if isinstance(pairs, str) else f"{type(pairs).__name__}: {pairs}"
-                r["error"] = r["error"] or reason[:300]
+                why = pairs if isinstance(pairs, str) else reason(pairs)
+                r["error"] = r["error"] or why[:300]
                 continue
             if not pairs:
                 raise DBBLogprobsUnavailable(

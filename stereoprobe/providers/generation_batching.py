@@ -35,6 +35,7 @@ from inspect_ai.model import (
     TopLogprob,
 )
 
+from stereoprobe.errors import reason
 from stereoprobe.providers.args import WorkerRequest
 from stereoprobe.providers.next_token import NextTokens, next_token_logprobs
 from stereoprobe.providers.protocol import TransformersProvider
@@ -68,11 +69,11 @@ def fast_generate(api: TransformersProvider, reqs: list[WorkerRequest], config: 
         try:
             return _continuous_outputs(api, reqs, config, metadata)
         except Exception as ex:  # noqa: BLE001 - a model or version it does not support: the general path
-            reason = f"{type(ex).__name__}: {ex}"[:300]
+            why = reason(ex)[:300]
             if record is not None:
-                record[CONTINUOUS_FALLBACK] = reason
+                record[CONTINUOUS_FALLBACK] = why
             logger.warning("transformers provider: continuous batching failed (%s); generating this batch with "
-                           "padded batches", reason)
+                           "padded batches", why)
     return None
 
 

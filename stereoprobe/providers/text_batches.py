@@ -23,6 +23,7 @@ from inspect_ai.model import (ChatCompletionChoice, ChatMessage, ChatMessageAssi
                               ChatMessageUser, GenerateConfig, Logprob, Logprobs, ModelOutput, ModelUsage,
                               TopLogprob)
 
+from stereoprobe.errors import reason
 from stereoprobe.likelihood import (ANSWER_LOGPROBS, N_TOKENS, RESULT_ERROR, RESULTS_KEY, SUM_LOGPROB,
                                     is_one_token_request)
 from stereoprobe.providers.args import WorkerRequest
@@ -64,7 +65,7 @@ def prepare_items(api: TransformersProvider, items: list[dict[str, Any]], config
             try:
                 api.check_length(len(ids), texts[k])
             except ValueError as ex:
-                errors[k] = f"{type(ex).__name__}: {ex}"
+                errors[k] = reason(ex)
                 continue
             payloads.append({"ids": ids})
             positions.append(k)
@@ -76,7 +77,7 @@ def prepare_items(api: TransformersProvider, items: list[dict[str, Any]], config
         try:
             request = api.score_request([ChatMessageUser(content=texts[k], metadata=meta)], config)
         except ValueError as ex:
-            errors[k] = f"{type(ex).__name__}: {ex}"
+            errors[k] = reason(ex)
             continue
         payloads.append(request.payload)
         positions.append(k)
@@ -141,7 +142,7 @@ def prepare_prompts(api: TransformersProvider, items: list[Any], config: Generat
         try:
             request = api.generate_request(messages, config)
         except ValueError as ex:  # too long for the context window: this prompt only
-            errors[k] = f"{type(ex).__name__}: {ex}"
+            errors[k] = reason(ex)
             continue
         first = first or request
         payloads.append(request.payload)
