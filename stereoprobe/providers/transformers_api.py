@@ -58,8 +58,8 @@ from stereoprobe.providers.gathering import gather
 from stereoprobe.providers.graphs import GraphedForward, graph_choice
 from stereoprobe.providers.microbatch import auto_flag, resolve_shape
 from stereoprobe.providers.loading import DEFAULT_NAME, context_window, load, model_kind, pick_device, pick_dtype
-from stereoprobe.providers.sampling import is_sampling
 from stereoprobe.providers.planning import BatchPolicy
+from stereoprobe.providers.sampling import is_sampling
 from stereoprobe.providers.scoring import CausalScorer, TokenScores, masked_pll, seq2seq_logprobs
 from stereoprobe.providers.settings import check_config, check_scoring_input
 from stereoprobe.providers.structured import SchemaLogitsProcessor, compiled_grammar, require_xgrammar
