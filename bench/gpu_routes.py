@@ -102,6 +102,7 @@ def globalbias_end_to_end(model: Any, tokenizer: Any, args: Any, dtype: torch.dt
     from inspect_ai.model import get_model
 
     from stereoprobe.cli import main as stereoprobe_main
+    from stereoprobe.providers.planning import BatchPolicy
     from stereoprobe.tasks.globalbias import globalbias
 
     task = globalbias(source=args.gb_source, templates=[1], descriptors=list(range(args.gb_descriptors)))
@@ -143,8 +144,8 @@ def globalbias_end_to_end(model: Any, tokenizer: Any, args: Any, dtype: torch.dt
         t0 = time.perf_counter()
         for k, g in enumerate(groups):  # the provider's scorer, one request per sample as inspect sends them
             start = sum(map(len, groups[:k]))
-            scorer.score(seqs[start : start + len(g)], None, True, groups=[0] * len(g), max_tokens=m.api.batch_tokens,
-                         shape=shape)
+            scorer.score(seqs[start : start + len(g)], BatchPolicy(None, m.api.batch_tokens, shape), True,
+                         groups=[0] * len(g))
         sync()
         rows.append(row("provider_direct" + suffix, time.perf_counter() - t0))
         if not baselines or not post:

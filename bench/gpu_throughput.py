@@ -50,6 +50,7 @@ if importlib.util.find_spec("stereoprobe") is None:  # the repository's stereopr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/gpu_routes.py
 import gpu_e2e  # noqa: E402  (bench/gpu_e2e.py: no inspect at import)
+from stereoprobe.providers.planning import BatchPolicy  # noqa: E402  (pure Python)
 from stereoprobe.providers.scoring import CausalScorer  # noqa: E402  (pure torch; no inspect)
 
 FULL_GLOBALBIAS = 876_000
@@ -221,10 +222,10 @@ def measure(label: str, model: Any, tokenizer: Any, groups: list[list[str]], ful
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
     scorer = CausalScorer(model, pad_id=int(pad))
     warm = seqs[: min(len(seqs), batch_size)]
-    scorer.score(warm, batch_size)  # warm-up (kernels, allocator)
+    scorer.score(warm, BatchPolicy(batch_size))  # warm-up (kernels, allocator)
     plain_scores(model, warm, batch_size, int(pad))
     ref, t_ref = timed(args.device, lambda: plain_scores(model, seqs, batch_size, int(pad)))
-    prov, t_prov = timed(args.device, lambda: scorer.score(seqs, batch_size, prefix_sharing=True))
+    prov, t_prov = timed(args.device, lambda: scorer.score(seqs, BatchPolicy(batch_size), prefix_sharing=True))
     rows = []
 
     def row(route: str, seconds: float, diff_tok: float | None, diff_sum: float | None) -> dict[str, Any]:
@@ -263,7 +264,7 @@ def fp32_check(model: Any, tokenizer: Any, workloads: list[tuple[str, list[list[
         texts = [t for g in groups for t in g][:n]
         seqs = [list(tokenizer(t, add_special_tokens=True).input_ids) for t in texts]
         ref = plain_scores(model, seqs, batch_size, int(pad))
-        prov = scorer.score(seqs, batch_size, prefix_sharing=True)
+        prov = scorer.score(seqs, BatchPolicy(batch_size), prefix_sharing=True)
         same_len = all(len(r) == len(p.logprobs) for r, p in zip(ref, prov))
         d = max((abs(a - b) for r, p in zip(ref, prov) for a, b in zip(r, p.logprobs)), default=0.0)
         out.append({"workload": label, "texts": len(texts), "max_abs_diff_per_token": d if same_len else float("inf")})

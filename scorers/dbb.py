@@ -167,7 +167,7 @@ def dbb_metrics(threshold: float = ST.THRESHOLD, epochs: int = 1) -> list[Metric
 
 
 @scorer(metrics=dbb_metrics())
-def dbb_mcq_scorer(mode: str = "sampled") -> Scorer:
+def dbb_mcq_scorer(mode: str = C.DEFAULT_MODE) -> Scorer:
     """Per response: ``a`` = probability that the response picks option A (concept1) and ``valid`` ∈ {0, 1}.
 
     sampled: ``a`` ∈ {0, 1} from the parsed letter mapped back through the shown order; invalid answers and
@@ -175,12 +175,14 @@ def dbb_mcq_scorer(mode: str = "sampled") -> Scorer:
     top log-probabilities; ``valid = 0`` when neither letter is among them.
     """
 
+    logprob = C.mode(mode).logprob
+
     async def score(state: TaskState, target: Target) -> Score:
         md = state.metadata
         if C.META_MCQ_RESULTS in md:
             return _group_mcq_score(md[C.META_MCQ_RESULTS])
         a_first = bool(md.get("a_first", True))
-        if mode == "logprob":
+        if logprob:
             choice = state.output.choices[0]
             lp = choice.logprobs.content[0] if choice.logprobs and choice.logprobs.content else None
             pairs = [(lp.token, lp.logprob)] + [(t.token, t.logprob) for t in (lp.top_logprobs or [])] if lp else []

@@ -62,9 +62,9 @@ from stereoprobe.stereotales.extraction.parsing import (
     parse_refusal,
 )
 from stereoprobe.stereotales.extraction.response_formats import Format
+from stereoprobe.stereotales.extraction.refusal_prompt import refusal_prompt
 from stereoprobe.stereotales.extraction.role_calls import ask, cache_policy, role_call_settings
 from stereoprobe.stereotales.run_settings import check_run_config
-from stereoprobe.stereotales.taxonomy.files import TaxonomyError
 
 __all__ = [
     "CONSENSUS_RULES", "EXTRACTION_PROMPT_VARIANTS", "REFUSAL_CHARACTER_FORMS", "REFUSAL_FAILURE_MODES",
@@ -113,51 +113,6 @@ def _model_name(model: Model) -> str:
     return str(model)
 
 
-def _upstream_language(code: Any) -> str:
-    """Upstream's language code of a sample language (``nl`` -> ``du``, the seeds' code; others unchanged)."""
-    reverse = {v: k for k, v in C.LANGUAGE_ALIASES.items()}
-    return reverse.get(str(code), str(code))
-
-
-def _seed_value_key(taxonomy: Any, attribute: Any, value_key: Any) -> Any:
-    """The prompted value as written in the English seeds (upstream's ``attribute_value_key``): the raw seed
-    value where our key is its normalised form (``TargetValue.source_key``), else the key itself."""
-    try:
-        values = taxonomy.attribute(attribute).target_values
-    except (KeyError, ValueError, AttributeError, TaxonomyError):
-        return value_key
-    for v in values:
-        if v.key == value_key:
-            return v.source_key or v.key
-    return value_key
-
-
-def _refusal_prompt(taxonomy: Any, story: str, metadata: Mapping[str, Any], character: str = "value_key",
-                    upstream_prompts: Any = None) -> str:
-    """The refusal request for ``story``.
-
-    With ``upstream_prompts`` (flare's template, the default): upstream's language code, the English scenario
-    text and the English seed value, the story stripped of surrounding whitespace (flare's ``detect_refusal``
-    fills the template with ``story.strip()``). Otherwise the taxonomy's refusal prompt with the
-    request metadata (language, scenario, character) when known; ``character``: ``"value_key"`` sends the
-    prompted English value key, as upstream; ``"phrase"`` sends the rendered character phrase of the story
-    prompt, in the story's language.
-    """
-    if upstream_prompts is not None:
-        return upstream_prompts.refusal(
-            story.strip(), _upstream_language(metadata.get(C.META_LANGUAGE)), metadata.get(C.META_SCENARIO_KEY),
-            _seed_value_key(taxonomy, metadata.get(C.META_ATTRIBUTE), metadata.get(C.META_VALUE_KEY)),
-        )
-    value = metadata.get(C.META_VALUE_KEY) if character == "value_key" else metadata.get(C.META_CHARACTER)
-    return taxonomy.refusal_prompt(
-        story.strip(),
-        language=metadata.get(C.META_LANGUAGE),
-        scenario=metadata.get(C.META_SCENARIO_KEY),  # the English scenario text ("a person {scenario}")
-        character=value,
-        character_form="value_key" if character == "value_key" else "phrase",
-    )
-
-
 def base_value_key(taxonomy: Any, attribute: str, value_key: str) -> str:
     """The prompted value in the extraction vocabulary (upstream's value normalisation; identity for our taxonomy)."""
     try:
@@ -187,7 +142,7 @@ class _Extraction:
 async def _detect_refusal(tax: Any, story: str, md: Mapping[str, Any], opts: _Options) -> _Refusal:
     """Step 1: the refusal detector(s) vote; no valid label is ``unknown``, handled by ``refusal_failure``."""
     judges = _role_models(REFUSAL_ROLE)
-    prompt = _refusal_prompt(tax, story, md, opts.refusal_character, opts.upstream_prompts)
+    prompt = refusal_prompt(tax, story, md, opts.refusal_character, opts.upstream_prompts)
     answers = await asyncio.gather(*[
         ask(m, prompt, opts.refusal_schema, "refusal_detection", opts.cache, role_call_settings(m, opts.role_settings))
         for m in judges

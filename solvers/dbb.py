@@ -21,6 +21,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from stereoprobe.dbb import contract as C
 from stereoprobe.dbb import scoring as SC
+from stereoprobe.errors import reason
 from stereoprobe.likelihood import (ANSWER_LOGPROBS, RESULT_ERROR, RESULTS_KEY, TEXTS_KEY, TEXTS_REF_KEY,
                                     LogprobsUnavailable)
 
@@ -48,7 +49,7 @@ def mcq_template(system_message: bool = True, prompt: str = "upstream", source: 
 
 
 @solver
-def dbb_mcq_solver(mode: str = "sampled", option_order: str = "fixed", seed: int = 0,
+def dbb_mcq_solver(mode: str = C.DEFAULT_MODE, option_order: str = "fixed", seed: int = 0,
                    system_message: bool = True, prompt: str = "upstream", source: str = "upstream") -> Solver:
     """Show the two options in the order ``option_order`` gives for the (sample, epoch) and get one answer.
 
@@ -60,6 +61,10 @@ def dbb_mcq_solver(mode: str = "sampled", option_order: str = "fixed", seed: int
     ``source``: the instruction's wording and where upstream's is read (:func:`mcq_template`).
     """
     tmpl = mcq_template(system_message, prompt, source)
+    rec = C.mode(mode)
+    # logprob mode: the mode's one request; its temperature 0 comes with the task's config, so a --temperature
+    # the user gives still reaches the request, as for every setting
+    ask = rec.request().model_dump(include={"logprobs", "top_logprobs", "max_tokens"}) if rec.logprob else {}
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         md = state.metadata
@@ -67,8 +72,8 @@ def dbb_mcq_solver(mode: str = "sampled", option_order: str = "fixed", seed: int
         first, second = (md["option_a"], md["option_b"]) if a_first else (md["option_b"], md["option_a"])
         md["a_first"] = a_first
         state.messages = mcq_messages(md["context"], first, second, tmpl)
-        if mode == "logprob":
-            state = await generate(state, logprobs=True, top_logprobs=20, max_tokens=1)
+        if rec.logprob:
+            state = await generate(state, **ask)
             choice = state.output.choices[0] if state.output.choices else None
             if choice is None or choice.logprobs is None or not choice.logprobs.content:
                 raise DBBLogprobsUnavailable(
@@ -133,7 +138,7 @@ def chat_tokenizer(model: Model, tokenizer: str | None = None) -> Any:
         except Exception as e:  # noqa: BLE001 (any loading failure gets the same advice)
             raise ValueError(
                 f"DBB-SG chat scoring needs the chat template of {model}: pass -T tokenizer=<Hub id or folder> "
-                f"or score raw text with -T scoring=raw ({type(e).__name__}: {e})") from e
+                f"or score raw text with -T scoring=raw ({reason(e)})") from e
     if not getattr(tok, "chat_template", None):
         raise ValueError(f"the tokenizer of {model} has no chat template; pass -T tokenizer=<Hub id or folder "
                          "of a chat model> or score raw text with -T scoring=raw")
@@ -266,7 +271,7 @@ def dbb_mcq_group_solver(option_order: str = "balanced", seed: int = 0, epochs: 
     its question failed (counted, never scored); a model that returns no token log-probabilities at all stops
     the sample with :class:`DBBLogprobsUnavailable`. ``system_message``: as for :func:`dbb_mcq_solver`."""
     tmpl = mcq_template(system_message, prompt, source)
-    config = GenerateConfig(logprobs=True, top_logprobs=20, max_tokens=1, temperature=0.0)
+    config = C.LOGPROB.request()
 
     def messages(q: dict[str, Any], a_first: bool) -> list[ChatMessage]:
         first, second = (q["option_a"], q["option_b"]) if a_first else (q["option_b"], q["option_a"])
@@ -291,8 +296,8 @@ def dbb_mcq_group_solver(option_order: str = "balanced", seed: int = 0, epochs: 
         for (q, a_first), pairs in zip(asked, answers):
             r = results[q["id"]]
             if isinstance(pairs, (BaseException, str)):  # a failed request, or the provider's reason for a prompt
-                reason = pairs if isinstance(pairs, str) else f"{type(pairs).__name__}: {pairs}"
-                r["error"] = r["error"] or reason[:300]
+                why = pairs if isinstance(pairs, str) else reason(pairs)
+                r["error"] = r["error"] or why[:300]
                 continue
             if not pairs:
                 raise DBBLogprobsUnavailable(

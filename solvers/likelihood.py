@@ -28,6 +28,7 @@ from typing import Any
 from inspect_ai.model import ChatMessageUser, GenerateConfig, Model, ModelOutput, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from stereoprobe.errors import reason
 from stereoprobe.solvers.capability import PROBE_TEXT, check_logprobs, require_logprobs_setup
 from stereoprobe.likelihood import (
     NO_PROMPT_LOGPROBS,
@@ -103,7 +104,7 @@ async def _score_one(model: Model, item: Mapping[str, Any], config: GenerateConf
         meta = {k: item[k] for k in ("encoder_text", "mlm_max_length") if item.get(k) is not None} or None
         out: ModelOutput = await model.generate([ChatMessageUser(content=text, metadata=meta)], config=config)
     except (ValueError, TypeError) as ex:  # deterministic: this text cannot be scored by this model
-        return fail(f"{type(ex).__name__}: {ex}")
+        return fail(reason(ex))
     choice = out.choices[0] if out.choices else None
     plp = choice.prompt_logprobs if choice is not None else None
     if plp is None or not plp.content:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from stereoprobe.inspect_internals import active_generate_config
 from stereoprobe.stereotales.run_settings import STORY_DEFAULTS, request_settings
 
 

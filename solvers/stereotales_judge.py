@@ -5,6 +5,7 @@ from __future__ import annotations
 from inspect_ai.model import ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from stereoprobe.inspect_internals import active_generate_config
 from stereoprobe.stereotales.judge.contract import META_ORDER
 from stereoprobe.stereotales.judge.prompt import AnyJudgePrompt, question_order
 from stereoprobe.stereotales.run_settings import JUDGE_DEFAULTS, request_settings

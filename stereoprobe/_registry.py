@@ -41,13 +41,11 @@ def register_bare_scorer_names() -> list[str]:
 
     A bare name already taken by another package's object is left alone.
     """
-    from inspect_ai._util.registry import RegistryInfo, registry_add, registry_find, registry_lookup
+    from stereoprobe.inspect_internals import register, registry_find, registry_info, registry_lookup
 
     added = []
     found = registry_find(lambda info: info.type == "scorer" and info.name.startswith(f"{PACKAGE}/"))
     for obj in found:
-        from inspect_ai._util.registry import registry_info
-
         info = registry_info(obj)
         bare = info.name.split("/", 1)[1]
         if registry_lookup("scorer", bare) is not None:
@@ -59,7 +57,7 @@ def register_bare_scorer_names() -> list[str]:
         factory.__name__ = bare
         factory.__doc__ = getattr(obj, "__doc__", None)
         factory.__wrapped__ = obj  # type: ignore[attr-defined]  # signature of the real scorer factory
-        registry_add(factory, RegistryInfo(type="scorer", name=bare, metadata=dict(info.metadata)))
+        register(factory, "scorer", bare, dict(info.metadata))
         added.append(bare)
     return added
 

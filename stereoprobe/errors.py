@@ -36,3 +36,11 @@ def one_line(message: object) -> str:
     """``message`` as one line (inner newlines folded), for the CLI's error line."""
     text = str(message)
     return " ".join(text.split()) if "\n" in text else text.strip()
+
+
+def reason(ex: BaseException, limit: int | None = None, *, fold: bool = False) -> str:
+    """The exception line, ``"ValueError: the message"``: the one way an exception is named in a message, a
+    recorded per-item error or a settings record. ``fold``: the message as one line (:func:`one_line`);
+    ``limit``: the message cut to that many characters (the class name is kept)."""
+    text = one_line(ex) if fold else str(ex)
+    return f"{type(ex).__name__}: {text if limit is None else text[:limit]}"

@@ -20,9 +20,10 @@ offer ``stash_texts(items) -> key``: the solver then sends ``metadata[TEXTS_REF_
 items, so the texts, already in the sample's metadata, are not copied into the logged model event. Other
 providers get one request per text (see ``stereoprobe.solvers.likelihood``).
 
-**Grouped one-token requests** (DBB's logprob mode). A provider with ``answers_prompt_batches = True`` also
-accepts such a call without ``prompt_logprobs`` and with ``logprobs``, ``top_logprobs``, ``max_tokens=1`` and
-temperature 0, whose items are ``{"messages": [{"role": "system" | "user", "content": ...}, ...]}``
+**Grouped one-token requests** (DBB's logprob mode). A provider instance whose ``answers_prompt_batches`` is
+true (stereoprobe's ``transformers`` provider on a causal model; the route follows the loaded model, not the
+class) also accepts such a call without ``prompt_logprobs`` and with :func:`one_token_request`'s settings
+(``logprobs``, ``top_logprobs``, ``max_tokens=1``, temperature 0; :func:`is_one_token_request`), whose items are ``{"messages": [{"role": "system" | "user", "content": ...}, ...]}``
 conversations: it answers ``metadata[RESULTS_KEY] = {"top_logprobs": [...], "error": [...]}``, per item the
 answer token's ``[token, logprob]`` followed by its ``top_logprobs`` most likely ``[token, logprob]`` pairs
 (or ``None`` with the reason), each exactly as one request with that conversation would give them.
@@ -45,7 +46,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inspect_ai._util.error import PrerequisiteError
+from inspect_ai.model import GenerateConfig
+
+from stereoprobe.inspect_internals import PrerequisiteError
 
 from stereoprobe.errors import InputError
 
@@ -111,6 +114,18 @@ def unavailable(model: str, what: str = "likelihood scoring") -> str:
     """The one refusal line: ``model`` returns no prompt log-probabilities, and which providers do."""
     return (f"{model} returns no prompt log-probabilities, which {what} needs (a chat API scores no given "
             f"text): use {WORKING_PROVIDERS}")
+
+
+def one_token_request(top_logprobs: int) -> GenerateConfig:
+    """The one-token request: one greedy token (temperature 0, ``max_tokens=1``) with its log-probability and
+    the ``top_logprobs`` most likely tokens' (DBB's logprob mode, :data:`stereoprobe.dbb.contract.LOGPROB`)."""
+    return GenerateConfig(logprobs=True, top_logprobs=top_logprobs, max_tokens=1, temperature=0.0)
+
+
+def is_one_token_request(config: GenerateConfig) -> bool:
+    """Whether ``config`` asks for :func:`one_token_request` and nothing else (the grouped one-token route)."""
+    return bool(config.logprobs and config.max_tokens == 1 and not config.temperature and not config.num_choices
+                and config.prompt_logprobs is None and not config.stop_seqs and not config.response_schema)
 
 
 def logprob_requirement(config: Any) -> str | None:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stereoprobe.errors import InputError
+from stereoprobe.errors import InputError, reason
 from stereoprobe.model_labels import model_label
 
 HEADER_JSON = "header.json"
@@ -90,7 +90,7 @@ def _member_json(z: zipfile.ZipFile, path: Path, name: str) -> Any:
     except Exception as exc:  # zstandard.ZstdError (corrupt zstd frame) and other decompressor errors
         if type(exc).__module__.split(".")[0] not in ("zstandard", "zipfile_zstd", "zlib", "_zstd", "compression"):
             raise
-        raise LogReadError(f"{path}: member {name} is corrupt ({type(exc).__name__}: {exc})") from exc
+        raise LogReadError(f"{path}: member {name} is corrupt ({reason(exc)})") from exc
 
 
 def _roles(model_roles: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -267,8 +267,7 @@ def _read_json_log(p: Path, header_only: bool) -> Any:
     try:
         return read_eval_log(str(p), header_only=header_only)
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:  # pydantic's ValidationError, bad JSON
-        detail = " ".join(str(exc).split())[:160]
-        raise LogReadError(f"{p}: not a readable inspect log ({type(exc).__name__}: {detail})") from exc
+        raise LogReadError(f"{p}: not a readable inspect log ({reason(exc, 160, fold=True)})") from exc
 
 
 def _ordered(keys: Iterable[tuple[Any, int]], spec: Mapping[str, Any]) -> list[tuple[Any, int]]:

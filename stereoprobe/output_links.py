@@ -22,6 +22,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from stereoprobe import outputs
 from stereoprobe.errors import InputError
 from stereoprobe.output_paths import HUB_ENTRY, linked_target, version_link_target
 
@@ -45,8 +46,6 @@ def prepare_linked_dir(link: str | Path, out: str | Path, entry_name: str = HUB_
     """Before the new OUT is built: turn a folder ``link`` into a link to ``out/entry_name`` that shows the
     same files (see the module docstring); nothing to do when ``link`` is missing or already that link. A link
     of the user's to another folder is refused in one line (it would be replaced)."""
-    from stereoprobe.outputs import _exchange, _NoExchange
-
     link, out = Path(os.path.abspath(link)), Path(os.path.abspath(out))
     entry = out / entry_name
     if _points_to(link, entry) or not os.path.lexists(link):
@@ -65,8 +64,8 @@ def prepare_linked_dir(link: str | Path, out: str | Path, entry_name: str = HUB_
         staging.rmdir()
         new = _new_link(link, entry)
         try:
-            _exchange(new, link)  # the one step a reader of HUB sees: the same files, now through the link
-        except _NoExchange:
+            outputs.exchange_paths(new, link)  # the one step a reader of HUB sees: the same files, now through the link
+        except outputs.NoExchange:
             old = link.parent / f".{link.name}.old"
             os.rename(link, old)
             os.replace(new, link)
@@ -83,9 +82,7 @@ def carry_entries(new_entry: str | Path, out: str | Path, entry_name: str = HUB_
     """After the run wrote ``new_entry`` (the Hub entry of OUT's new version): carry into it what the earlier
     entry holds that this run does not write and that no earlier run of this command wrote (the user's own
     files in HUB), with the manifest, as :func:`stereoprobe.outputs.atomic_output_dir` does for a folder."""
-    from stereoprobe.outputs import _WRITER, _complete
-
-    _complete(Path(new_entry), Path(os.path.abspath(out)) / entry_name, _WRITER.get())
+    outputs.complete_entries(Path(new_entry), Path(os.path.abspath(out)) / entry_name, outputs.WRITER.get())
 
 
 def _remove(path: Path) -> None:

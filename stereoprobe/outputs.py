@@ -63,21 +63,22 @@ from stereoprobe.output_paths import (
     version_link_target,
 )
 
-__all__ = ["MANIFEST", "MARKER", "atomic_output_dir", "atomic_output_file", "output_lock", "recover", "writer"]
+__all__ = ["MANIFEST", "MARKER", "WRITER", "NoExchange", "atomic_output_dir", "atomic_output_file", "complete_entries",
+           "exchange_paths", "output_lock", "recover", "writer"]
 
 MANIFEST = ".stereoprobe-outputs.json"
 DISK_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS, errno.EFBIG}
-_WRITER: contextvars.ContextVar[str] = contextvars.ContextVar("stereoprobe_output_writer", default="python")
+WRITER: contextvars.ContextVar[str] = contextvars.ContextVar("stereoprobe_output_writer", default="python")  # writer()
 
 
 @contextlib.contextmanager
 def writer(name: str) -> Iterator[None]:
     """Name the writer of the outputs written inside (the command line names each command)."""
-    token = _WRITER.set(name)
+    token = WRITER.set(name)
     try:
         yield
     finally:
-        _WRITER.reset(token)
+        WRITER.reset(token)
 
 
 # ------------------------------------------------------------------------------------------------ lock
@@ -202,21 +203,21 @@ def output_lock(out: str | Path, *, build: bool = False, file: bool = False) -> 
 # ------------------------------------------------------------------------------------------------ swap
 
 
-class _NoExchange(Exception):
+class NoExchange(Exception):
     """The file system (or the C library) cannot exchange two paths in one rename."""
 
 
-def _exchange(a: Path, b: Path) -> None:
+def exchange_paths(a: Path, b: Path) -> None:
     """Swap the two paths ``a`` and ``b`` in one atomic rename (Linux ``renameat2(RENAME_EXCHANGE)``)."""
     try:
         fn = ctypes.CDLL(None, use_errno=True).renameat2
     except (AttributeError, OSError):
-        raise _NoExchange from None
+        raise NoExchange from None
     at_fdcwd, rename_exchange = -100, 2
     if fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) != 0:
         err = ctypes.get_errno()
         if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
-            raise _NoExchange
+            raise NoExchange
         raise OSError(err, os.strerror(err), str(b))
 
 
@@ -246,9 +247,9 @@ def _can_exchange(out: Path) -> bool:
     a = _make_temporary(out, "x")
     b = _make_temporary(out, "x")
     try:
-        _exchange(a, b)
+        exchange_paths(a, b)
         return True
-    except (_NoExchange, OSError):
+    except (NoExchange, OSError):
         return False
     finally:
         for p in (a, b):
@@ -286,10 +287,10 @@ def _swap(new: Path, out: Path) -> None:
             _relink(new, out)
         return
     try:
-        _exchange(new, out)
+        exchange_paths(new, out)
         _unmark(out)  # ``out`` is the new folder now; ``new`` names the earlier one, removed next
         _mark(new)
-    except _NoExchange:  # a real folder on a file system that cannot exchange: once, a link from now on
+    except NoExchange:  # a real folder on a file system that cannot exchange: once, a link from now on
         old = _old(out)
         if os.path.lexists(old):  # not one of ours (recover removed those): never replaced
             raise InputError(f"{old}: a folder of yours has the name this run needs to move {out} aside; "
@@ -382,7 +383,7 @@ def _carry(src: Path, dst: Path) -> None:
         _link_or_copy(str(src), str(dst))
 
 
-def _complete(new: Path, out: Path, name: str) -> None:
+def complete_entries(new: Path, out: Path, name: str) -> None:
     """Carry into ``new`` the entries of ``out`` that stay, and write the manifest."""
     written = sorted(p.name for p in new.iterdir() if p.name not in (MANIFEST, MARKER))
     before = _read_manifest(out) if out.is_dir() else {}
@@ -430,7 +431,7 @@ def atomic_output_dir(out: str | Path, *, inputs: Iterable[str | Path] = (), own
     shown = out
     check_output_dir(out)
     check_not_an_input(out, inputs)
-    who = owner or _WRITER.get()
+    who = owner or WRITER.get()
     with output_lock(out, build=True) as path:
         try:
             _recover(path)
@@ -441,7 +442,7 @@ def atomic_output_dir(out: str | Path, *, inputs: Iterable[str | Path] = (), own
         try:
             try:
                 yield new
-                _complete(new, path, who)
+                complete_entries(new, path, who)
                 _swap(new, path)
             except OSError as exc:
                 if exc.errno in DISK_ERRORS:

@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import Any, Literal, NoReturn, TypeVar, cast, overload
 
 from inspect_ai import Task
-from inspect_ai._util.error import PrerequisiteError
+from stereoprobe.inspect_internals import PrerequisiteError
 
 from stereoprobe.errors import InputError, one_line
 from stereoprobe.hints import closest, did_you_mean

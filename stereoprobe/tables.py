@@ -1,8 +1,9 @@
 """Result tables: every table goes out as CSV (for people) and Parquet (for programs) (:func:`write_table`),
 and is read back by the one reader of output tables (:func:`read_table`: the leaderboard, the reports).
 
-Every CSV the tool writes goes through :func:`write_csv`, which makes it safe to open in a spreadsheet (OWASP,
-"CSV injection"): a text cell (or column name) starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
+Every CSV the tool writes goes through :func:`write_csv` (one named exception: the DBB builder's exported
+templates and variations, a task input format read back cell for cell; :mod:`stereoprobe.dbb.builder`),
+which makes it safe to open in a spreadsheet (OWASP, "CSV injection"): a text cell (or column name) starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
 return gets a single quote in front (``=HYPERLINK(...)`` is written ``'=HYPERLINK(...)``), so that no cell is
 read as a formula. Numbers are never touched: numeric columns, and text cells that are a plain number
 (``-1.5``, ``+3e-2``). A text that already starts with quotes before such a character gets one more, so

@@ -42,22 +42,19 @@ __all__ = ["DBBLogprobsUnavailable", "dbb", "dbb_sg"]
 
 TASK_VERSION = task_version("dbb")  # tasks/<probe>.eval.yaml
 _E = Q.D.DBBDataError  # raised for a bad task parameter (an InputError)
-#: the option order of each mode: the paper's fixed order (option A, the first concept, shown first; §3.3)
-#: for sampled answers; both orders for the logprob extension (the letter preference cancels exactly)
-DEFAULT_OPTION_ORDER = {"sampled": "fixed", "logprob": "balanced"}
 LOGPROB_WHAT = "task dbb -T mode=logprob"  # how the capability refusal names the route
 
 
-def _mcq_config(mode: str, temperature: float, top_p: float, frequency_penalty: float, max_tokens: int,
+def _mcq_config(mode: C.Mode, temperature: float, top_p: float, frequency_penalty: float, max_tokens: int,
                 top_k: int | None) -> GenerateConfig:
-    """The generation settings of the multiple choice, checked: the answer letter's logprobs (logprob mode), else
+    """The generation settings of the multiple choice, checked: the mode's one request (logprob mode), else
     the sampled-mode settings (``top_k`` already checked)."""
     temperature = P.number(temperature, "temperature", 0.0, error=_E)
     top_p = P.number(top_p, "top_p", 0.0, 1.0, low_open=True, error=_E)
     frequency_penalty = P.number(frequency_penalty, "frequency_penalty", -2.0, 2.0, error=_E)
     max_tokens = P.integer(max_tokens, "max_tokens", 1, error=_E)
-    if mode == "logprob":
-        return GenerateConfig(logprobs=True, top_logprobs=20, max_tokens=1, temperature=0.0)
+    if mode.logprob:
+        return mode.request()
     return GenerateConfig(temperature=temperature, top_p=top_p, frequency_penalty=frequency_penalty,
                           max_tokens=max_tokens, top_k=top_k)
 
@@ -71,7 +68,7 @@ def _question_samples(qs: list[Any], tmpl: Any) -> list[Sample]:
 def _prompt_source(source: Any) -> str:
     """Where upstream's prompt files are read: a task's ``source`` that is a local copy of the upstream
     repository, else the pinned download (a template CSV or ``bundled`` holds no prompt file)."""
-    return str(source) if SC._local_root(source) else "upstream"
+    return str(source) if SC.local_root(source) else "upstream"
 
 
 def _template_samples(qs: list[Any], n_epochs: int, tmpl: dict[str, Any]) -> list[Sample]:
@@ -88,26 +85,27 @@ def _template_samples(qs: list[Any], n_epochs: int, tmpl: dict[str, Any]) -> lis
             for tid, group in by_t.items()]
 
 
-def _mcq_shape(mode: str, unit: str | None, option_order: str | None, epochs: int | None) -> tuple[str, str, str, int]:
+def _mcq_shape(mode: str, unit: str | None, option_order: str | None, epochs: int | None
+               ) -> tuple[C.Mode, str, str, int]:
     """The multiple choice's run shape, checked: (mode, unit, option order, epochs per question), each unset one
-    the mode's default (logprob: one sample per template, both option orders; sampled: per question, the
-    paper's fixed order and at least 10 answers, §5)."""
-    mode = P.choice(mode, "mode", C.MODES, error=_E)
-    unit = P.choice(unit or ("template" if mode == "logprob" else "question"), "unit",
-                    C.UNITS if mode == "logprob" else ("question",), error=_E)
-    option_order = P.choice(option_order or DEFAULT_OPTION_ORDER[mode], "option_order", C.OPTION_ORDERS, error=_E)
-    n_epochs = P.integer(epochs, "epochs", 1, maximum=10_000, optional=True, error=_E) or C.DEFAULT_EPOCHS[mode]
-    if mode == "sampled" and n_epochs < 10:
-        raise Q.D.DBBDataError(f"epochs: sampled mode needs at least 10 epochs per question (paper §5), "
-                               f"got {n_epochs}")
-    return mode, unit, option_order, n_epochs
+    the mode's default (:data:`stereoprobe.dbb.contract.MODE_RECORDS`: logprob, one sample per template, both
+    option orders; sampled, per question, the paper's fixed order and at least 10 answers, §5)."""
+    rec = C.mode(P.choice(mode, "mode", C.MODES, error=_E))
+    unit = P.choice(unit or rec.unit, "unit", rec.units, error=_E)
+    option_order = P.choice(option_order or rec.option_order, "option_order", C.OPTION_ORDERS, error=_E)
+    n_epochs = P.integer(epochs, "epochs", 1, maximum=10_000, optional=True, error=_E) or rec.epochs
+    if n_epochs < rec.min_epochs:
+        raise Q.D.DBBDataError(f"epochs: {rec.name} mode needs at least {rec.min_epochs} epochs per question "
+                               f"(paper §5), got {n_epochs}")
+    return rec, unit, option_order, n_epochs
 
 
 def _epochs_bound(unit: str, n_epochs: int) -> str:
     """Why ``inspect eval --epochs`` (which replaces the task's epochs) is refused where questions could not be
     complete."""
     if unit == "question":
-        return f"each question needs its -T epochs={n_epochs} answers; sampled mode at least 10, paper §5"
+        return (f"each question needs its -T epochs={n_epochs} answers; {C.SAMPLED.name} mode at least "
+                f"{C.SAMPLED.min_epochs}, paper §5")
     return "-T unit=template answers every option order inside one sample; use -T epochs"
 
 
@@ -223,7 +221,7 @@ def dbb(
     top_k = P.top_k(top_k, error=_E)  # 0 or none: no top-k (None: not sent, so neutral on every provider)
     config = _mcq_config(mode, temperature, top_p, frequency_penalty, max_tokens, top_k)
     threshold = P.number(threshold, "threshold", 0.0, 100.0, error=_E)
-    logprob = mode == "logprob"
+    logprob = mode.logprob
     check_before_run("token" if logprob else None, LOGPROB_WHAT)  # before any download or paid request
     names = Q.name_source(source, names)
     _, qs = Q.select_questions(source, faithful, seed, categories, limit_templates, templates, names)
@@ -236,18 +234,18 @@ def dbb(
         solver = dbb_mcq_group_solver(option_order=option_order, seed=int(seed), epochs=n_epochs, **prompt_args)
     else:
         samples, task_epochs = _question_samples(qs, tmpl), n_epochs
-        solver = dbb_mcq_solver(mode=mode, option_order=option_order, seed=int(seed), **prompt_args)
+        solver = dbb_mcq_solver(mode=mode.name, option_order=option_order, seed=int(seed), **prompt_args)
     return P.EpochsBoundTask(
         min_epochs=task_epochs, max_epochs=None if unit == "question" else 1, why=_epochs_bound(unit, n_epochs),
         dataset=MemoryDataset(samples, name=Q.dataset_name(source)),
         solver=solver,
-        scorer=dbb_mcq_scorer(mode=mode),
+        scorer=dbb_mcq_scorer(mode=mode.name),
         metrics=dbb_metrics(threshold, task_epochs),
         epochs=Epochs(task_epochs, dbb_epochs()),
         setup=require_logprobs_setup("token", LOGPROB_WHAT) if logprob else None,  # where the build did not probe
         config=config,
         version=TASK_VERSION,
-        metadata={"probe": "dbb", "variant": "mcq", "mode": mode, "source": str(source),
+        metadata={"probe": "dbb", "variant": "mcq", "mode": mode.name, "source": str(source),
                   "faithful": bool(faithful), "seed": seed, "option_order": option_order, "epochs": n_epochs,
                   "threshold": threshold, "unit": unit, "top_k": top_k, "names": names,
                   "system_message": system_message, "prompt": prompt},

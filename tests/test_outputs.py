@@ -202,7 +202,7 @@ def test_a_users_folders_named_like_leftovers_are_kept(tmp_path: Path, monkeypat
     and links named ``.out.tmp-XXXXXXXX`` (etc.) beside ``out``, or holding a file of the marker's name with
     other text, survive every later run, on a file system that exchanges folders and on one that cannot."""
     if not exchange:
-        monkeypatch.setattr(outputs, "_exchange", _no_exchange)
+        monkeypatch.setattr(outputs, "exchange_paths", _no_exchange)
     out = tmp_path / "out"
     names = [".out.tmp-abcd1234", ".out.old", ".out.v-abcd1234", ".out.x-abcd1234", ".out.tmp-fake0000"]
     for name in names:
@@ -263,7 +263,7 @@ def _write(new: Path, tag: str) -> None:
 
 
 def _no_exchange(a: Path, b: Path) -> None:
-    raise outputs._NoExchange
+    raise outputs.NoExchange
 
 
 def _crash_at(out: str, step: int, exchange: bool, report: str) -> None:  # pragma: no cover (a child process)
@@ -283,8 +283,8 @@ def _crash_at(out: str, step: int, exchange: bool, report: str) -> None:  # prag
         return step_fn
 
     if not exchange:
-        outputs._exchange = _no_exchange
-    outputs._exchange = killing(outputs._exchange)
+        outputs.exchange_paths = _no_exchange
+    outputs.exchange_paths = killing(outputs.exchange_paths)
     os.rename = killing(os.rename)
     os.replace = killing(os.replace)
     os.symlink = killing(os.symlink)
@@ -314,7 +314,7 @@ def test_a_crash_at_every_step_of_the_swap_leaves_the_old_or_the_new(tmp_path: P
         out = case / "out"
         with monkeypatch.context() as m:
             if earlier == "link":
-                m.setattr(outputs, "_exchange", _no_exchange)
+                m.setattr(outputs, "exchange_paths", _no_exchange)
             with atomic_output_dir(out, owner="w") as new:
                 _write(new, "old")
         assert out.is_symlink() == (earlier == "link")
@@ -346,7 +346,7 @@ def test_a_crash_at_every_step_of_the_swap_leaves_the_old_or_the_new(tmp_path: P
 def test_a_link_kept_folder_is_the_folder_for_the_lock_and_the_checks(tmp_path: Path, monkeypatch) -> None:
     """On a file system that cannot exchange, ``out`` is a link to ``.out.v-XXXXXXXX``: the next run locks
     ``out`` itself (not the version it points to), carries the user's files and removes the old version."""
-    monkeypatch.setattr(outputs, "_exchange", _no_exchange)
+    monkeypatch.setattr(outputs, "exchange_paths", _no_exchange)
     out = tmp_path / "out"
     with atomic_output_dir(out, owner="w") as new:
         (new / "a.csv").write_text("1")
@@ -426,7 +426,7 @@ def test_a_replaced_output_keeps_its_permissions(tmp_path: Path) -> None:
 def test_a_link_to_a_link_kept_folder_locks_and_replaces_the_folder(tmp_path: Path, monkeypatch) -> None:
     """A user's link to ``out`` (kept as a link to its version): the lock is ``out``'s, and the run replaces
     ``out`` (not the version folder it pointed to)."""
-    monkeypatch.setattr(outputs, "_exchange", _no_exchange)
+    monkeypatch.setattr(outputs, "exchange_paths", _no_exchange)
     out = tmp_path / "out"
     with atomic_output_dir(out, owner="w") as new:
         (new / "a.csv").write_text("1")

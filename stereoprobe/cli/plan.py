@@ -117,8 +117,7 @@ def task_names() -> list[str]:
 def load_task(name: str, args: dict[str, Any]) -> Any:
     """The task through inspect's registry (``stereoprobe/<name>``), built with ``args``."""
     import stereoprobe._registry  # noqa: F401 - registers the tasks
-    from inspect_ai._eval.registry import task_create
-    from inspect_ai._util.registry import registry_lookup
+    from stereoprobe.inspect_internals import registry_lookup, task_create
 
     # inspect names a package's tasks "stereoprobe/<task>" when it maps the module to the installed
     # distribution; the bare name is the fallback it uses otherwise

@@ -47,7 +47,7 @@ def register(subparsers: Any) -> None:
 def _upstream_refusal_prompt(view: Any) -> str:
     """The default run's refusal request for the view's first sample (flare's template, filled by the
     scorer's own function), or one line saying that it needs the pinned upstream file."""
-    from stereoprobe.scorers.stereotales import _refusal_prompt
+    from stereoprobe.stereotales.extraction.refusal_prompt import refusal_prompt
     from stereoprobe.stereotales.extraction.upstream_prompts import upstream_role_prompts
     from stereoprobe.upstream import UpstreamDataError
 
@@ -57,7 +57,7 @@ def _upstream_refusal_prompt(view: Any) -> str:
         prompts = upstream_role_prompts()
     except UpstreamDataError as e:
         return f"(needs flare's pinned upstream file: {e}; our wording: --show-refusal-prompt bundled)"
-    return _refusal_prompt(view.taxonomy, "<the story>", view.samples[0].metadata, upstream_prompts=prompts)
+    return refusal_prompt(view.taxonomy, "<the story>", view.samples[0].metadata, upstream_prompts=prompts)
 
 
 def run(args: argparse.Namespace) -> int:

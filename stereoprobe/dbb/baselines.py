@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from stereoprobe.dbb.data import DBBDataError
+from stereoprobe.errors import reason
 
 BENCHMARKS = ("bbq", "crows_pairs", "stereoset")
 BBQ_KEY, CROWS_KEY, STEREOSET_KEY = "BBQ", "CrowS-Pairs", "StereoSet"  # upstream_sources.yaml keys
@@ -100,7 +101,7 @@ def read_bbq(path: str | Path, target_locs: dict[tuple[str, str], int]) -> list[
                 label, cond = int(r["label"]), r["context_condition"]
                 context, question, polarity = r["context"], r["question"], r["question_polarity"]
             except (json.JSONDecodeError, KeyError, IndexError, TypeError, ValueError) as e:
-                raise DBBDataError(f"{path}: line {line}: not a BBQ item ({type(e).__name__}: {e})") from None
+                raise DBBDataError(f"{path}: line {line}: not a BBQ item ({reason(e)})") from None
             loc = target_locs.get((cat, eid))
             if loc is None:
                 continue
@@ -159,7 +160,7 @@ def read_stereoset(path: str | Path, splits: Sequence[str] = STEREOSET_SPLITS) -
                     roles=tuple(s["gold_label"] for s in sents),
                     metadata={"target": ex["target"], "bias_type": ex["bias_type"]}))
     except (json.JSONDecodeError, KeyError, TypeError) as e:
-        raise DBBDataError(f"{path}: not StereoSet's dev.json ({type(e).__name__}: {e})") from None
+        raise DBBDataError(f"{path}: not StereoSet's dev.json ({reason(e)})") from None
     for it in items:
         if sorted(it.roles) != ["anti-stereotype", "stereotype", "unrelated"]:
             raise DBBDataError(f"{path}: item {it.id}: gold labels {list(it.roles)}; expected one stereotype, "

@@ -9,6 +9,12 @@ or (BBQ) pair → explanation; then grader refinement. Step 2 (``dbb_build_quest
 context + option A → option B → grader → sentence variations for DBB-SG. The LLM calls live in
 ``solvers/dbb_build.py``; this module holds the pure parts. Exported files are read by the evaluation
 tasks: ``-T source=DIR/templates.csv`` and ``-T variations=DIR/sg_variations.csv``.
+
+**The named exception to** :func:`stereoprobe.tables.write_csv`: :func:`export` writes its CSVs with the
+``csv`` module, every cell exactly as generated. They are not result tables but the evaluation tasks' input
+format, the one a user also writes by hand, read cell for cell by :mod:`stereoprobe.dbb.data`; a quote put in
+front of a cell starting with ``=``, ``+``, ``-`` or ``@`` would change the question the task asks. Open them
+in a spreadsheet as text (or import them) rather than double-clicking.
 """
 
 from __future__ import annotations

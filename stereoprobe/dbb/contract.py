@@ -6,6 +6,12 @@ Import these names on both sides; never write the strings twice.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from inspect_ai.model import GenerateConfig
+
 # ---- tasks and scorers (the eval log side)
 TASK_MCQ = "dbb"
 TASK_SG = "dbb_sg"
@@ -19,12 +25,64 @@ REDUCER = "dbb_epochs"  # the epoch reducer of both tasks (mean of a and valid, 
 DEFAULT_SOURCE = "upstream"  # the paper's benchmark (1,547 templates, 77,350 questions)
 DEFAULT_FAITHFUL = True  # the upstream expansion, quirks included (see docs/fidelity.md)
 
-MODES = ("sampled", "logprob")
-DEFAULT_MODE = "sampled"  # the paper's protocol (§5, Appendix A)
-DEFAULT_EPOCHS = {"sampled": 10, "logprob": 2}
 OPTION_ORDERS = ("random", "balanced", "fixed")
 SG_NORMALISATIONS = ("per_variation", "after_mean")
 SG_SCORING = ("chat", "raw")  # DBB-SG: option as the assistant reply under the chat template, or raw text
+
+# ---- the multiple choice's modes: one record each (read by the task, solvers, scorer and post-processing)
+UNITS = ("template", "question")
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One mode of the multiple choice: its request, default unit, option orders and epochs.
+
+    ``top_logprobs``: the logprob request, one greedy token with its ``top_logprobs`` most likely tokens
+    (:meth:`request`); ``None``: sampled answers under the task's generation settings. ``units``: the units it
+    allows (the first is its default); ``option_order``: its default order; ``epochs``: its default answers
+    per question; ``min_epochs``: fewer is refused."""
+
+    name: str
+    units: tuple[str, ...]
+    option_order: str
+    epochs: int
+    min_epochs: int
+    top_logprobs: int | None = None
+
+    @property
+    def logprob(self) -> bool:
+        """Whether the answer is read from the answer token's top log-probabilities."""
+        return self.top_logprobs is not None
+
+    @property
+    def unit(self) -> str:
+        """The default unit (``template``: one sample per template; ``question``: one per question)."""
+        return self.units[0]
+
+    def request(self) -> GenerateConfig:
+        """The mode's one request (logprob mode): a fresh ``GenerateConfig`` each call."""
+        from stereoprobe.likelihood import one_token_request
+
+        if self.top_logprobs is None:
+            raise ValueError(f"DBB mode {self.name!r} samples under the task's settings; it has no fixed request")
+        return one_token_request(self.top_logprobs)
+
+
+#: the paper's protocol (§5, Appendix A): sampled answers, option A always shown first (§3.3), >= 10 epochs.
+#: A literal name: inspect's task listing reads a parameter's default from the source
+DEFAULT_MODE = "sampled"
+SAMPLED = Mode(DEFAULT_MODE, units=("question",), option_order="fixed", epochs=10, min_epochs=10)
+#: the extension: exact P(A) from the answer letter's top-20 log-probabilities, both option orders (the letter
+#: preference cancels), one sample per template by default
+LOGPROB = Mode("logprob", units=UNITS, option_order="balanced", epochs=2, min_epochs=1, top_logprobs=20)
+MODE_RECORDS: dict[str, Mode] = {m.name: m for m in (SAMPLED, LOGPROB)}
+MODES = tuple(MODE_RECORDS)
+
+
+def mode(name: str | None) -> Mode:
+    """The record of mode ``name`` (``None``: the default mode); an unknown name raises ``KeyError``."""
+    return MODE_RECORDS[name or DEFAULT_MODE]
+
 
 # ---- score value keys (per response): a = probability of option A, valid in {0, 1}; the epoch reducer adds
 # ``epochs`` = number of responses reduced into the value
@@ -33,7 +91,6 @@ KEY_VALID = "valid"
 KEY_EPOCHS = "epochs"
 # a grouped sample (unit=template: DBB-SG, MCQ logprob mode): per-question results in the score metadata,
 # aligned lists
-UNITS = ("template", "question")
 GROUP_IDS = "question_ids"
 GROUP_A = "a"  # DBB-SG: the Eq. 2 share per question; MCQ logprob: the list of a per option order
 GROUP_VALID = "valid"  # MCQ logprob: the list of valid per option order (absent for DBB-SG: all valid)

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stereoprobe.errors import reason
 from stereoprobe.paths import dataset_file
 
 from stereoprobe.dbb.descriptors import (  # noqa: F401  (re-exported: the data API of the probe)
@@ -148,7 +149,7 @@ def read_templates_csv(path: str | Path) -> list[QuestionTemplate]:
             cols = set(reader.fieldnames or ())
             rows = list(reader)
     except (UnicodeDecodeError, csv.Error) as e:
-        raise DBBDataError(f"{path}: not a UTF-8 CSV file ({type(e).__name__}: {e})") from None
+        raise DBBDataError(f"{path}: not a UTF-8 CSV file ({reason(e)})") from None
     out: list[QuestionTemplate] = []
     if set(_OUR_COLUMNS) <= cols:
         for i, r in enumerate(rows):
@@ -241,7 +242,7 @@ def read_variations_csv(path: str | Path, templates: Sequence[QuestionTemplate])
     try:
         return _read_variation_rows(path, known, out)
     except (UnicodeDecodeError, csv.Error) as e:
-        raise DBBDataError(f"{path}: not a UTF-8 CSV file ({type(e).__name__}: {e})") from None
+        raise DBBDataError(f"{path}: not a UTF-8 CSV file ({reason(e)})") from None
 
 
 def _read_variation_rows(path: Path, known: dict[str, QuestionTemplate], out: dict[str, list[Variation]]

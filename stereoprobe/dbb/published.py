@@ -21,6 +21,7 @@ from pathlib import Path
 
 from stereoprobe.dbb.data import (CATEGORIES, PLACEHOLDER, DBBDataError, Descriptors, QuestionTemplate,
                                   fill_context)
+from stereoprobe.errors import reason
 
 UPSTREAM_DATASET = "data/Bias-Dataset.csv"  # the published dataset: 1,547 x 50 rows
 #: ``-T names=``: the published draws (default for upstream templates) or a seeded draw
@@ -54,7 +55,7 @@ def published_names(path: str | Path, templates: Sequence[QuestionTemplate], des
                                    f"{', '.join(reader.fieldnames or ())})")
             rows = [r["Context"] for r in reader]
     except (UnicodeDecodeError, csv.Error) as e:
-        raise DBBDataError(f"{path}: not a UTF-8 CSV file ({type(e).__name__}: {e})") from None
+        raise DBBDataError(f"{path}: not a UTF-8 CSV file ({reason(e)})") from None
     if len(rows) != len(templates) * len(layout):
         raise DBBDataError(f"{path}: {len(rows)} rows; expected {len(templates)} templates x {len(layout)} "
                            f"questions = {len(templates) * len(layout)}")

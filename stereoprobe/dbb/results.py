@@ -139,10 +139,10 @@ def _runs_table(runs: dict[tuple[str, str], dict[str, Any]], stats: Any) -> pd.D
 
 
 def _protocol(mode: str | None, epochs: int) -> str:
-    """A note when a run departs from the paper's protocol (sampled mode: at least 10 epochs, §5), else ""."""
-    need = C.DEFAULT_EPOCHS["sampled"]
-    if mode == "sampled" and epochs < need:
-        return f"WARNING: {epochs} epoch{'s' if epochs != 1 else ''} per question; the sampled protocol needs {need}"
+    """A note when a run departs from the paper's protocol (a mode's minimum epochs: sampled, 10, §5), else ""."""
+    need = C.mode(mode).min_epochs if mode in C.MODE_RECORDS else 0
+    if epochs < need:
+        return f"WARNING: {epochs} epoch{'s' if epochs != 1 else ''} per question; the {mode} protocol needs {need}"
     return ""
 
 

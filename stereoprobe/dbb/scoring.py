@@ -28,7 +28,7 @@ UPSTREAM_INSTRUCTIONS = {"mcq": "src/prompt_instructions/evaluate_probs.txt",
                          "sg": "src/prompt_instructions/evaluate_perplexity.txt"}
 
 
-def _local_root(source: object) -> str | None:
+def local_root(source: object) -> str | None:
     """A task's ``source`` when it is a local copy of the upstream repository (holding the prompt files)."""
     if source is None or str(source) in ("upstream", "bundled"):
         return None
@@ -44,7 +44,7 @@ def upstream_instruction(kind: str, source: object = "upstream", verify: bool = 
     from stereoprobe.upstream import UpstreamDataError, fetch
 
     try:
-        path = fetch(PROMPT_SOURCE, UPSTREAM_INSTRUCTIONS[kind], local=_local_root(source), verify=verify)
+        path = fetch(PROMPT_SOURCE, UPSTREAM_INSTRUCTIONS[kind], local=local_root(source), verify=verify)
         return path.read_text(encoding="utf-8")
     except UpstreamDataError as e:
         raise UpstreamDataError(f"{e} (the default DBB prompt is upstream's {UPSTREAM_INSTRUCTIONS[kind]}; "

@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from stereoprobe.errors import InputError
+from stereoprobe.errors import InputError, reason
 from stereoprobe.inputs import partition, read_results_file
 from stereoprobe.inputs.discovery import RESULTS_FILE
 from stereoprobe.model_labels import model_label
@@ -94,7 +94,7 @@ def _inspect_rows(path: Path) -> list[dict[str, Any]]:
     except Exception as e:  # noqa: BLE001 (any unreadable file is one line for the user)
         if path.suffix == ".json":
             return []
-        raise InputError(f"{path}: not a readable inspect log ({type(e).__name__}: {e})") from None
+        raise InputError(f"{path}: not a readable inspect log ({reason(e)})") from None
     task = log.eval.task.split("/")[-1]
     ours = task == BASELINES_TASK
     bench = _benchmark(str((log.eval.task_args or {}).get("benchmark", "bbq")) if ours else task)

@@ -33,13 +33,11 @@ def _register_hook() -> None:
             return
         from inspect_ai.hooks import Hooks, SampleEnd, hooks
 
-        try:  # inspect announces the hooks it finds on its first eval: let it look before ours exists, so the
-            # planner's output is not prefixed by an "inspect_ai ... hooks enabled" banner
-            from inspect_ai.hooks._startup import init_hooks
+        # inspect announces the hooks it finds on its first eval: let it look before ours exists, so the
+        # planner's output is not prefixed by an "inspect_ai ... hooks enabled" banner
+        from stereoprobe.inspect_internals import init_hooks
 
-            init_hooks()
-        except ImportError:
-            pass
+        init_hooks()
 
         @hooks(name="stereoprobe_plan_calibration", description="stereoprobe plan --calibrate: samples done")
         class _CalibrationHook(Hooks):

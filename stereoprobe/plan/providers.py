@@ -26,8 +26,8 @@ def known_providers(prices: PriceTable) -> set[str]:
 
 def _registered(provider: str) -> bool:
     """Whether an installed package registers ``provider`` with inspect (imports inspect: the slow path)."""
-    from inspect_ai._util.entrypoints import ensure_entry_points  # stereoprobe's own entry point among them
-    from inspect_ai._util.registry import registry_find, registry_info
+    # stereoprobe's own entry point among them
+    from stereoprobe.inspect_internals import ensure_entry_points, registry_find, registry_info
 
     ensure_entry_points()
     found = registry_find(lambda info: info.type == "modelapi")

@@ -18,13 +18,15 @@ from inspect_ai.model import (
     TopLogprob,
 )
 
+from stereoprobe.providers.args import WorkerRequest
 from stereoprobe.providers.generation_batching import fast_generate
 from stereoprobe.providers.penalties import OpenAIPenaltiesProcessor
+from stereoprobe.providers.protocol import TransformersProvider
 from stereoprobe.providers.sampling import EFFECTIVE_SETTINGS_KEY, is_sampling, request_config, settings_record
 
 
 @torch.inference_mode()
-def run_generate(self: Any, reqs: list[Any]) -> list[ModelOutput]:
+def run_generate(self: TransformersProvider, reqs: list[WorkerRequest]) -> list[ModelOutput]:
     """Generate chat completions for requests sharing one batch key (``self``: the provider instance)."""
     s = reqs[0].payload
     sampling = is_sampling(s["temperature"])
@@ -50,7 +52,8 @@ def run_generate(self: Any, reqs: list[Any]) -> list[ModelOutput]:
     return outputs
 
 
-def generation_call(self: Any, reqs: list[Any], sampling: bool) -> tuple[Any, dict[str, Any]]:
+def generation_call(self: TransformersProvider, reqs: list[WorkerRequest], sampling: bool
+                    ) -> tuple[Any, dict[str, Any]]:
     """The resolved ``GenerationConfig`` and the other ``generate()`` arguments of a batch: every sampling setting
     explicit (the request's or neutral, :mod:`.sampling`), stop strings, the seed (set here), and the logits
     processors (OpenAI penalties and logit bias, then the JSON-schema mask)."""
@@ -78,7 +81,7 @@ def generation_call(self: Any, reqs: list[Any], sampling: bool) -> tuple[Any, di
     return config, kwargs
 
 
-def padded_prompts(self: Any, prompts: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor, int]:
+def padded_prompts(self: TransformersProvider, prompts: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor, int]:
     """Input ids, attention mask and where the generated tokens start in the output rows: causal models pad on
     the left (every prompt ends where generation starts), encoder-decoder models on the right (the decoder output
     begins with the decoder start token)."""
@@ -93,7 +96,7 @@ def padded_prompts(self: Any, prompts: list[list[int]]) -> tuple[torch.Tensor, t
     return ids, attention, width if left else 1
 
 
-def decoded_choice(self: Any, gen: list[int], logits: Any, row: int, eos_ids: set[int],
+def decoded_choice(self: TransformersProvider, gen: list[int], logits: Any, row: int, eos_ids: set[int],
                    s: dict[str, Any]) -> tuple[ChatCompletionChoice, int]:
     """One choice from its generated row: cut at the first end-of-sequence token, decoded, cut at the first stop
     string, with the tokens' log-probabilities when asked; and its number of generated tokens."""
@@ -110,7 +113,8 @@ def decoded_choice(self: Any, gen: list[int], logits: Any, row: int, eos_ids: se
     return ChatCompletionChoice(message=message, stop_reason=stop_reason, logprobs=logprobs), len(gen)
 
 
-def token_logprobs(self: Any, gen: list[int], logits: Any, row: int, top_logprobs: int) -> Logprobs:
+def token_logprobs(self: TransformersProvider, gen: list[int], logits: Any, row: int, top_logprobs: int
+                   ) -> Logprobs:
     """Log-probabilities of the generated tokens of output row ``row`` (``logits[j]``: the scores of step ``j``),
     with the ``top_logprobs`` most likely tokens of each step."""
     content = []

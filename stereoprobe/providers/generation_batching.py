@@ -35,36 +35,25 @@ from inspect_ai.model import (
     TopLogprob,
 )
 
+from stereoprobe.errors import reason
+from stereoprobe.providers.args import WorkerRequest
 from stereoprobe.providers.next_token import NextTokens, next_token_logprobs
+from stereoprobe.providers.protocol import TransformersProvider
 
-__all__ = ["CONTINUOUS_FALLBACK", "GATHER_TICK", "fast_generate", "gather_window", "next_tokens",
-           "one_token_logprobs"]
+__all__ = ["CONTINUOUS_FALLBACK", "fast_generate", "next_tokens", "one_token_logprobs"]
 
 logger = logging.getLogger(__name__)
 #: settings-record field of an output whose continuous-batching call failed and fell back to padded generation
 CONTINUOUS_FALLBACK = "continuous_batching_fallback"
-GATHER_TICK = 0.003  # seconds between two looks at the queue while gathering a batch
-
-
-def gather_window(queue: list[Any]) -> tuple[float, float]:
-    """(settle, limit) seconds the worker waits for concurrent samples to join a batch: it takes the queue once
-    no request arrived for ``settle`` seconds, or after ``limit``. Scoring: one tick, at most 20 ms (a forward
-    pass is short, and the next round picks up late arrivals). Multi-token generation: 50 ms of quiet, at most
-    0.5 s, since a request that misses the batch waits for the whole generation (seconds) before it starts;
-    inspect's concurrent samples reach the provider over tens of milliseconds."""
-    if queue and queue[0].kind == "generate" and int(queue[0].payload.get("max_new_tokens", 1)) > 1:
-        return 0.05, 0.5
-    return GATHER_TICK, 0.02
-
-
 def _plain(s: dict[str, Any]) -> bool:
     """No setting that only the general path implements."""
     return (int(s["n"]) == 1 and not s["stop"] and s["schema"] is None and float(s["repetition_penalty"]) == 1.0
             and not s["frequency_penalty"] and not s["presence_penalty"] and not s["logit_bias"])
 
 
-def fast_generate(api: Any, reqs: list[Any], config: Any = None, metadata: dict[str, Any] | None = None,
-                  record: dict[str, Any] | None = None) -> list[ModelOutput] | None:
+def fast_generate(api: TransformersProvider, reqs: list[WorkerRequest], config: Any = None,
+                  metadata: dict[str, Any] | None = None, record: dict[str, Any] | None = None
+                  ) -> list[ModelOutput] | None:
     """Outputs of ``reqs`` by the one-token or the continuous-batching route, or ``None`` (general path).
     ``config``: the batch's resolved ``GenerationConfig`` (continuous batching); ``metadata``: recorded in
     every output. A failed continuous-batching call falls back for this call only (the provider's setting
@@ -75,29 +64,30 @@ def fast_generate(api: Any, reqs: list[Any], config: Any = None, metadata: dict[
     sampling = s["temperature"] is not None and s["temperature"] > 0  # none: greedy (providers.sampling)
     if int(s["max_new_tokens"]) == 1 and not sampling:
         return _one_token_outputs(api, reqs, metadata)
-    if (getattr(api, "continuous_batching", False) and config is not None and not s["logprobs"]
+    if (api.continuous_batching and config is not None and not s["logprobs"]
             and s["seed"] is None and hasattr(api.model, "generate_batch")):
         try:
             return _continuous_outputs(api, reqs, config, metadata)
         except Exception as ex:  # noqa: BLE001 - a model or version it does not support: the general path
-            reason = f"{type(ex).__name__}: {ex}"[:300]
+            why = reason(ex)[:300]
             if record is not None:
-                record[CONTINUOUS_FALLBACK] = reason
+                record[CONTINUOUS_FALLBACK] = why
             logger.warning("transformers provider: continuous batching failed (%s); generating this batch with "
-                           "padded batches", reason)
+                           "padded batches", why)
     return None
 
 
-def next_tokens(api: Any, prompts: list[list[int]], top_k: int = 0, groups: list[Any] | None = None,
-                prefix_sharing: bool = False) -> NextTokens:
-    """:func:`.next_token.next_token_logprobs` with the provider's batch settings (``-M batch_size``,
-    ``batch_tokens``, ``batch_invariant``)."""
-    rows = api.batch_size
-    return next_token_logprobs(api.scorer, prompts, top_k, api.shape, groups, prefix_sharing, rows,
-                               None if rows is not None else api.batch_tokens)
+def next_tokens(api: TransformersProvider, prompts: list[list[int]], top_k: int = 0,
+                groups: list[Any] | None = None, prefix_sharing: bool = False) -> NextTokens:
+    """:func:`.next_token.next_token_logprobs` with the provider's batch policy (``-M batch_size``,
+    ``batch_tokens``, ``batch_invariant``). Causal models only (the route's eligibility, ``kind == "causal"``)."""
+    if api.scorer is None:
+        raise ValueError(f"transformers provider: the one-token route needs a causal model; {api.model_name} "
+                         f"is {api.kind}")
+    return next_token_logprobs(api.scorer, prompts, top_k, api.policy, groups, prefix_sharing)
 
 
-def one_token_logprobs(api: Any, got: NextTokens, b: int, top_k: int) -> Logprobs:
+def one_token_logprobs(api: TransformersProvider, got: NextTokens, b: int, top_k: int) -> Logprobs:
     """Prompt ``b``'s answer token as inspect's ``Logprobs`` (token texts decoded once per id)."""
     top = None
     if top_k:
@@ -107,7 +97,7 @@ def one_token_logprobs(api: Any, got: NextTokens, b: int, top_k: int) -> Logprob
                                      top_logprobs=top)])
 
 
-def _output(api: Any, req: Any, gen: list[int], logprobs: Logprobs | None,
+def _output(api: TransformersProvider, req: WorkerRequest, gen: list[int], logprobs: Logprobs | None,
             metadata: dict[str, Any] | None) -> ModelOutput:
     """One request's output, as the general path builds it: generation cut at the first stop token."""
     stop_ids = set(api.stop_ids())
@@ -126,7 +116,8 @@ def _output(api: Any, req: Any, gen: list[int], logprobs: Logprobs | None,
                        metadata=dict(metadata) if metadata is not None else None)
 
 
-def _one_token_outputs(api: Any, reqs: list[Any], metadata: dict[str, Any] | None) -> list[ModelOutput]:
+def _one_token_outputs(api: TransformersProvider, reqs: list[WorkerRequest], metadata: dict[str, Any] | None
+                       ) -> list[ModelOutput]:
     s = reqs[0].payload
     k = int(s["top_logprobs"] or 0) if s["logprobs"] else 0
     got = next_tokens(api, [list(r.payload["ids"]) for r in reqs], k, groups=list(range(len(reqs))))
@@ -134,8 +125,8 @@ def _one_token_outputs(api: Any, reqs: list[Any], metadata: dict[str, Any] | Non
                     metadata) for b, req in enumerate(reqs)]
 
 
-def _continuous_outputs(api: Any, reqs: list[Any], config: Any, metadata: dict[str, Any] | None
-                        ) -> list[ModelOutput]:
+def _continuous_outputs(api: TransformersProvider, reqs: list[WorkerRequest], config: Any,
+                        metadata: dict[str, Any] | None) -> list[ModelOutput]:
     gen_config = copy.deepcopy(config)
     gen_config.return_dict_in_generate = False
     gen_config.output_logits = False

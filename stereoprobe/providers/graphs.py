@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from stereoprobe.errors import reason
 from stereoprobe.providers.microbatch import MicroBatchShape, auto_flag
 
 __all__ = ["CUDA_GRAPHS_KEY", "GraphedForward", "graph_choice"]
@@ -69,7 +70,7 @@ class GraphedForward:
                 return eager
             except Exception as ex:  # noqa: BLE001 - any capture failure: eager from now on, reason recorded
                 self.on, self.graphs = False, {}
-                self.reason = f"fell back: {type(ex).__name__}: {ex}"[:300]
+                self.reason = f"fell back: {reason(ex)}"[:300]
                 return self.forward(ids)
         graph, static_in, static_out = self.graphs[key]
         static_in.copy_(ids)

@@ -112,7 +112,7 @@ def _from_pretrained(model_name: str, device: str, dtype: torch.dtype, kind: str
         source = str(default_model_dir())
     else:
         source = model_name
-    from stereoprobe.errors import one_line
+    from stereoprobe.errors import reason
     from stereoprobe.providers.validation import ModelArgError
 
     try:
@@ -122,7 +122,7 @@ def _from_pretrained(model_name: str, device: str, dtype: torch.dtype, kind: str
         raise ModelArgError(
             f"transformers provider: cannot load model {model_name!r}: it is neither a local model folder nor a "
             f"model id found on the Hugging Face hub{' cache (HF_HUB_OFFLINE=1)' if offline else ''}. "
-            f"Use transformers/default for the bundled model. ({type(ex).__name__}: {one_line(ex)[:300]})"
+            f"Use transformers/default for the bundled model. ({reason(ex, 300, fold=True)})"
         ) from ex
     kind = kind or model_kind(config)
     if kind not in {"causal", "masked", "seq2seq"}:
@@ -133,7 +133,7 @@ def _from_pretrained(model_name: str, device: str, dtype: torch.dtype, kind: str
                                                   **{k: v for k, v in load_kwargs.items() if k != "attn_implementation"})
     except (OSError, ValueError) as ex:
         raise ModelArgError(f"transformers provider: cannot load the tokenizer {tokenizer_id or model_name!r}"
-                            f"{' (-M tokenizer)' if tokenizer_id else ''}: {type(ex).__name__}: {one_line(ex)[:300]}"
+                            f"{' (-M tokenizer)' if tokenizer_id else ''}: {reason(ex, 300, fold=True)}"
                             ) from ex
     model = loader.from_pretrained(source, dtype=dtype, **load_kwargs)
     model.to(device)

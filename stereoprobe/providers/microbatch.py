@@ -50,10 +50,6 @@ class BatchShape:
     prefix_rows: int = 0
     project_rows: int = 0
 
-    @property
-    def fixed(self) -> bool:
-        return self.rows > 0
-
 
 @dataclass(frozen=True)
 class MicroBatchShape:

@@ -21,8 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
-from stereoprobe.providers.microbatch import MicroBatchShape
-from stereoprobe.providers.planning import chunk_shape, plan_chunks
+from stereoprobe.providers.planning import BatchPolicy
 from stereoprobe.providers.scoring import CausalScorer
 
 __all__ = ["NextTokens", "next_token_logprobs"]
@@ -41,22 +40,17 @@ class NextTokens:
 
 @torch.inference_mode()
 def next_token_logprobs(scorer: CausalScorer, prompts: Sequence[Sequence[int]], top_k: int = 0,
-                        shape: MicroBatchShape | None = None, groups: Sequence[Hashable] | None = None,
-                        prefix_sharing: bool = False, batch_size: int | None = None,
-                        max_tokens: int | None = 4096) -> NextTokens:
+                        policy: BatchPolicy = BatchPolicy(), groups: Sequence[Hashable] | None = None,
+                        prefix_sharing: bool = False) -> NextTokens:
     """The next token of every prompt (at least one token each). ``groups[i]``: the planning group of prompt
-    ``i`` (prefixes are shared within a group only; ``None``: one group); ``batch_size`` prompts per forward,
-    else as many as fit ``max_tokens`` padded tokens; ``shape``: fixed micro-batches (both then ignored).
-    One transfer to the host for all prompts."""
-    if shape is not None:
-        batch_size, max_tokens = None, shape.tokens
+    ``i`` (prefixes are shared within a group only; ``None``: one group); ``policy``: the forward batches' size
+    or token budget, or fixed micro-batches (:class:`.planning.BatchPolicy`). One transfer to the host for all
+    prompts."""
     order: list[int] = []
     best, best_lp, top_i, top_v = [], [], [], []
-    for chunk in plan_chunks(prompts, batch_size, prefix_sharing, groups=groups, max_tokens=max_tokens,
-                             fanout=shape is not None):
-        plan = chunk_shape(chunk, shape)
-        rows = scorer.last_rows([prompts[i] for i in chunk.indices], chunk.prefix_lens, plan)
-        logp = scorer.project_logprobs(rows, plan.project_rows)[: len(chunk.indices)]
+    for chunk in policy.plan(prompts, prefix_sharing, groups):
+        rows = scorer.last_rows([prompts[i] for i in chunk.indices], chunk.prefix_lens, chunk.shape)
+        logp = scorer.project_logprobs(rows, chunk.shape.project_rows)[: len(chunk.indices)]
         token = logp.argmax(dim=-1)
         best.append(token)
         best_lp.append(logp.gather(1, token[:, None])[:, 0])

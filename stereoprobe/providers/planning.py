@@ -109,6 +109,7 @@ class Chunk:
     prefix_width: int = 0
     width: int = 0
     fanout: int = 0  # fixed shapes: the key's prefix-group class (FANOUT or 1; 0 without shared prefixes)
+    shape: BatchShape = BatchShape()  # the batch's shape plan, planned with the chunk (:func:`plan_chunks`)
 
     @property
     def shared(self) -> bool:
@@ -163,7 +164,7 @@ def plan_chunks(
     min_prefix: int = 2,
     groups: Sequence[Hashable] | None = None,
     max_tokens: int | None = None,
-    fanout: bool = False,
+    shape: MicroBatchShape | None = None,
 ) -> list[Chunk]:
     """Split sequences into forward batches (see the module docstring).
 
@@ -172,7 +173,9 @@ def plan_chunks(
     is ``None``, of as many sequences as fit ``max_tokens`` padded tokens (prefix width + width per sequence;
     at least one). Keys are visited from the widest down.
 
-    ``fanout`` (fixed shapes, :mod:`.microbatch`): the key also holds the class of the sequence's prefix group
+    Every chunk carries its :class:`.microbatch.BatchShape`: its canonical widths and, with fixed shapes
+    (``shape``, :mod:`.microbatch`), the row counts of its forward, prefix and projection products, a function of
+    the chunk's plan key alone. With fixed shapes the key also holds the class of the sequence's prefix group
     within its own request and width key (``f`` = :data:`FANOUT` when it has at least that many members, else
     1), so a batch of ``rows`` sequences, whose prefix groups are contiguous and at least ``f`` long, meets at
     most ``rows // f + 2`` distinct prefixes: the fixed row count of its prefix pass (:func:`prefix_rows`), a
@@ -182,6 +185,7 @@ def plan_chunks(
         raise ValueError(f"batch_size must be ≥ 1, got {batch_size}")
     if batch_size is None and (max_tokens is None or max_tokens < 1):
         raise ValueError(f"max_tokens must be ≥ 1 when batch_size is not given, got {max_tokens}")
+    fanout = shape is not None
     prefix = share_prefixes(seqs, groups, min_prefix) if prefix_sharing and len(seqs) > 1 else [0] * len(seqs)
     widths = _widths(seqs, prefix, groups)
     sizes: dict[tuple[object, ...], int] = {}  # members of each prefix group within its width key
@@ -208,7 +212,9 @@ def plan_chunks(
         rows = batch_size if batch_size is not None else max(1, int(max_tokens) // (pw + w))  # type: ignore[arg-type]
         for s in range(0, len(members), rows):
             part = members[s : s + rows]
-            plan.append(Chunk(part, [prefix[i] for i in part], pw, w, f))
+            chunk = Chunk(part, [prefix[i] for i in part], pw, w, f)
+            chunk.shape = _batch_shape(chunk, shape)
+            plan.append(chunk)
     return plan
 
 
@@ -218,10 +224,30 @@ def prefix_rows(rows: int, fanout: int) -> int:
     return min(rows, rows // max(1, fanout) + 2)
 
 
-def chunk_shape(chunk: Chunk, shape: MicroBatchShape | None) -> BatchShape:
+def _batch_shape(chunk: Chunk, shape: MicroBatchShape | None) -> BatchShape:
     """The shape plan of a batch: its canonical widths and, with fixed shapes (``shape``), the row counts of its
     forward, prefix and projection products, a function of the chunk's plan key alone."""
     if shape is None:
         return BatchShape(chunk.prefix_width, chunk.width)
     rows = shape.rows(chunk.prefix_width, chunk.width)
     return shape.plan(chunk.prefix_width, chunk.width, prefix_rows(rows, chunk.fanout) if chunk.shared else 0)
+
+
+@dataclass(frozen=True)
+class BatchPolicy:
+    """How a plan cuts its forward batches, decided in one place for scoring and the one-token route:
+    ``batch_size`` sequences per forward, else as many as fit ``batch_tokens`` padded tokens; ``shape``: fixed
+    micro-batches instead (:mod:`.microbatch`; ``batch_size`` and ``batch_tokens`` then decide nothing)."""
+
+    batch_size: int | None = None
+    batch_tokens: int | None = 4096
+    shape: MicroBatchShape | None = None
+
+    def plan(self, seqs: Sequence[Sequence[int]], prefix_sharing: bool = True,
+             groups: Sequence[Hashable] | None = None) -> list[Chunk]:
+        """The chunks of ``seqs`` (:func:`plan_chunks`), each with its :class:`.microbatch.BatchShape`."""
+        if self.shape is not None:
+            return plan_chunks(seqs, None, prefix_sharing, groups=groups, max_tokens=self.shape.tokens,
+                               shape=self.shape)
+        tokens = None if self.batch_size is not None else self.batch_tokens
+        return plan_chunks(seqs, self.batch_size, prefix_sharing, groups=groups, max_tokens=tokens)

@@ -24,26 +24,26 @@ sequences share its batch, on the batch size or on the concurrency; products get
 On CPU in float32 the per-token results are then bit-identical across batch sizes, token budgets and
 concurrency (``tests/providers/test_batch_invariance.py``). Prefix sharing on or off computes the same
 quantity in different shapes: the two agree within floating-point noise (≤ 5e-4 nats per token, checked).
-On GPUs, whose matrix-product kernels depend on the row count, a :class:`.microbatch.MicroBatchShape`
-(``shape=``) also fixes every product's row count (fixed micro-batches, projection in fixed slices), so no
-kernel's shape depends on the companions, in bfloat16 as in float32 (:mod:`.microbatch`).
+On GPUs, whose matrix-product kernels depend on the row count, a :class:`.microbatch.MicroBatchShape` (the
+``shape`` of a :class:`.planning.BatchPolicy`) also fixes every product's row count (fixed micro-batches,
+projection in fixed slices), so no kernel's shape depends on the companions, in bfloat16 as in float32
+(:mod:`.microbatch`).
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-from stereoprobe.providers.microbatch import BatchShape, MicroBatchShape
-from stereoprobe.providers.planning import Chunk, _chunk_prefix, bucket_width, chunk_shape, plan_chunks
+from stereoprobe.providers.microbatch import BatchShape
+from stereoprobe.providers.planning import BatchPolicy, bucket_width
 
-__all__ = ["MIN_ROWS", "BatchShape", "CausalScorer", "Chunk", "TokenScores", "_chunk_prefix", "masked_pll",
-           "plan_chunks", "seq2seq_logprobs"]
+__all__ = ["MIN_ROWS", "BatchPolicy", "BatchShape", "CausalScorer", "TokenScores", "masked_pll", "seq2seq_logprobs"]
 
 MIN_ROWS = 16  # every matrix product of the causal scorer has at least this many rows (see _score_chunk)
 
@@ -172,21 +172,16 @@ class CausalScorer:
     def score(
         self,
         seqs: Sequence[Sequence[int]],
-        batch_size: int | None = 64,
+        policy: BatchPolicy = BatchPolicy(64),
         prefix_sharing: bool = True,
         top_k: int = 0,
         groups: Sequence[Hashable] | None = None,
-        max_tokens: int | None = None,
-        shape: MicroBatchShape | None = None,
     ) -> list[TokenScores]:
         """Log-probability of every token after the first of each sequence (``len(seq) - 1`` entries).
 
         ``groups[i]``: the planning group (request) of sequence ``i``; prefixes are shared within a group only
-        (``None``: all sequences are one group). ``batch_size`` sequences per forward, or, when ``None``, as many
-        as fit ``max_tokens`` padded tokens (:func:`stereoprobe.providers.planning.plan_chunks`). ``shape``:
-        fixed micro-batches instead (``batch_size`` and ``max_tokens`` then ignored; :mod:`.microbatch`)."""
-        if shape is not None:
-            batch_size, max_tokens = None, shape.tokens
+        (``None``: all sequences are one group). ``policy``: the forward batches' size or token budget, or fixed
+        micro-batches (:class:`stereoprobe.providers.planning.BatchPolicy`)."""
         results: list[TokenScores | None] = [None] * len(seqs)
         for i, s in enumerate(seqs):
             if len(s) < 2:
@@ -195,11 +190,9 @@ class CausalScorer:
         sub = [seqs[i] for i in todo]
         sub_groups = None if groups is None else [groups[i] for i in todo]
         pending: list[tuple[list[int], torch.Tensor, Any]] = []
-        for chunk in plan_chunks(sub, batch_size, prefix_sharing, groups=sub_groups, max_tokens=max_tokens,
-                                 fanout=shape is not None):
+        for chunk in policy.plan(sub, prefix_sharing, sub_groups):
             members = [todo[i] for i in chunk.indices]
-            flat_dev, finish = self._score_chunk([seqs[i] for i in members], chunk.prefix_lens, top_k,
-                                                 chunk_shape(chunk, shape), defer=True)
+            flat_dev, finish = self._score_chunk([seqs[i] for i in members], chunk.prefix_lens, top_k, chunk.shape)
             pending.append((members, flat_dev, finish))
         # one synchronisation for the whole plan: the host prepares and launches batch k+1 while the device
         # still runs batch k, instead of waiting for every batch's results
@@ -219,7 +212,8 @@ class CausalScorer:
         return t.to(self.device)
 
     def _score_chunk(self, seqs: list[Sequence[int]], prefix_lens: list[int], top_k: int,
-                     plan: BatchShape = BatchShape(), defer: bool = False) -> Any:
+                     plan: BatchShape = BatchShape()
+                     ) -> tuple[torch.Tensor, Callable[[list[float]], list[TokenScores]]]:
         """Score one batch. ``prefix_lens[b]`` leading tokens of sequence ``b`` are shared with the other
         members having the same prefix (0: nothing shared; a batch never mixes shared and unshared members).
         Shared prefixes run once each, right-padded to ``prefix_width``; their key/value cache is gathered per
@@ -230,9 +224,9 @@ class CausalScorer:
         least ``MIN_ROWS`` rows. Everything is prepared on the host and copied at once; one synchronisation
         (the final transfer of the results) per batch. Fixed shapes: the batch is filled to exactly
         ``plan.rows`` rows and its prefix pass to ``plan.prefix_rows`` rows with copies of the first member, and
-        the projection runs in slices of ``plan.project_rows`` rows. ``defer``: return ``(scores on the device,
-        finish)`` instead, ``finish(host list of those scores)`` giving the results (the caller synchronises once for
-        many batches)."""
+        the projection runs in slices of ``plan.project_rows`` rows. Returns ``(scores on the device, finish)``,
+        ``finish(host list of those scores)`` giving the results (the caller synchronises once for many
+        batches)."""
         seqs, starts, n_real, width, prefix_width = self._fill(seqs, prefix_lens, plan)
         B = len(seqs)
         pieces: list[torch.Tensor] = []  # per-token scores, concatenated: one transfer at the end
@@ -268,9 +262,7 @@ class CausalScorer:
         def finish(flat: list[float]) -> list[TokenScores]:
             return self._slice_results(flat, tops_flat, seqs[:n_real], suffix_lens, groups, lengths, B, top_k)
 
-        if defer:
-            return flat_dev, finish
-        return finish(flat_dev.tolist())  # the one synchronisation of the batch
+        return flat_dev, finish
 
     @torch.inference_mode()
     def last_rows(self, seqs: list[Sequence[int]], prefix_lens: list[int], plan: BatchShape = BatchShape()

@@ -9,6 +9,8 @@ from typing import Any
 
 import torch
 
+from stereoprobe.errors import reason
+
 
 def require_xgrammar() -> Any:
     """The ``xgrammar`` module; a RuntimeError naming the extra to install when it is missing."""
@@ -18,7 +20,7 @@ def require_xgrammar() -> Any:
         raise RuntimeError(
             "transformers provider: GenerateConfig.response_schema needs xgrammar for grammar-constrained "
             "decoding; install it with pip install 'stereoprobe[structured]' (or pip install xgrammar), "
-            f"or leave response_schema unset ({type(ex).__name__}: {ex})"
+            f"or leave response_schema unset ({reason(ex)})"
         ) from ex
     return xgrammar
 

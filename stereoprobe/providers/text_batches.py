@@ -23,16 +23,19 @@ from inspect_ai.model import (ChatCompletionChoice, ChatMessage, ChatMessageAssi
                               ChatMessageUser, GenerateConfig, Logprob, Logprobs, ModelOutput, ModelUsage,
                               TopLogprob)
 
-from stereoprobe.likelihood import ANSWER_LOGPROBS, N_TOKENS, RESULT_ERROR, RESULTS_KEY, SUM_LOGPROB
+from stereoprobe.errors import reason
+from stereoprobe.likelihood import (ANSWER_LOGPROBS, N_TOKENS, RESULT_ERROR, RESULTS_KEY, SUM_LOGPROB,
+                                    is_one_token_request)
 from stereoprobe.providers.args import WorkerRequest
 from stereoprobe.providers.generation import generation_call
 from stereoprobe.providers.generation_batching import next_tokens
 from stereoprobe.providers.graphs import CUDA_GRAPHS_KEY
+from stereoprobe.providers.protocol import TransformersProvider
 from stereoprobe.providers.sampling import EFFECTIVE_SETTINGS_KEY, settings_record
 from stereoprobe.providers.scoring import TokenScores
 
 
-def prepare_items(api: Any, items: list[dict[str, Any]], config: GenerateConfig
+def prepare_items(api: TransformersProvider, items: list[dict[str, Any]], config: GenerateConfig
                   ) -> tuple[list[dict[str, Any]], list[int], list[int | None], list[str | None]]:
     """(payloads, their item positions, continuation token counts, per-item errors) of a grouped request."""
     n = len(items)
@@ -62,7 +65,7 @@ def prepare_items(api: Any, items: list[dict[str, Any]], config: GenerateConfig
             try:
                 api.check_length(len(ids), texts[k])
             except ValueError as ex:
-                errors[k] = f"{type(ex).__name__}: {ex}"
+                errors[k] = reason(ex)
                 continue
             payloads.append({"ids": ids})
             positions.append(k)
@@ -74,7 +77,7 @@ def prepare_items(api: Any, items: list[dict[str, Any]], config: GenerateConfig
         try:
             request = api.score_request([ChatMessageUser(content=texts[k], metadata=meta)], config)
         except ValueError as ex:
-            errors[k] = f"{type(ex).__name__}: {ex}"
+            errors[k] = reason(ex)
             continue
         payloads.append(request.payload)
         positions.append(k)
@@ -123,12 +126,11 @@ def _conversation(item: Any, k: int) -> list[ChatMessage]:
     return out
 
 
-def prepare_prompts(api: Any, items: list[Any], config: GenerateConfig
+def prepare_prompts(api: TransformersProvider, items: list[Any], config: GenerateConfig
                     ) -> tuple[WorkerRequest | None, list[int], list[str | None], dict[str, Any] | None]:
     """(the worker request, its item positions, per-item errors, the settings record) of a grouped one-token
     request. Only the one-token greedy route is grouped: any other setting is refused in one line."""
-    if not (config.logprobs and config.max_tokens == 1 and not config.temperature and not config.num_choices
-            and config.prompt_logprobs is None and not config.stop_seqs and not config.response_schema):
+    if not is_one_token_request(config):
         raise ValueError("transformers provider: a grouped prompt request asks for one greedy token with "
                          "logprobs (max_tokens=1, temperature 0, logprobs=True) and nothing else")
     errors: list[str | None] = [None] * len(items)
@@ -140,7 +142,7 @@ def prepare_prompts(api: Any, items: list[Any], config: GenerateConfig
         try:
             request = api.generate_request(messages, config)
         except ValueError as ex:  # too long for the context window: this prompt only
-            errors[k] = f"{type(ex).__name__}: {ex}"
+            errors[k] = reason(ex)
             continue
         first = first or request
         payloads.append(request.payload)
@@ -152,7 +154,7 @@ def prepare_prompts(api: Any, items: list[Any], config: GenerateConfig
     return WorkerRequest("answer", ("answer", top_k), {"batch": payloads}), positions, errors, record
 
 
-def run_answers(api: Any, reqs: list[WorkerRequest]) -> list[list[list[list[Any]]]]:
+def run_answers(api: TransformersProvider, reqs: list[WorkerRequest]) -> list[list[list[list[Any]]]]:
     """The worker's part: the next token of every prompt of ``reqs`` in one plan (each request its own planning
     group, prefixes shared within it with ``-M prefix_sharing``); per request, per prompt, the answer's
     ``[token, logprob]`` then the top ``[token, logprob]`` pairs (empty when the answer is a stop token: the
@@ -160,7 +162,7 @@ def run_answers(api: Any, reqs: list[WorkerRequest]) -> list[list[list[list[Any]
     prompts = [list(p["ids"]) for r in reqs for p in r.payload["batch"]]
     groups = [n for n, r in enumerate(reqs) for _ in r.payload["batch"]]
     top_k = int(reqs[0].key[1])
-    got = next_tokens(api, prompts, top_k, groups, bool(api.prefix_sharing))
+    got = next_tokens(api, prompts, top_k, groups, api.prefix_sharing)
     stop = set(api.stop_ids())
     pairs = [[] if got.tokens[b] in stop else
              [[api.token_text(int(got.tokens[b])), float(got.logprobs[b])]]
@@ -174,7 +176,7 @@ def run_answers(api: Any, reqs: list[WorkerRequest]) -> list[list[list[list[Any]
     return out
 
 
-def answers_output(api: Any, n: int, positions: list[int], answers: list[list[list[Any]]],
+def answers_output(api: TransformersProvider, n: int, positions: list[int], answers: list[list[list[Any]]],
                    errors: list[str | None], record: dict[str, Any] | None, input_tokens: int) -> ModelOutput:
     """The grouped one-token answer: per-item pairs and errors in ``metadata[RESULTS_KEY]``, the settings record
     as every generation output carries it."""
@@ -185,13 +187,14 @@ def answers_output(api: Any, n: int, positions: list[int], answers: list[list[li
         message=ChatMessageAssistant(content="", model=api.model_name, source="generate"), stop_reason="max_tokens")
     metadata: dict[str, Any] = {RESULTS_KEY: {ANSWER_LOGPROBS: per, RESULT_ERROR: errors}}
     if record is not None:
-        metadata[EFFECTIVE_SETTINGS_KEY] = {**record, CUDA_GRAPHS_KEY: api.scorer.graphs.status}
+        graphs = api.scorer.graphs.status if api.scorer is not None else None
+        metadata[EFFECTIVE_SETTINGS_KEY] = {**record, CUDA_GRAPHS_KEY: graphs}
     return ModelOutput(model=api.model_name, choices=[choice], metadata=metadata,
                        usage=ModelUsage(input_tokens=input_tokens, output_tokens=len(positions),
                                         total_tokens=input_tokens + len(positions)))
 
 
-def score_texts(api: Any, texts: list[str], group: bool = False) -> list[TokenScores]:
+def score_texts(api: TransformersProvider, texts: list[str], group: bool = False) -> list[TokenScores]:
     """:meth:`TransformersAPI.score_texts`: prompt log-probabilities of raw texts, as ``generate(prompt_logprobs=1)``
     computes them (``group``: as one grouped request, whose texts share prefixes among themselves only)."""
     config = GenerateConfig(prompt_logprobs=1)
@@ -204,7 +207,7 @@ def score_texts(api: Any, texts: list[str], group: bool = False) -> list[TokenSc
     return api.score_ids([r.payload for r in reqs])
 
 
-def to_logprobs(api: Any, scores: TokenScores) -> Logprobs:
+def to_logprobs(api: TransformersProvider, scores: TokenScores) -> Logprobs:
     """A single text's prompt log-probabilities as inspect's ``Logprobs`` (token texts decoded once per id)."""
     content = []
     for k, (t, lp) in enumerate(zip(scores.targets, scores.logprobs)):

@@ -32,7 +32,6 @@ import asyncio
 import copy
 import json
 import threading
-import time
 import uuid
 from functools import lru_cache
 from typing import Any
@@ -55,10 +54,11 @@ from stereoprobe import params as P
 from stereoprobe.providers.args import WorkerRequest
 from stereoprobe.providers.budget import MIN_TOKENS, free_memory, generation_rows, scoring_token_budget
 from stereoprobe.providers.generation import run_generate
-from stereoprobe.providers.generation_batching import GATHER_TICK, gather_window
+from stereoprobe.providers.gathering import gather
 from stereoprobe.providers.graphs import GraphedForward, graph_choice
 from stereoprobe.providers.microbatch import auto_flag, resolve_shape
 from stereoprobe.providers.loading import DEFAULT_NAME, context_window, load, model_kind, pick_device, pick_dtype
+from stereoprobe.providers.planning import BatchPolicy
 from stereoprobe.providers.sampling import is_sampling
 from stereoprobe.providers.scoring import CausalScorer, TokenScores, masked_pll, seq2seq_logprobs
 from stereoprobe.providers.settings import check_config, check_scoring_input
@@ -157,6 +157,7 @@ class TransformersAPI(ModelAPI):
         self.pad_id = int(pad) if pad is not None else 0
         self.context_window = context_window(self.model.config, tok)
         self.scorer = CausalScorer(self.model, pad_id=self.pad_id) if self.kind == "causal" else None
+        self.answers_prompt_batches = self.kind == "causal"  # the grouped one-token route runs on the scorer
         if self.scorer is not None:
             self.scorer.graphs = GraphedForward(lambda ids: self.scorer.forward(ids)[0], *graphs)  # type: ignore
         self._free_memory = free_memory(self.device)  # measured once, after the weights are loaded
@@ -227,8 +228,7 @@ class TransformersAPI(ModelAPI):
         return output
 
     # ---- grouped likelihood requests (protocol: stereoprobe.likelihood) --------------------------------
-    scores_text_batches = True
-    answers_prompt_batches = True
+    scores_text_batches = True  # every kind (.text_batches); grouped one-token answers: causal models only
 
     def stash_texts(self, items: list[dict[str, Any]]) -> str:
         """Keep a grouped request's text items in process; the request carries only the returned key."""
@@ -384,17 +384,7 @@ class TransformersAPI(ModelAPI):
                     if not self._queue:
                         self._worker = None
                         return
-            # let concurrent samples that are about to submit join this batch (.generation_batching.gather_window)
-            settle, limit = gather_window(self._queue)
-            waited, size, quiet = 0.0, -1, 0.0
-            while waited < limit:
-                with self._cv:
-                    grew, size = len(self._queue) != size, len(self._queue)
-                quiet = 0.0 if grew else quiet + GATHER_TICK
-                if quiet >= settle:
-                    break
-                time.sleep(GATHER_TICK)
-                waited += GATHER_TICK
+            gather(self._cv, lambda: self._queue)  # concurrent samples about to submit join this batch
             with self._cv:
                 batch = self._take()
             groups: dict[tuple[Any, ...], list[WorkerRequest]] = {}
@@ -427,16 +417,18 @@ class TransformersAPI(ModelAPI):
         return [reqs[i : i + size] for i in range(0, len(reqs), size)]
 
     # ---- scoring ----------------------------------------------------------------------------------------
+    @property
+    def policy(self) -> BatchPolicy:
+        """The forward batches of a causal plan, scoring and the one-token route alike (:mod:`.planning`)."""
+        return BatchPolicy(self.batch_size, self.batch_tokens, self.shape)
+
     def score_ids(self, payloads: list[dict[str, Any]], top_k: int = 0,
                   groups: list[Any] | None = None) -> list[TokenScores]:
         """Score prepared requests synchronously (the worker's path; also the direct API used by benchmarks).
         ``groups[i]``: the planning group of payload ``i`` (prefixes are shared within a group only)."""
+        if self.scorer is not None:
+            return self.scorer.score([p["ids"] for p in payloads], self.policy, self.prefix_sharing, top_k, groups)
         rows = self.batch_size
-        tokens = None if rows is not None else self.batch_tokens
-        if self.kind == "causal":
-            assert self.scorer is not None
-            return self.scorer.score([p["ids"] for p in payloads], rows, self.prefix_sharing, top_k,
-                                     groups=groups, max_tokens=tokens, shape=self.shape)
         if rows is None:  # masked and encoder-decoder models: rows of the longest input within the budget
             longest = max((len(p.get("ids") or p.get("enc") or ()) + len(p.get("dec") or ()) for p in payloads),
                           default=1)

@@ -53,7 +53,7 @@ def is_stereoprobe_task(task_name: str | None) -> bool:
     """True for a task registered by stereoprobe (``stereoprobe/dbb`` or ``dbb``)."""
     if not task_name:
         return False
-    from inspect_ai._util.registry import registry_lookup
+    from stereoprobe.inspect_internals import registry_lookup
 
     bare = task_name.split("/", 1)[1] if task_name.startswith("stereoprobe/") else task_name
     for name in (f"stereoprobe/{bare}", bare):

@@ -103,7 +103,7 @@ def test_crash_before_the_swap_keeps_the_earlier_run_whole(cmd, inputs, tmp_path
     def crash(a: Path, b: Path) -> None:
         raise Crash
 
-    monkeypatch.setattr(outputs, "_exchange", crash)
+    monkeypatch.setattr(outputs, "exchange_paths", crash)
     monkeypatch.setattr(outputs, "_discard", lambda folder: None)  # killed: no cleanup
     with pytest.raises(Crash):
         main(second)
@@ -143,14 +143,14 @@ def test_crash_between_the_two_renames_of_the_fallback_is_repaired(cmd, inputs, 
     real_replace = outputs.os.replace
 
     def no_exchange(a: Path, b: Path) -> None:
-        raise outputs._NoExchange
+        raise outputs.NoExchange
 
     def replace(src, dst) -> None:
         if Path(dst) == out and Path(src).name.startswith(".out.link-"):
             raise Crash  # killed after ``out`` was moved aside, before the new version's link took its name
         real_replace(src, dst)
 
-    monkeypatch.setattr(outputs, "_exchange", no_exchange)
+    monkeypatch.setattr(outputs, "exchange_paths", no_exchange)
     monkeypatch.setattr(outputs.os, "replace", replace)
     monkeypatch.setattr(outputs, "_discard", lambda folder: None)
     with pytest.raises(Crash):
@@ -159,7 +159,7 @@ def test_crash_between_the_two_renames_of_the_fallback_is_repaired(cmd, inputs, 
     assert not out.exists() and (tmp_path / ".out.old").is_dir()
     outputs._recover(out)  # what the next run does first, under the lock
     assert _snapshot(out) == before
-    monkeypatch.setattr(outputs, "_exchange", no_exchange)
+    monkeypatch.setattr(outputs, "exchange_paths", no_exchange)
     assert main(second) == 0  # the fallback swap, uninterrupted
     assert _same_files(_snapshot(out), _fresh(cmd, inputs, tmp_path))
     assert out.is_symlink() and [p for p in tmp_path.iterdir() if p.name.startswith(".out")] == [
@@ -232,7 +232,7 @@ def _as_an_earlier_version_left_it(hub: Path) -> None:
     shutil.copytree(real, hub)
 
 
-STEPS = ("rename", "replace", "symlink")  # the file-system calls of the final move (and _exchange below)
+STEPS = ("rename", "replace", "symlink")  # the file-system calls of the final move (and exchange_paths below)
 
 
 @pytest.mark.parametrize("earlier", ["link", "folder"])
@@ -264,7 +264,7 @@ def test_hub_files_and_out_change_together_at_every_step(earlier, inputs, tmp_pa
         with monkeypatch.context() as m:
             for name in STEPS:
                 m.setattr(os, name, counted(name, getattr(os, name), crash_at))
-            m.setattr(outputs, "_exchange", counted("exchange", outputs._exchange, crash_at))  # output_links' too
+            m.setattr(outputs, "exchange_paths", counted("exchange", outputs.exchange_paths, crash_at))  # output_links' too
             m.setattr(outputs, "_discard", counted("discard", outputs._discard, crash_at))
             m.setattr(output_links, "_remove", counted("remove", output_links._remove, crash_at))
             if crash_at is None:

@@ -102,12 +102,12 @@ def _as_link_kept(folder: Path, monkeypatch) -> None:
     from stereoprobe import outputs
 
     def no_exchange(a, b):
-        raise outputs._NoExchange
+        raise outputs.NoExchange
 
     files = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
     shutil.rmtree(folder)
     with monkeypatch.context() as m:
-        m.setattr(outputs, "_exchange", no_exchange)
+        m.setattr(outputs, "exchange_paths", no_exchange)
         with outputs.atomic_output_dir(folder, owner="test") as new:
             for name, data in files.items():
                 (new / name).write_bytes(data)

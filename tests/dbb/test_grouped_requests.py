@@ -23,11 +23,12 @@ BUNDLED = {"source": "bundled", "faithful": False, "prompt": "stereoprobe", "mod
 
 def _run(log_dir: Path, grouped: bool, **model_args: Any) -> Any:
     model = get_model("transformers/default", device="cpu", dtype="float32", batch_size=8, **model_args)
+    eligible = model.api.answers_prompt_batches  # the instance's own route (a causal model: True)
     model.api.answers_prompt_batches = grouped  # False: one request per question and order (the old route)
     try:
         [log] = inspect_eval(dbb(**BUNDLED), model=model, display="none", log_dir=str(log_dir), log_realtime=False)
     finally:
-        del model.api.answers_prompt_batches  # back to the class's value for other tests
+        model.api.answers_prompt_batches = eligible  # back to the instance's value for other tests
     assert log.status == "success", log.error
     return log
 

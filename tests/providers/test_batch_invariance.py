@@ -13,7 +13,7 @@ from inspect_ai.model import ChatMessageUser, GenerateConfig, get_model
 
 from stereoprobe.likelihood import RESULTS_KEY, SUM_LOGPROB, TEXTS_KEY
 from stereoprobe.providers.budget import generation_rows, scoring_bytes_per_token, scoring_token_budget
-from stereoprobe.providers.planning import bucket_width, plan_chunks, share_prefixes
+from stereoprobe.providers.planning import BatchPolicy, bucket_width, plan_chunks, share_prefixes
 from stereoprobe.providers.scoring import CausalScorer
 
 CONFIG = GenerateConfig(max_tokens=1, prompt_logprobs=1, temperature=0.0)
@@ -99,16 +99,16 @@ def test_scores_bit_identical_across_batch_sizes_and_companions(tiny_models):
     scorer = CausalScorer(model, pad_id=0)
     seqs, groups = _grouped_seqs(5)
     for share in (True, False):
-        ref = scorer.score(seqs, batch_size=1, prefix_sharing=share, groups=groups)
-        for kwargs in ({"batch_size": 7}, {"batch_size": 64}, {"batch_size": None, "max_tokens": 256}):
-            got = scorer.score(seqs, prefix_sharing=share, groups=groups, **kwargs)
+        ref = scorer.score(seqs, BatchPolicy(1), prefix_sharing=share, groups=groups)
+        for policy in (BatchPolicy(7), BatchPolicy(64), BatchPolicy(None, 256)):
+            got = scorer.score(seqs, policy, prefix_sharing=share, groups=groups)
             assert [g.logprobs for g in got] == [r.logprobs for r in ref]  # bit for bit
         for g in (0, 3):  # one request scored alone: the same bits as beside the others
             idx = [i for i, x in enumerate(groups) if x == g]
-            alone = scorer.score([seqs[i] for i in idx], batch_size=64, prefix_sharing=share, groups=[g] * len(idx))
+            alone = scorer.score([seqs[i] for i in idx], BatchPolicy(64), prefix_sharing=share, groups=[g] * len(idx))
             assert [a.logprobs for a in alone] == [ref[i].logprobs for i in idx]
-    shared = scorer.score(seqs, batch_size=64, prefix_sharing=True, groups=groups)
-    plain = scorer.score(seqs, batch_size=64, prefix_sharing=False, groups=groups)
+    shared = scorer.score(seqs, BatchPolicy(64), prefix_sharing=True, groups=groups)
+    plain = scorer.score(seqs, BatchPolicy(64), prefix_sharing=False, groups=groups)
     worst = max(abs(a - b) for s, p in zip(shared, plain) for a, b in zip(s.logprobs, p.logprobs))
     assert worst <= 5e-4  # prefix sharing computes the same numbers in other shapes (tests/tolerances.py)
 

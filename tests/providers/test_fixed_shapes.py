@@ -14,7 +14,7 @@ from inspect_ai.model import ChatMessageUser, GenerateConfig, get_model
 
 from stereoprobe.likelihood import RESULTS_KEY, SUM_LOGPROB, TEXTS_KEY
 from stereoprobe.providers.microbatch import FIXED_TOKENS, MicroBatchShape, resolve_shape
-from stereoprobe.providers.planning import bucket_width, plan_chunks, prefix_rows
+from stereoprobe.providers.planning import BatchPolicy, bucket_width, plan_chunks, prefix_rows
 from stereoprobe.providers.scoring import CausalScorer
 
 SHAPE = MicroBatchShape(tokens=48, project_rows=16)
@@ -50,16 +50,16 @@ def test_fixed_plan_bounds_the_prefixes_of_every_batch():
         seqs, groups = _grouped_seqs(seed, n_groups=12)
         for tokens in (24, 48, 200):
             shape = MicroBatchShape(tokens=tokens, project_rows=16)
-            plan = plan_chunks(seqs, None, True, groups=groups, max_tokens=tokens, fanout=True)
+            plan = plan_chunks(seqs, None, True, groups=groups, max_tokens=tokens, shape=shape)
             assert sorted(i for c in plan for i in c.indices) == list(range(len(seqs)))
             for c in plan:
                 rows = shape.rows(c.prefix_width, c.width)
-                assert len(c.indices) <= rows
+                assert len(c.indices) <= rows and (c.shape.rows, c.shape.project_rows) == (rows, 16)  # carried
                 distinct = {(groups[i], tuple(seqs[i][:p])) for i, p in zip(c.indices, c.prefix_lens) if p}
                 assert len(distinct) <= (prefix_rows(rows, c.fanout) if c.fanout else 0)
             first = [i for i, g in enumerate(groups) if g == 0]
             alone = plan_chunks([seqs[i] for i in first], None, True, groups=[0] * len(first), max_tokens=tokens,
-                                fanout=True)
+                                shape=shape)
             fan = {i: c.fanout for c in plan for i in c.indices}
             assert [fan[first[k]] for c in alone for k in c.indices] == [c.fanout for c in alone for _ in c.indices]
 
@@ -84,14 +84,14 @@ def test_every_kernel_shape_is_fixed_and_results_are_bit_identical(tiny_models):
     assert scorer.split
     log = _ShapeLog(scorer)
     seqs, groups = _grouped_seqs(3)
-    ref = scorer.score(seqs, prefix_sharing=True, groups=groups, shape=SHAPE)
+    ref = scorer.score(seqs, BatchPolicy(shape=SHAPE), prefix_sharing=True, groups=groups)
     main_rows = {SHAPE.rows(pw, w) for pw in range(0, 16, 4) for w in range(4, 16, 4)}
     allowed_rows = main_rows | {prefix_rows(r, 1 << k) for r in main_rows for k in range(6)}
     for share in (True, False):
-        for kwargs in ({"batch_size": 1}, {"batch_size": 64}, {"batch_size": None, "max_tokens": 4096}):
+        for policy in (BatchPolicy(1, shape=SHAPE), BatchPolicy(64, shape=SHAPE), BatchPolicy(None, 4096, SHAPE)):
             log.forwards.clear()
             log.heads.clear()
-            got = scorer.score(seqs, prefix_sharing=share, groups=groups, shape=SHAPE, **kwargs)
+            got = scorer.score(seqs, policy, prefix_sharing=share, groups=groups)
             if share:
                 assert [g.logprobs for g in got] == [r.logprobs for r in ref]  # bit for bit
             # every forward: exactly rows(key) sequences at a canonical width; every head product: 16 rows
@@ -99,10 +99,11 @@ def test_every_kernel_shape_is_fixed_and_results_are_bit_identical(tiny_models):
             assert set(log.heads) == {SHAPE.project_rows}
         for g in (0, 5):  # one request alone: the same bits as beside the others
             idx = [i for i, x in enumerate(groups) if x == g]
-            alone = scorer.score([seqs[i] for i in idx], prefix_sharing=share, groups=[g] * len(idx), shape=SHAPE)
-            full = ref if share else scorer.score(seqs, prefix_sharing=False, groups=groups, shape=SHAPE)
+            alone = scorer.score([seqs[i] for i in idx], BatchPolicy(shape=SHAPE), prefix_sharing=share,
+                                 groups=[g] * len(idx))
+            full = ref if share else scorer.score(seqs, BatchPolicy(shape=SHAPE), prefix_sharing=False, groups=groups)
             assert [a.logprobs for a in alone] == [full[i].logprobs for i in idx]
-    default = scorer.score(seqs, batch_size=64, prefix_sharing=True, groups=groups)
+    default = scorer.score(seqs, BatchPolicy(64), prefix_sharing=True, groups=groups)
     worst = max(abs(a - b) for s, p in zip(ref, default) for a, b in zip(s.logprobs, p.logprobs))
     assert worst <= 5e-4  # the same quantity in other shapes (tests/tolerances.py: float32 scoring noise)
 

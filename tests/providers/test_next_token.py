@@ -10,7 +10,7 @@ import torch
 
 from stereoprobe.providers.microbatch import MicroBatchShape
 from stereoprobe.providers.next_token import next_token_logprobs
-from stereoprobe.providers.planning import plan_chunks
+from stereoprobe.providers.planning import BatchPolicy, plan_chunks
 from stereoprobe.providers.scoring import CausalScorer
 
 
@@ -43,7 +43,7 @@ def test_next_token_alone_grouped_and_shared(tiny_models):
         assert a.tokens[0] == int(w.argmax()) and abs(a.logprobs[0] - float(w.max())) < 1e-5
         assert a.top_ids[0] == w.topk(3).indices.tolist()
     # no prefix sharing: bit-identical to one prompt at a time, whatever the batch size or grouping
-    for kwargs in ({"batch_size": 3}, {"batch_size": None, "max_tokens": 64}, {"groups": groups}):
+    for kwargs in ({"policy": BatchPolicy(3)}, {"policy": BatchPolicy(None, 64)}, {"groups": groups}):
         got = next_token_logprobs(scorer, prompts, top_k=3, **kwargs)
         assert got.logprobs == [a.logprobs[0] for a in alone] and got.top_logprobs == [a.top_logprobs[0] for a in alone]
     # prefix sharing within each request: the shared opening runs once, the same numbers within float32 noise
@@ -53,8 +53,9 @@ def test_next_token_alone_grouped_and_shared(tiny_models):
     assert max(abs(x - a.logprobs[0]) for x, a in zip(shared.logprobs, alone)) <= 5e-5
     # fixed shapes: one request's answers are bit-identical alone and beside the other request
     shape = MicroBatchShape(tokens=48, project_rows=16)
-    both = next_token_logprobs(scorer, prompts, 3, shape, groups, prefix_sharing=True)
+    both = next_token_logprobs(scorer, prompts, 3, BatchPolicy(shape=shape), groups, prefix_sharing=True)
     first = [i for i, g in enumerate(groups) if g == 0]
-    one = next_token_logprobs(scorer, [prompts[i] for i in first], 3, shape, [0] * len(first), prefix_sharing=True)
+    one = next_token_logprobs(scorer, [prompts[i] for i in first], 3, BatchPolicy(shape=shape), [0] * len(first),
+                              prefix_sharing=True)
     assert one.logprobs == [both.logprobs[i] for i in first]
     assert one.top_logprobs == [both.top_logprobs[i] for i in first]

@@ -9,7 +9,8 @@ import pytest
 import torch
 from inspect_ai.model import ChatMessageUser, GenerateConfig, get_model
 
-from stereoprobe.providers.scoring import CausalScorer, plan_chunks
+from stereoprobe.providers.planning import BatchPolicy, _chunk_prefix, plan_chunks
+from stereoprobe.providers.scoring import CausalScorer
 from tolerances import LOGPROB_ABS, LOGPROB_REL
 
 TEXTS = ["alice is kind.", "alice is very clever and kind.", "alice is a nurse.", "bob is rude.",
@@ -73,18 +74,16 @@ def test_batch_size_and_prefix_sharing_invariance(tiny_models):
     model = AutoModelForCausalLM.from_pretrained(tiny_models["llama"], dtype=torch.float32).eval()
     scorer = CausalScorer(model, pad_id=0)
     seqs = _random_seqs(60, seed=7)
-    reference = scorer.score(seqs, batch_size=1, prefix_sharing=False)
+    reference = scorer.score(seqs, BatchPolicy(1), prefix_sharing=False)
     for bs in (2, 7, 64):
         for share in (False, True):
-            got = scorer.score(seqs, batch_size=bs, prefix_sharing=share)
+            got = scorer.score(seqs, BatchPolicy(bs), prefix_sharing=share)
             for r, g in zip(reference, got):
                 assert g.targets == r.targets
                 assert g.logprobs == pytest.approx(r.logprobs, abs=LOGPROB_ABS, rel=LOGPROB_REL)
     # a plan with shared prefixes really is exercised
     assert any(c.shared for c in plan_chunks(seqs, 64, True))
     # one batch holding two prefix groups of different prefix lengths (attention mask + explicit positions)
-    from stereoprobe.providers.scoring import _chunk_prefix
-
     firsts = sorted({tuple(s[:2]) for s in seqs if len(s) > 3})
     groups = [[s for s in seqs if tuple(s[:2]) == f] for f in firsts]
     groups = [g for g in groups if len(g) > 1]
@@ -92,8 +91,9 @@ def test_batch_size_and_prefix_sharing_invariance(tiny_models):
     assert len(set(lens)) > 1
     batch = [s for g in groups for s in g]
     prefix_lens = [L for g, L in zip(groups, lens) for _ in g]
-    forced = scorer._score_chunk(batch, prefix_lens, top_k=3)
-    alone = scorer.score(batch, batch_size=1, prefix_sharing=False, top_k=3)
+    dev, finish = scorer._score_chunk(batch, prefix_lens, top_k=3)
+    forced = finish(dev.tolist())
+    alone = scorer.score(batch, BatchPolicy(1), prefix_sharing=False, top_k=3)
     for f, a in zip(forced, alone):
         assert f.targets == a.targets
         assert f.logprobs == pytest.approx(a.logprobs, abs=LOGPROB_ABS, rel=LOGPROB_REL)
