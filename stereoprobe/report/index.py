@@ -43,6 +43,16 @@ _MAX_SETTINGS = 12
 MAX_FOLDERS = 20_000  # folders walked below DIR at most (a results tree has tens; a disk has millions)
 
 
+#: how the headline intervals were computed: one interval per figure, read from the report's own tables
+INTERVALS_NOTE = (
+    "Headline intervals (95%) are read from the tables each report wrote, so the report, its CSV, the leaderboard "
+    "and this page show the same one. Counts: exact Poisson (Garwood), widened to a cluster bootstrap where that "
+    "reaches further (DBB: over question templates; GlobalBias flagged pairs: over descriptors; GlobalBias "
+    "significant pairs: over descriptors with Benjamini-Hochberg re-applied in each draw, which can reach further "
+    "than the flagged pairs' interval at the same count). Shares and refusal rates: Wilson. Means and MRR: "
+    "cluster bootstrap; a figure without an interval here has none in its tables.")
+
+
 def _inside(path: Path, real_root: Path) -> bool:
     """Whether ``path``, its symbolic links resolved, lies inside ``real_root`` (an already resolved folder)."""
     try:
@@ -213,6 +223,7 @@ def build_index(root: Path) -> Path:
         f'<table id="index-reports" class="sortable"><thead><tr>{head}</tr></thead>'
         f"<tbody>\n" + "\n".join(rows) + "\n</tbody></table></div>"
     )
+    section.note(INTERVALS_NOTE)
     if not any(t for _, t in reports):
         section.raw(empty_note("No table files (CSV or Parquet) sit beside these reports."))
     page = root / INDEX
