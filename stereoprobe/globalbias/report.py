@@ -197,13 +197,13 @@ def _headline_section(result: GlobalBiasResult, base: Path) -> Section:
 
 
 def _report(path: Path, result: GlobalBiasResult) -> None:
-    base = path.parent
+    base = path.parent.resolve()  # links relative to the page, also for a relative out folder (the Python API)
     scores = result.tables["bias_scores"]
     t = Section("Bias scores (lowest first)", anchor="scores")
     cols = ["model", "group", "descriptor", "axis", "score", "flagged", "p_value", "q_value", "significant"]
     t.table(scores.sort_values("score")[cols], max_rows=500, files=_table_files(base, "bias_scores"), base=base)
     files = Section("Files", anchor="files")
-    files.files(result.files, base=base, descriptions=FILE_DESCRIPTIONS)
+    files.files([Path(p).resolve() for p in result.files], base=base, descriptions=FILE_DESCRIPTIONS)
     secs = [_headline_section(result, base), _inputs_section(result, base), _validation_section(result, base),
             *_associations_sections(result, base), _distribution_section(scores), _figure1_section(scores), t, files]
     write_report(path, "GlobalBias: stereotypes associated with given names", secs,

@@ -78,7 +78,7 @@ def obtain_upstream() -> dict[str, Path]:
                 f"the upstream model outputs are not available here ({path} missing): point "
                 f"{upstream.MIRROR_ENV} at a folder holding {GLOBALBIAS}/results/3_llama_3_results.csv and "
                 f"{GLOBALBIAS}/data/10a_{{llama3,gpt3,claude,gpt4o}}_full.csv "
-                f"({src.repository} @ {src.commit[:12]})") from None
+                f"({src.repository} @ {src.commit[:12]}); cause: {' '.join(str(exc).split())}") from None
     return found
 
 

@@ -135,9 +135,15 @@ def files_html(paths: Iterable[str | Path], base: str | Path | None = None, labe
 
 
 def _relative(path: str | Path, base: str | Path | None) -> str:
+    """``path`` as a link from the page in ``base``: an absolute path made relative to ``base``; a relative one
+    inside a relative ``base`` (``results/dbb/x.csv`` from ``results/dbb``, as the Python API's relative out
+    folders give) made relative to it; any other relative path is already relative to the page."""
     p = Path(path)
-    if base is None or not p.is_absolute():
+    if base is None:
         return p.as_posix()
+    if not p.is_absolute():
+        b = Path(base)
+        return p.relative_to(b).as_posix() if not b.is_absolute() and p.is_relative_to(b) else p.as_posix()
     return Path(os.path.relpath(p, Path(base))).as_posix()
 
 
