@@ -329,15 +329,16 @@ def render_report(title: str, sections: Sequence[Section], subtitle: str | None 
                        sections=page_sections)
 
 
-def save_figures(path: str | Path, sections: Sequence[Section]) -> dict[str, str]:
+def save_figures(path: str | Path, sections: Sequence[Section], demo: bool = False) -> dict[str, str]:
     """Save the figures of ``sections`` as ``figures/<report stem>-<caption slug>.png`` and ``.svg`` beside the
-    report ``path``; return {marker: HTML links to the two files}."""
+    report ``path`` (``figures/DEMO-<report stem>-…`` for a page built from demo settings, so a figure file
+    copied on its own still says so); return {marker: HTML links to the two files}."""
     p = Path(path)
     links: dict[str, str] = {}
     used: set[str] = set()
     for section in sections:
         for i, f in enumerate(section.figures, 1):
-            stem = f"{p.stem}-{_slug(f.caption or section.title + f' {i}')}"
+            stem = f"{'DEMO-' if demo else ''}{p.stem}-{_slug(f.caption or section.title + f' {i}')}"
             name, k = stem, 2
             while name in used:
                 name, k = f"{stem}-{k}", k + 1
@@ -360,8 +361,9 @@ def write_report(path: str | Path, title: str, sections: Sequence[Section], subt
 
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    text = render_report(title, sections, subtitle, nav, demo if demo is not None else demo_reason_of_folder(p.parent))
-    for marker, links in save_figures(p, sections).items():
+    reason = demo if demo is not None else demo_reason_of_folder(p.parent)
+    text = render_report(title, sections, subtitle, nav, reason)
+    for marker, links in save_figures(p, sections, demo=bool(reason)).items():
         text = text.replace(marker, links)
     from stereoprobe.redact import redact_html
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
+import json
 import os
 from pathlib import Path
 
@@ -157,8 +158,21 @@ def report_info(report: Path, tables: list[Path], root: Path | None = None) -> d
     # the paper-vs-stereoprobe comparison leads the reference output's index
     order = -1 if info["probe"] == "reference" else probe.order if probe else 10**6
     return {"probe": probe.title if probe else (info["probe"] or report.parent.name), "models": models,
-            "created": created, "settings": info["settings"], "order": order,
+            "created": created, "settings": info["settings"], "order": order, "model_args": _model_args(info),
             "headline": headline_text(report.parent, root), "demo": demo_reason(info["raw"])}
+
+
+def _model_args(info: dict[str, object]) -> str:
+    """The runs' model arguments (``-M k=v``), so two reports of one model run with different ``-M`` (the
+    demo's GlobalBias with and without ``score_first_token``) are told apart. Only values known harmless are
+    shown (booleans and numbers, under a key of letters, digits and underscores); any other is ``***``."""
+    from stereoprobe.redact import redact_text
+
+    runs = info.get("runs") or []
+    assert isinstance(runs, list)
+    args = sorted({f"-M {k}={json.dumps(v) if isinstance(v, (bool, int, float)) else '***'}" for run in runs
+                   for k, v in (run.get("model_args") or {}).items() if str(k).isidentifier()})
+    return redact_text("; ".join(args))
 
 
 def _settings_html(settings: dict[str, object]) -> str:
@@ -212,7 +226,8 @@ def build_index(root: Path) -> Path:
             f"<td>{html.escape(str(info['headline']))}</td>"
             f"<td>{html.escape(', '.join(models)) if models else MISSING}</td>"
             f"<td>{html.escape(str(info['created']))}</td>"
-            f"<td>{_settings_html(settings)}</td>"
+            f"<td>{'runs: ' + html.escape(str(info['model_args'])) + '; ' if info['model_args'] else ''}"
+            f"{_settings_html(settings)}</td>"
             f"<td>{_tables_html(report.parent, tables, root)}</td>"
             "</tr>"
         )
