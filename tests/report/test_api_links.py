@@ -49,6 +49,10 @@ def test_readme_python_block_writes_pages_whose_links_resolve(workspace: Path, t
             if not (page.parent / link).exists():
                 broken.append(f"{page.relative_to(work)}: {link}")
     assert checked > 20 and not broken, "\n".join(broken[:40])
+    # every table a page's folder holds is linked from that page (a Files row without its link is a missing link)
+    unlinked = [f"{page.relative_to(work)}: {t.name}" for page in pages for t in sorted(page.parent.glob("*.csv"))
+                if t.name not in {Path(link).name for link in _local_links(page)}]
+    assert not unlinked, "\n".join(unlinked[:40])
     # every table file a GlobalBias page names in its Files section is a link (none listed without one)
     gb = (work / "results" / "api" / "globalbias" / "report.html").read_text(encoding="utf-8")
     for name in ("incomplete_units", "min_groups", "headline", "bias_scores"):
