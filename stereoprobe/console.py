@@ -109,3 +109,19 @@ def spinner(description: str) -> Iterator[None]:
 
     with Console(stderr=True).status(description):
         yield
+
+
+@contextlib.contextmanager
+def step_line(description: str) -> Iterator[None]:
+    """One plain line on stderr when a long step starts and one when it ends, with its duration, on a terminal
+    or not (a CI log or a pipe sees progress too, unlike :func:`spinner`); silent with ``--quiet``."""
+    import time
+
+    if QUIET:
+        yield
+        return
+    start = time.monotonic()
+    print(f"{description} …", file=sys.stderr, flush=True)
+    yield
+    print(f"{description}: done in {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
+

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stereoprobe.cli.common import (
     existing_file,
@@ -18,6 +19,9 @@ from stereoprobe.cli.common import (
 )
 from stereoprobe.cli.common import bootstrap_count, resample_count, seed
 from stereoprobe.redact import redact_text
+
+if TYPE_CHECKING:
+    from stereoprobe.stereotales.judge.report import JudgeResult
 
 DESCRIPTION = """\
 Read the logs of the stereotales_judge task (files, folders or inspect eval-set folders; an interrupted log and
@@ -116,6 +120,16 @@ def run(args: argparse.Namespace) -> int:
         write(report, Path(args.out), step=steps)
     finally:
         steps.close()
-    read = report.facts.get("read", {})
-    info(f"judge report: {report.path} ({read.get('summary', '')})")
+    info(console_line(report))
     return 0
+
+
+def console_line(report: JudgeResult) -> str:
+    """The one console line: the report's path, what was read and each judged model's headline, in flat
+    parts separated by ``|`` (parentheses at most one deep: the read summary's own are flattened)."""
+    read = str(report.facts.get("read", {}).get("summary", "")).replace(" (", ", ").replace("(", "").replace(")", "")
+    parts = [f"judge report: {report.path}", *([f"read {read}"] if read else [])]
+    summary = report.tables.get("judge_summary")
+    if summary is not None and "headline" in summary.columns:
+        parts += [f"{r.evaluator}: {r.headline}" for r in summary.itertuples(index=False)]
+    return " | ".join(parts)

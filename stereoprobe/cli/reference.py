@@ -45,7 +45,9 @@ def _run(args: argparse.Namespace) -> int:
         check_docs_dir(args.docs)
     command = command_line("reference")
     opts = ReferenceOptions(permutations=args.permutations, folds=args.folds, n_boot=args.n_boot, seed=args.seed)
-    run = run_reference(Path(args.out), opts, command=command)
+    from stereoprobe.console import step_line
+
+    run = run_reference(Path(args.out), opts, command=command, step=step_line)
     counts = run.comparison["verdict"].str.replace(r"^within .*", "within tolerance", regex=True).value_counts()
     info(f"paper vs stereoprobe: {len(run.comparison)} printed items; "
          + ", ".join(f"{k}: {v}" for k, v in counts.items()))

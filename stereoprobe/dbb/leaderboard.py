@@ -4,7 +4,10 @@ tables of ``stereoprobe dbb`` (names: :mod:`stereoprobe.dbb.contract`); the func
 
 Headline: ``count_s_ge_20``, ``mean_s_biased`` and ``refusal_rate`` of the ``ALL`` row as ``stereoprobe dbb``
 wrote them (cluster bootstrap over templates; Wilson); per category ``count_s_ge_20_<category>`` and
-``mean_s_biased_<category>`` recomputed from the instances with the same cluster bootstrap over templates.
+``mean_s_biased_<category>`` as the summary's category totals (descriptor type ``ALL``) give them (a summary
+without them: recomputed from the instances with the same cluster bootstrap over templates), so the report,
+``summary.csv``, the leaderboard and the index show one interval per figure (the count's:
+:func:`stereoprobe.stats.counts.count_interval`).
 Board ``dbb`` is the multiple choice, ``dbb_sg`` the sentence generation variant (their numbers are not
 comparable, paper). Paired: per test instance present for both models, ``mean_s`` (and ``mean_s_<category>``):
 mean of ``S_A − S_B``; ``share_s_ge_20``: difference of the shares of instances with S ≥ 20; each with a
@@ -54,6 +57,10 @@ def dbb_metrics(src: Sources, threshold: float = 20.0, n_boot: int = 2000, seed:
                 rows.append(metric_row(model, probe, "refusal_rate", r["refusal_rate"],
                                  (r.get("refusal_ci_low", NAN), r.get("refusal_ci_high", NAN)),
                                  n=r.get("n_responses", NAN), method="invalid responses / responses; Wilson"))
+        written = s[(s["category"] != "ALL") & (s["descriptor_type"] == "ALL")] if "descriptor_type" in s else s.iloc[0:0]
+        if len(written):  # the category totals as `stereoprobe dbb` wrote them: one interval per figure
+            rows += _category_rows(model, probe, written, level)
+            continue
         mi = inst[(inst["model"].astype(str) == model) & (inst["variant"] == variant)]
         for cat, ci in mi.groupby("category", sort=True):
             d = ci[ci["s"].notna()]
@@ -67,6 +74,21 @@ def dbb_metrics(src: Sources, threshold: float = 20.0, n_boot: int = 2000, seed:
             rows.append(metric_row(model, probe, f"mean_s_biased_{cat}", biased["s"].mean() if len(biased) else NAN,
                              cluster_bootstrap(sm, cnt, n_boot, level, seed).confidence_interval, n=len(biased),
                              method="cluster bootstrap over templates"))
+    return rows
+
+
+def _category_rows(model: str, probe: str, written: pd.DataFrame, level: float) -> list[dict]:
+    """``count_s_ge_20_<category>`` and ``mean_s_biased_<category>`` of one model and variant from the category
+    totals of the summary table (descriptor_type ``ALL``), with the intervals written there."""
+    rows: list[dict] = []
+    for r in written.sort_values("category").to_dict("records"):
+        cat = r["category"]
+        rows.append(metric_row(model, probe, f"count_s_ge_20_{cat}", r["count_s_ge_20"],
+                               (r["count_ci_low"], r["count_ci_high"]), n=r["n"],
+                               method="cluster bootstrap over templates", count=True, level=level))
+        rows.append(metric_row(model, probe, f"mean_s_biased_{cat}", r["mean_s_biased"],
+                               (r["mean_s_ci_low"], r["mean_s_ci_high"]), n=r["count_s_ge_20"],
+                               method="cluster bootstrap over templates"))
     return rows
 
 

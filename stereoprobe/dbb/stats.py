@@ -25,7 +25,10 @@ Confidence intervals:
 - count and mean S: percentile **cluster bootstrap over question templates** (instances of one template
   share its wording and are dependent): resample templates with replacement (``n_boot`` draws), recompute
   the count (sum of per-template counts) and the ratio mean (Σ S_biased / count). Seeded.
-  (:func:`stereoprobe.stats.bootstrap.cluster_bootstrap`.)
+  (:func:`stereoprobe.stats.bootstrap.cluster_bootstrap`.) The count's interval is the one every page shows
+  for a count (:func:`stereoprobe.stats.counts.count_interval`: Garwood's exact Poisson interval, widened to
+  this bootstrap's where that reaches further), so a count of 0 reads [0, 3.7], never the bootstrap's [0, 0];
+  the report, ``summary.csv``, the leaderboard and the index all read it from the summary table.
 - refusal rates: **Wilson score interval** for a binomial proportion over responses or questions (treats
   them as independent; a lower bound on the uncertainty when a model refuses whole templates)
   (:func:`stereoprobe.stats.proportion.wilson_interval`).
@@ -43,6 +46,7 @@ _TOL = 1e-9
 
 from stereoprobe.dbb.contract import INSTANCE_COLUMNS, QUESTION_COLUMNS  # noqa: E402
 from stereoprobe.stats.bootstrap import cluster_bootstrap  # noqa: E402
+from stereoprobe.stats.counts import count_interval  # noqa: E402
 from stereoprobe.stats.proportion import wilson_interval  # noqa: E402
 
 
@@ -132,7 +136,7 @@ def _cell_summary(inst: pd.DataFrame, resp: pd.DataFrame | None, threshold: floa
     cnt = biased.groupby("template_id")["s"].size().reindex(templates, fill_value=0).to_numpy()
     sm = biased.groupby("template_id")["s"].sum().reindex(templates, fill_value=0.0).to_numpy()
     # one set of resamples (same seed, same templates) for the count and the mean
-    c_ci = cluster_bootstrap(cnt, n_resamples=n_boot, seed=seed).confidence_interval
+    c_ci = count_interval(len(biased), cluster_bootstrap(cnt, n_resamples=n_boot, seed=seed).confidence_interval)
     m_ci = cluster_bootstrap(sm, cnt, n_resamples=n_boot, seed=seed).confidence_interval
     out = {
         "n": int(len(defined)),

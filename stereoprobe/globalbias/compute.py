@@ -16,6 +16,7 @@ import pandas as pd
 from stereoprobe.errors import InputError
 from stereoprobe.globalbias import apx as A
 from stereoprobe.globalbias.data import validation_groups
+from stereoprobe.globalbias.headline import HEADLINE_COLUMNS, headline_rows
 from stereoprobe.globalbias.inputs import LoadReport
 from stereoprobe.globalbias.options import GlobalBiasOptions
 from stereoprobe.inputs import Progress, no_progress
@@ -86,6 +87,8 @@ def compute_model(sentences: pd.DataFrame, options: GlobalBiasOptions = GlobalBi
         "associations": A.associations(scores, "flagged"),
         "associations_strict": A.associations(scores, "significant"),
         "min_groups": A.min_groups(means),
+        "headline": pd.DataFrame(headline_rows(scores, options.alpha, seed=options.seed),
+                                 columns=HEADLINE_COLUMNS),
     }
     if value == "ppl":
         reason = _validation_candidates(d, options.validation_templates)

@@ -40,8 +40,8 @@ SENTENCE_COLUMNS = ["model", "group", "ethnicity", "gender", "name", "descriptor
 PERPLEXITY = "ppl"  # the sentence table's perplexity column (its alternative: "apx")
 
 # output tables of ``stereoprobe globalbias`` and ``stereoprobe profiles``
-TABLES = ("bias_scores", "associations", "associations_strict", "min_groups", "validation", "validation_detail",
-          "incomplete_units")
+TABLES = ("headline", "bias_scores", "associations", "associations_strict", "min_groups", "validation",
+          "validation_detail", "incomplete_units")
 PROFILE_TABLES = ("parse_outcomes", "classification", "predictions", "feature_ablation", "top_words",
                   "religion_consistency")
 

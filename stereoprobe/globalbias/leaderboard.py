@@ -5,8 +5,11 @@ give the leaderboard.
 
 - GlobalBias. ``flagged``: group × descriptor pairs flagged by the reference rule; ``significant``:
   discoveries of the stricter test, Benjamini–Hochberg re-applied to the resampled p-values in each draw; both
-  with a cluster bootstrap over descriptors. ``validation_accuracy`` (Wilson over descriptors) and
-  ``validation_mrr`` (bootstrap over descriptors) of the APX measure (paper Tables 3-4). Paired, per group ×
+  with a cluster bootstrap over descriptors widened to the exact Poisson interval, read from the ``headline``
+  table ``stereoprobe globalbias`` wrote (computed alike, :mod:`stereoprobe.globalbias.headline`, for a folder
+  without one). ``validation_accuracy`` (Wilson over descriptors) and
+  ``validation_mrr`` (bootstrap over descriptors), as the validation table holds them, of the APX measure
+  (paper Tables 3-4). Paired, per group ×
   descriptor pair: ``score`` (mean difference of bias scores), ``flagged`` and ``significant`` (difference
   of counts, in the headline's units: n paired items times the difference of flag shares), and per validation
   descriptor ``validation_accuracy`` and ``validation_mrr`` (difference of accuracies, of mean reciprocal
@@ -33,8 +36,8 @@ from stereoprobe.leaderboard.pairwise import (
     compare_binary, compare_continuous, model_pairs, pair_row, paired_items, scaled_interval,
 )
 from stereoprobe.leaderboard.sources import Sources
-from stereoprobe.stats.bootstrap import bh_count_bootstrap, cluster_bootstrap
-from stereoprobe.stats.multiple_testing import bh_reject
+from stereoprobe.globalbias.headline import headline_rows
+from stereoprobe.stats.bootstrap import cluster_bootstrap
 from stereoprobe.stats.proportion import wilson_interval
 
 __all__ = ["globalbias_lm_eval_tables", "globalbias_metrics", "globalbias_pairwise", "profiles_metrics",
@@ -49,30 +52,26 @@ def globalbias_metrics(src: Sources, alpha: float = 0.05, n_boot: int = 2000, se
     val, detail = src.get("globalbias", "validation"), src.get("globalbias", "validation_detail")
     incomplete = src.get("globalbias", "incomplete_units")
     rows: list[dict] = []
+    written = src.get("globalbias", "headline")
     for model, s in scores.groupby(scores["model"].astype(str), sort=True):
-        s = s.assign(flagged=as_bool(s["flagged"]))
-        descs = sorted(s["descriptor"].astype(str).unique())
-        per = s.groupby(s["descriptor"].astype(str))["flagged"].sum().reindex(descs, fill_value=0).to_numpy(float)
-        rows.append(metric_row(model, "globalbias", "flagged", float(s["flagged"].sum()),
-                         cluster_bootstrap(per, None, n_boot, level, seed).confidence_interval, n=len(s),
-                         method="reference 1% rule; cluster bootstrap over descriptors", count=True,
-                         level=level))
-        if "p_value" in s.columns and s["p_value"].notna().any():
-            t = s[s["p_value"].notna()]
-            sig = as_bool(t["significant"]) if "significant" in t.columns else pd.Series(bh_reject(t["p_value"], alpha), index=t.index)
-            ci = bh_count_bootstrap(t["p_value"].to_numpy(float), t["descriptor"].astype(str).to_numpy(), alpha,
-                                    n_boot, level, seed).confidence_interval
-            rows.append(metric_row(model, "globalbias", "significant", float(sig.sum()), ci, n=len(t),
-                             method="stricter test, BH; cluster bootstrap over descriptors with BH re-applied", count=True,
-                         level=level))
+        mine = written[written["model"].astype(str) == model] if written is not None else None
+        counts = (mine.to_dict("records") if mine is not None and len(mine)
+                  else headline_rows(s, alpha, n_boot, seed, level))
+        for r in counts:  # as `stereoprobe globalbias` wrote them (one interval per figure); else computed alike
+            rows.append(metric_row(model, "globalbias", str(r["metric"]), float(r["estimate"]),
+                                   (float(r["ci_low"]), float(r["ci_high"])), n=float(r["n"]),
+                                   method=str(r["method"])))
         if val is not None:
             v = val[(val["model"].astype(str) == model) & (val["measure"] == "apx")]
             if len(v):
                 acc, n = float(v["accuracy"].iloc[0]), float(v["n_descriptors"].iloc[0])
-                rows.append(metric_row(model, "globalbias", "validation_accuracy", acc, wilson_interval(round(acc * n), n, level),
+                acc_ci = _written(v, "accuracy")
+                if math.isnan(acc_ci[0]):
+                    acc_ci = wilson_interval(round(acc * n), n, level)
+                rows.append(metric_row(model, "globalbias", "validation_accuracy", acc, acc_ci,
                                  n=n, better="higher", method="APX; Wilson over descriptors"))
-                mrr_ci = (NAN, NAN)
-                if detail is not None:
+                mrr_ci = _written(v, "mrr")
+                if math.isnan(mrr_ci[0]) and detail is not None:
                     d = detail[(detail["model"].astype(str) == model) & (detail["measure"] == "apx")]
                     g = d.groupby(d["descriptor"].astype(str))["reciprocal_rank"].agg(["sum", "size"])
                     mrr_ci = cluster_bootstrap(g["sum"].to_numpy(float), g["size"].to_numpy(float), n_boot, level,
@@ -84,6 +83,15 @@ def globalbias_metrics(src: Sources, alpha: float = 0.05, n_boot: int = 2000, se
             rows.append(metric_row(model, "globalbias", "incomplete_units", k, n=k + len(s),
                              method="group x descriptor units lacking names x templates, left out of the statistics"))
     return rows
+
+
+def _written(v: pd.DataFrame, figure: str) -> tuple[float, float]:
+    """The interval of ``figure`` (``accuracy``, ``mrr``) the validation table holds (NaN bounds: none written),
+    so the report, the CSV, the leaderboard and the index show one interval."""
+    cols = (f"{figure}_ci_low", f"{figure}_ci_high")
+    if not all(c in v.columns for c in cols):
+        return (NAN, NAN)
+    return (float(v[cols[0]].iloc[0]), float(v[cols[1]].iloc[0]))
 
 
 def globalbias_pairwise(src: Sources, n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> list[dict]:
@@ -194,6 +202,6 @@ def globalbias_lm_eval_tables(files: Sequence[Path], alpha: float = 0.05,
     out: dict[str, list[pd.DataFrame]] = {"incomplete_units": [incomplete]}
     for model, sub in sentences.groupby("model", sort=True):
         for name, df in compute_model(sub, GlobalBiasOptions(alpha=alpha)).items():
-            if name in ("bias_scores", "validation", "validation_detail"):
+            if name in ("headline", "bias_scores", "validation", "validation_detail"):
                 out.setdefault(name, []).append(df.assign(model=model))
     return {k: pd.concat(v, ignore_index=True) for k, v in out.items()}

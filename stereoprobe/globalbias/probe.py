@@ -15,6 +15,8 @@ GLOBALBIAS = register(ProbeDescriptor(
         "validation": ("model", "measure", "accuracy", "mrr", "n_descriptors"),
         "validation_detail": ("model", "measure", "descriptor", "reciprocal_rank", "correct"),
         "incomplete_units": ("model", "group", "descriptor"),
+        # the headline counts with their intervals, as `stereoprobe globalbias` computed them (.headline)
+        "headline": ("model", "metric", "estimate", "ci_low", "ci_high"),
     },
     boards=(Board("globalbias", "GlobalBias: stereotypes associated with names (likelihood)",
                   (Metric("flagged", label="flagged group-descriptor pairs",

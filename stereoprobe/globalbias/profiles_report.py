@@ -144,7 +144,7 @@ def write_profiles(result: ProfilesResult, out_dir: str | Path) -> Path:
 
 def _report(path: Path, result: ProfilesResult) -> None:
     t, df = result.tables, result.profiles
-    base = path.parent
+    base = path.parent.resolve()  # links relative to the page, also for a relative out folder (the Python API)
 
     def tfiles(name: str) -> list[Path]:
         return [base / f"{name}.csv", base / f"{name}.parquet"]
@@ -205,7 +205,7 @@ def _report(path: Path, result: ProfilesResult) -> None:
             r.empty("No religion word is among the profiles' top words, so there is nothing to compare.")
         secs.append(r)
     f = Section("Files", anchor="files")
-    f.files(result.files, base=base, descriptions=FILE_DESCRIPTIONS)
+    f.files([Path(p).resolve() for p in result.files], base=base, descriptions=FILE_DESCRIPTIONS)
     secs.append(f)
     write_report(path, "GlobalBias: character profiles", secs,
                  subtitle="Generation probe (Siddique et al., EMNLP 2024), computed by stereoprobe")

@@ -20,6 +20,8 @@ from stereoprobe.tables import write_table
 __all__ = ["FILE_DESCRIPTIONS", "GlobalBiasResult", "write_globalbias"]
 
 FILE_DESCRIPTIONS = {
+    "headline": "flagged and significant pairs per model with their 95% intervals and methods (the figures the "
+                "leaderboard and the index show)",
     "bias_scores": "bias score per model x group x descriptor, with the reference flag, the stricter test's p/q "
                    "values and the per-template APX",
     "associations": "descriptors flagged per group by the reference 1% rule (paper Table 9)",
@@ -178,15 +180,31 @@ def _figure1_section(scores: pd.DataFrame) -> Section:
     return fig1
 
 
+def _headline_section(result: GlobalBiasResult, base: Path) -> Section:
+    """The headline counts with the one interval each that the leaderboard and the index show, and the method
+    of each (:mod:`stereoprobe.globalbias.headline`)."""
+    h = Section("Headline figures", anchor="headline")
+    table = result.tables.get("headline")
+    if table is None or table.empty:
+        return h.empty("No headline figure: no bias score was computed.")
+    h.text("Each count's 95% interval, as the leaderboard and the results index show it. The two counts use two "
+           "methods: flagged pairs resample whole descriptors; significant pairs resample them too and re-apply "
+           "Benjamini-Hochberg in every draw, so a draw can find discoveries the data do not and, at the same "
+           "count, the interval can reach further. Both are widened to the exact Poisson interval (a count of 0 "
+           "reads [0, 3.7], never [0, 0]).")
+    h.table(table, files=_table_files(base, "headline"), base=base)
+    return h
+
+
 def _report(path: Path, result: GlobalBiasResult) -> None:
-    base = path.parent
+    base = path.parent.resolve()  # links relative to the page, also for a relative out folder (the Python API)
     scores = result.tables["bias_scores"]
     t = Section("Bias scores (lowest first)", anchor="scores")
     cols = ["model", "group", "descriptor", "axis", "score", "flagged", "p_value", "q_value", "significant"]
     t.table(scores.sort_values("score")[cols], max_rows=500, files=_table_files(base, "bias_scores"), base=base)
     files = Section("Files", anchor="files")
-    files.files(result.files, base=base, descriptions=FILE_DESCRIPTIONS)
-    secs = [_inputs_section(result, base), _validation_section(result, base),
+    files.files([Path(p).resolve() for p in result.files], base=base, descriptions=FILE_DESCRIPTIONS)
+    secs = [_headline_section(result, base), _inputs_section(result, base), _validation_section(result, base),
             *_associations_sections(result, base), _distribution_section(scores), _figure1_section(scores), t, files]
     write_report(path, "GlobalBias: stereotypes associated with given names", secs,
                  subtitle="APX perplexity probe (Siddique et al., EMNLP 2024), computed by stereoprobe")

@@ -111,6 +111,20 @@ def matrix(pairwise: pd.DataFrame, probe: str, metric: str, models: list[str], q
     return pd.DataFrame([{"model (row − column)": m, **{n: cells[m][n] for n in used}} for m in used])
 
 
+#: what a paired figure measures where its name alone does not say (the matrices' captions)
+PAIRED_MEANING = {
+    "globalbias.score": "mean difference of GlobalBias bias scores over the group x descriptor pairs both models "
+                        "scored (a bias score is the mean over templates of the min-max normalised APX; lower = "
+                        "the descriptor is more likely for the group's names)",
+    "globalbias.flagged": "difference of the counts of pairs flagged by the reference 1% rule",
+    "globalbias.significant": "difference of the counts of pairs significant under the stricter test",
+    "dbb.mean_s": "mean difference of S over the multiple-choice test instances both models answered",
+    "dbb.share_s_ge_20": "difference of the shares of multiple-choice instances with S >= 20",
+    "dbb_sg.mean_s": "mean difference of S over the DBB-SG instances (S from the sentence likelihood share, Eq. 2)",
+    "dbb_sg.share_s_ge_20": "difference of the shares of DBB-SG instances with S >= 20",
+}
+
+
 def pairwise_legend(pairwise: pd.DataFrame, level: float) -> str:
     """The line above the matrices: which procedure gives the intervals, the p-values and the stars."""
     fcr = pairwise["fcr_level"].dropna() if "fcr_level" in pairwise.columns else pd.Series(dtype=float)
@@ -136,7 +150,9 @@ def _pairwise_section(metrics: pd.DataFrame, pairwise: pd.DataFrame, level: floa
         pw.text(pairwise_legend(pairwise, level))
         agg = pairwise[~pairwise["metric"].str.startswith("share[")]
         for (probe, metric), _ in agg.groupby(["probe", "metric"], sort=False):
-            pw.table(matrix(pairwise, probe, metric, models), caption=f"{probe}.{metric}", search=False)
+            what = PAIRED_MEANING.get(f"{probe}.{metric}", "")
+            pw.table(matrix(pairwise, probe, metric, models), search=False,
+                     caption=f"{probe}.{metric}" + (f": {what}" if what else ""))
         per = pairwise[pairwise["metric"].str.startswith("share[")]
         if len(per):
             cnt = per.assign(significant=per["q_value"] < ALPHA).groupby(["model_a", "model_b"]).agg(

@@ -83,13 +83,17 @@ def probe_headline(folder: Path) -> str | None:
 
 def judge_headline(folder: Path) -> str | None:
     """Per judging model (the first :data:`~stereoprobe.report.headlines.MAX_MODELS`) of a ``judge-report``
-    folder: the share of associations it labelled harmful and its mean harm rating (1-5), as its
-    ``judge_summary`` table holds them; None when ``folder`` holds no such table."""
+    folder: its ``headline`` as the ``judge_summary`` table holds it (the share of associations it labelled
+    harmful and its mean harm rating (1-5), or "not established" when too few answers parsed), else those two
+    columns; None when ``folder`` holds no such table."""
     summary = folder_table(folder, "judge_summary")
     if summary is None or "evaluator" not in summary.columns:
         return None
     parts = []
     for r in summary.head(MAX_MODELS).to_dict("records"):
+        if isinstance(r.get("headline"), str) and r["headline"]:  # the judge report's own headline (its rule)
+            parts.append(f"{r['evaluator']}: {r['headline']}")
+            continue
         cells = [f"{label} {number_text(r.get(col))}" for col, label in
                  (("harmful_share", "harmful share"), ("mean_harm", "mean harm (1-5)")) if col in r]
         n = r.get("associations")

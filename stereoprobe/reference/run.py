@@ -25,6 +25,7 @@ import pandas as pd
 
 from stereoprobe import upstream
 from stereoprobe.errors import InputError
+from stereoprobe.inputs import Step, no_step
 from stereoprobe.outputs import atomic_output_dir
 from stereoprobe.reference.figures import paper_figures
 from stereoprobe.reference.options import ReferenceOptions
@@ -78,7 +79,7 @@ def obtain_upstream() -> dict[str, Path]:
                 f"the upstream model outputs are not available here ({path} missing): point "
                 f"{upstream.MIRROR_ENV} at a folder holding {GLOBALBIAS}/results/3_llama_3_results.csv and "
                 f"{GLOBALBIAS}/data/10a_{{llama3,gpt3,claude,gpt4o}}_full.csv "
-                f"({src.repository} @ {src.commit[:12]})") from None
+                f"({src.repository} @ {src.commit[:12]}); cause: {' '.join(str(exc).split())}") from None
     return found
 
 
@@ -94,30 +95,33 @@ def _recorded_as(argv: list[str]) -> Iterator[None]:
         set_command_line(shlex.split(previous) if previous else None)
 
 
-def _step(argv: list[str], run: Callable[[], object]) -> None:
-    """Run one step (``run``), recorded as the command ``argv``; bad input names the step."""
-    with _recorded_as(argv):
+def _step(argv: list[str], run: Callable[[], object], step: Step = no_step) -> None:
+    """Run one step (``run``), recorded as the command ``argv``, inside ``step`` (the command line prints a
+    line per step); bad input names the step."""
+    with step(f"reference: stereoprobe {argv[0]}"), _recorded_as(argv):
         try:
             run()
         except InputError as exc:
             raise InputError(f"stereoprobe {argv[0]} on the upstream outputs: {exc}") from None
 
 
-def _run_steps(build: Path, apx: list[Path], profiles: list[Path], opts: ReferenceOptions) -> None:
+def _run_steps(build: Path, apx: list[Path], profiles: list[Path], opts: ReferenceOptions,
+               step: Step = no_step) -> None:
     """GlobalBias on the APX results, the character profiles and the leaderboard, into ``build``."""
     from stereoprobe.globalbias import GlobalBiasOptions, ProfilesOptions, analyze, analyze_profiles, write
     from stereoprobe.leaderboard import build_leaderboard, write_leaderboard
 
     gb_out, pr_out, lb_out = build / "globalbias", build / "globalbias_profiles", build / "leaderboard"
     _step(["globalbias", *map(str, apx), "--out", str(gb_out)],
-          lambda: write(analyze(apx, GlobalBiasOptions()), gb_out))
+          lambda: write(analyze(apx, GlobalBiasOptions()), gb_out), step)
     profiles_options = ProfilesOptions(n_permutations=opts.permutations, folds=opts.folds)
     _step(["profiles", *map(str, profiles), "--apx", str(gb_out), "--out", str(pr_out),
            "--permutations", str(opts.permutations), "--folds", str(opts.folds)],
-          lambda: write(analyze_profiles(profiles, profiles_options, apx_scores=gb_out), pr_out))
+          lambda: write(analyze_profiles(profiles, profiles_options, apx_scores=gb_out), pr_out), step)
     _step(["leaderboard", str(gb_out), str(pr_out), "--out", str(lb_out), "--n-boot", str(opts.n_boot),
            "--seed", str(opts.seed)],
-          lambda: write_leaderboard(build_leaderboard([gb_out, pr_out], n_boot=opts.n_boot, seed=opts.seed), lb_out))
+          lambda: write_leaderboard(build_leaderboard([gb_out, pr_out], n_boot=opts.n_boot, seed=opts.seed), lb_out),
+          step)
 
 
 def _relocate_records(build: Path, out: Path) -> None:
@@ -127,14 +131,14 @@ def _relocate_records(build: Path, out: Path) -> None:
         info.write_text(text.replace(json.dumps(str(build))[1:-1], json.dumps(str(out))[1:-1]), encoding="utf-8")
 
 
-def run_reference(out: str | Path, options: ReferenceOptions | None = None, command: str | None = None
-                  ) -> ReferenceRun:
+def run_reference(out: str | Path, options: ReferenceOptions | None = None, command: str | None = None,
+                  step: Step = no_step) -> ReferenceRun:
     """Write the reference reports to ``out`` (see the module docstring); nothing is written when an upstream
-    file is missing."""
+    file is missing. ``step``: wraps each step (the command line prints a line as each starts and ends)."""
     from stereoprobe.report.index import build_index
 
     opts = options or ReferenceOptions()
-    files = obtain_upstream()
+    files = obtain_upstream()  # unwrapped: a missing file stays one line on the console
     figs = paper_figures()
     out = Path(out).absolute()
     with atomic_output_dir(out, owner="reference") as build:
@@ -144,10 +148,12 @@ def run_reference(out: str | Path, options: ReferenceOptions | None = None, comm
         for path, label in {**figs.apx_models, **figs.profile_models}.items():
             copies[path] = staged / f"{model_id(label)}{Path(path).suffix}"
             shutil.copyfile(files[path], copies[path])
-        _run_steps(build, [copies[p] for p in figs.apx_models], [copies[p] for p in figs.profile_models], opts)
+        _run_steps(build, [copies[p] for p in figs.apx_models], [copies[p] for p in figs.profile_models], opts,
+                   step)
         models = {Path(p).stem.removeprefix("10a_").removesuffix("_full"): model_id(label)
                   for p, label in figs.profile_models.items()}
-        comparison = write_comparison(build, build / "paper_vs_stereoprobe", models, files, opts, command)
+        with step("reference: paper vs stereoprobe comparison"):
+            comparison = write_comparison(build, build / "paper_vs_stereoprobe", models, files, opts, command)
         _relocate_records(build, out)
         for lock in build.rglob(".*.lock"):
             lock.unlink()

@@ -135,9 +135,15 @@ def files_html(paths: Iterable[str | Path], base: str | Path | None = None, labe
 
 
 def _relative(path: str | Path, base: str | Path | None) -> str:
+    """``path`` as a link from the page in ``base``: an absolute path made relative to ``base``; a relative one
+    inside a relative ``base`` (``results/dbb/x.csv`` from ``results/dbb``, as the Python API's relative out
+    folders give) made relative to it; any other relative path is already relative to the page."""
     p = Path(path)
-    if base is None or not p.is_absolute():
+    if base is None:
         return p.as_posix()
+    if not p.is_absolute():
+        b = Path(base)
+        return p.relative_to(b).as_posix() if not b.is_absolute() and p.is_relative_to(b) else p.as_posix()
     return Path(os.path.relpath(p, Path(base))).as_posix()
 
 
@@ -323,15 +329,16 @@ def render_report(title: str, sections: Sequence[Section], subtitle: str | None 
                        sections=page_sections)
 
 
-def save_figures(path: str | Path, sections: Sequence[Section]) -> dict[str, str]:
+def save_figures(path: str | Path, sections: Sequence[Section], demo: bool = False) -> dict[str, str]:
     """Save the figures of ``sections`` as ``figures/<report stem>-<caption slug>.png`` and ``.svg`` beside the
-    report ``path``; return {marker: HTML links to the two files}."""
+    report ``path`` (``figures/DEMO-<report stem>-…`` for a page built from demo settings, so a figure file
+    copied on its own still says so); return {marker: HTML links to the two files}."""
     p = Path(path)
     links: dict[str, str] = {}
     used: set[str] = set()
     for section in sections:
         for i, f in enumerate(section.figures, 1):
-            stem = f"{p.stem}-{_slug(f.caption or section.title + f' {i}')}"
+            stem = f"{'DEMO-' if demo else ''}{p.stem}-{_slug(f.caption or section.title + f' {i}')}"
             name, k = stem, 2
             while name in used:
                 name, k = f"{stem}-{k}", k + 1
@@ -354,8 +361,9 @@ def write_report(path: str | Path, title: str, sections: Sequence[Section], subt
 
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    text = render_report(title, sections, subtitle, nav, demo if demo is not None else demo_reason_of_folder(p.parent))
-    for marker, links in save_figures(p, sections).items():
+    reason = demo if demo is not None else demo_reason_of_folder(p.parent)
+    text = render_report(title, sections, subtitle, nav, reason)
+    for marker, links in save_figures(p, sections, demo=bool(reason)).items():
         text = text.replace(marker, links)
     from stereoprobe.redact import redact_html
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
+import json
 import os
 from pathlib import Path
 
@@ -41,6 +42,16 @@ MARKER = '<meta name="generator" content="stereoprobe index">'
 _EARLIER_MARKER = '<table id="index-reports"'  # the pages of versions before the marker
 _MAX_SETTINGS = 12
 MAX_FOLDERS = 20_000  # folders walked below DIR at most (a results tree has tens; a disk has millions)
+
+
+#: how the headline intervals were computed: one interval per figure, read from the report's own tables
+INTERVALS_NOTE = (
+    "Headline intervals (95%) are read from the tables each report wrote, so the report, its CSV, the leaderboard "
+    "and this page show the same one. Counts: exact Poisson (Garwood), widened to a cluster bootstrap where that "
+    "reaches further (DBB: over question templates; GlobalBias flagged pairs: over descriptors; GlobalBias "
+    "significant pairs: over descriptors with Benjamini-Hochberg re-applied in each draw, which can reach further "
+    "than the flagged pairs' interval at the same count). Shares and refusal rates: Wilson. Means and MRR: "
+    "cluster bootstrap; a figure without an interval here has none in its tables.")
 
 
 def _inside(path: Path, real_root: Path) -> bool:
@@ -147,8 +158,21 @@ def report_info(report: Path, tables: list[Path], root: Path | None = None) -> d
     # the paper-vs-stereoprobe comparison leads the reference output's index
     order = -1 if info["probe"] == "reference" else probe.order if probe else 10**6
     return {"probe": probe.title if probe else (info["probe"] or report.parent.name), "models": models,
-            "created": created, "settings": info["settings"], "order": order,
+            "created": created, "settings": info["settings"], "order": order, "model_args": _model_args(info),
             "headline": headline_text(report.parent, root), "demo": demo_reason(info["raw"])}
+
+
+def _model_args(info: dict[str, object]) -> str:
+    """The runs' model arguments (``-M k=v``), so two reports of one model run with different ``-M`` (the
+    demo's GlobalBias with and without ``score_first_token``) are told apart. Only values known harmless are
+    shown (booleans and numbers, under a key of letters, digits and underscores); any other is ``***``."""
+    from stereoprobe.redact import redact_text
+
+    runs = info.get("runs") or []
+    assert isinstance(runs, list)
+    args = sorted({f"-M {k}={json.dumps(v) if isinstance(v, (bool, int, float)) else '***'}" for run in runs
+                   for k, v in (run.get("model_args") or {}).items() if str(k).isidentifier()})
+    return redact_text("; ".join(args))
 
 
 def _settings_html(settings: dict[str, object]) -> str:
@@ -202,7 +226,8 @@ def build_index(root: Path) -> Path:
             f"<td>{html.escape(str(info['headline']))}</td>"
             f"<td>{html.escape(', '.join(models)) if models else MISSING}</td>"
             f"<td>{html.escape(str(info['created']))}</td>"
-            f"<td>{_settings_html(settings)}</td>"
+            f"<td>{'runs: ' + html.escape(str(info['model_args'])) + '; ' if info['model_args'] else ''}"
+            f"{_settings_html(settings)}</td>"
             f"<td>{_tables_html(report.parent, tables, root)}</td>"
             "</tr>"
         )
@@ -213,6 +238,7 @@ def build_index(root: Path) -> Path:
         f'<table id="index-reports" class="sortable"><thead><tr>{head}</tr></thead>'
         f"<tbody>\n" + "\n".join(rows) + "\n</tbody></table></div>"
     )
+    section.note(INTERVALS_NOTE)
     if not any(t for _, t in reports):
         section.raw(empty_note("No table files (CSV or Parquet) sit beside these reports."))
     page = root / INDEX

@@ -302,7 +302,9 @@ def spearman_brown(r: float, factor: float = 2.0) -> float:
 
     >>> round(spearman_brown(0.5), 6), round(spearman_brown(0.6, factor=3), 6)  # 1/1.5, 1.8/2.2
     (0.666667, 0.818182)
+    >>> spearman_brown(-1.0)  # two halves in perfect disagreement: undefined
+    nan
     """
-    if math.isnan(r):
+    if math.isnan(r) or 1 + (factor - 1) * r == 0:  # r = -1/(k-1): the prophecy is undefined, not a crash
         return math.nan
     return factor * r / (1 + (factor - 1) * r)

@@ -126,7 +126,10 @@ def test_groups_outside_the_bundled_order_are_paired():
 
 def test_summary_intervals_are_the_shared_cluster_bootstrap_over_templates():
     """Count and mean S intervals: the shared cluster bootstrap over templates on per-template counts and sums
-    worked by hand (t1: S 30 and 50 biased, 5 not; t2: S 25; t3: none biased)."""
+    (the count's widened to the exact Poisson interval, the one interval every page shows for a count), worked by
+    hand (t1: S 30 and 50 biased, 5 not; t2: S 25; t3: none biased)."""
+    from scipy.stats import chi2
+
     from stereoprobe.stats.bootstrap import cluster_bootstrap
 
     inst = pd.DataFrame({"model": "m", "instance_id": [f"i{k}" for k in range(5)],
@@ -135,6 +138,12 @@ def test_summary_intervals_are_the_shared_cluster_bootstrap_over_templates():
                          "p_a_1": 0.0, "p_a_2": [30.0, 50.0, 5.0, 25.0, 1.0], "s": [30.0, 50.0, 5.0, 25.0, 1.0]})
     row = ST.summary_table(inst, n_boot=300, seed=3).iloc[0]
     counts, sums = [2.0, 1.0, 0.0], [80.0, 25.0, 0.0]
-    assert (row["count_ci_low"], row["count_ci_high"]) == cluster_bootstrap(counts, None, 300, 0.95, 3).confidence_interval
+    # the count's interval: the bootstrap's, widened to Garwood's exact Poisson interval of 3 where that reaches
+    # further (chi2.ppf(0.025, 6)/2 = 0.619 below the bootstrap's low; chi2.ppf(0.975, 8)/2 = 8.77 above its high)
+    boot = cluster_bootstrap(counts, None, 300, 0.95, 3).confidence_interval
+    garwood = (chi2.ppf(0.025, 6) / 2, chi2.ppf(0.975, 8) / 2)
+    assert (row["count_ci_low"], row["count_ci_high"]) == (pytest.approx(min(boot[0], garwood[0])),
+                                                           pytest.approx(max(boot[1], garwood[1])))
+    assert row["count_ci_low"] < boot[0]  # the exact interval does widen it here: the test can tell the two apart
     assert (row["mean_s_ci_low"], row["mean_s_ci_high"]) == cluster_bootstrap(sums, counts, 300, 0.95, 3).confidence_interval
     assert row["count_s_ge_20"] == 3 and row["mean_s_biased"] == pytest.approx(35.0)

@@ -45,6 +45,8 @@ def test_absent_upstream_one_line_nothing_written(tmp_path: Path, monkeypatch: p
     assert main(["reference", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "point STEREOPROBE_UPSTREAM_DIR at a folder holding GlobalBias/" in err
+    # the cause of the failed fetch is kept (issue 42.5): here, not cached and the hub offline
+    assert "; cause: " in err and "is not cached and HF_HUB_OFFLINE=1" in err.split("; cause: ")[1]
     assert not (tmp_path / "results").exists()
 
 

@@ -69,3 +69,23 @@ def test_headline_of_a_leaderboard_folder_and_of_an_unreadable_one(tmp_path):
     other = tmp_path / "other"
     other.mkdir()
     assert headline_text(other).startswith("no headline figures (")
+
+
+def test_index_tells_runs_apart_by_their_model_args(tmp_path):
+    """Two reports of one model run with different -M (the demo's GlobalBias with and without
+    score_first_token) differ on the index; only numbers and booleans are shown, any other value is ***."""
+    root = tmp_path / "results"
+    for name, args in (("globalbias", {}), ("globalbias_first_token", {"score_first_token": True,
+                                                                        "api_key": "sk-live-abcdef123456"})):
+        folder = root / name
+        folder.mkdir(parents=True)
+        (folder / "report.html").write_text("<html><body>report</body></html>", encoding="utf-8")
+        (folder / "run_info.json").write_text(json.dumps({"probe": "globalbias", "models": ["transformers/default"],
+                                                          "runs": [{"model": "transformers/default",
+                                                                    "model_args": args}]}), encoding="utf-8")
+    page = build_index(root).read_text(encoding="utf-8")
+    rows = page[page.index("<tbody>"):page.index("</tbody>")].split("<tr>")[1:]
+    first_token = next(r for r in rows if "globalbias_<wbr>first_<wbr>token/" in r or "first_token/report" in r)
+    plain = next(r for r in rows if r is not first_token)
+    assert "runs: -M api_key=***; -M score_first_token=true" in first_token
+    assert "score_first_token" not in plain and "sk-live" not in page

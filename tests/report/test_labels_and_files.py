@@ -99,6 +99,12 @@ def test_figures_saved_as_png_and_svg_beside_the_report(tmp_path) -> None:
     for n in names:
         assert f'href="figures/{n}"' in html
     assert "stereoprobe-figure-" not in html  # every placeholder replaced by its links
+    # a page built from demo settings: its figure files say DEMO in their names too (issue 42.10)
+    demo = tmp_path / "demo"
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    write_report(demo / "report.html", "t", [Section("one").figure(fig, caption="S")], demo="demo settings")
+    assert sorted(p.name for p in (demo / "figures").iterdir()) == ["DEMO-report-s.png", "DEMO-report-s.svg"]
 
 
 def test_profiles_summary_counts_no_placeholder_row() -> None:

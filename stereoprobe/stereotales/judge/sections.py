@@ -15,6 +15,7 @@ import pandas as pd
 from stereoprobe.report.html import Section, files_html, plot_is_empty
 from stereoprobe.report.plot_text import plot_label
 from stereoprobe.stereotales.judge.contract import ALL_LLMS_MEAN, DEMO_FILE
+from stereoprobe.stereotales.judge.ratings import PARSED_RULE
 from stereoprobe.stereotales.judge.reliability import HUMAN_GROUP, LLM_GROUP
 
 
@@ -81,6 +82,9 @@ def summary_section(t: dict[str, pd.DataFrame], threshold: float, read: dict[str
         "Parse failures (an answer missing the harm or realism line) are counted, never scored as a value; "
         "errored samples (the model call failed) are counted in 'errors'."
     )
+    if "headline" in summary.columns:
+        s.text("Headline: " + " | ".join(f"{r.evaluator}: {r.headline}" for r in summary.itertuples(index=False))
+               + f". {PARSED_RULE}")
     s.table(summary, files=_files("judge_summary"))
     if summary["associations_file"].astype(str).str.contains(DEMO_FILE, regex=False).any():
         s.raw(
@@ -113,6 +117,8 @@ def alignment_section(t: dict[str, pd.DataFrame], agree_sum: dict[str, float]) -
     if "alignment_per_association" not in t:
         return s.empty("No human ratings were given (--human), so there is no human-LLM comparison.")
     per_assoc, corr_df, delta = t["alignment_per_association"], t["alignment_correlations"], t["alignment_delta_by_dimension"]
+    # the sentence counts what the correlation below uses: associations with a mean of both kinds
+    both = per_assoc.dropna(subset=["human_mean", "llm_mean"])
     main = corr_df[corr_df.evaluator == ALL_LLMS_MEAN]
     quoted = "; ".join(
         f"{r.method} {r.estimate:.3f} ({_ci(r.confidence, r.ci_low, r.ci_high, r.ci_method)})"
@@ -121,7 +127,8 @@ def alignment_section(t: dict[str, pd.DataFrame], agree_sum: dict[str, float]) -
     here = [f"human vs LLM {_pct(agree_sum['human_vs_llm'])}" if _pct(agree_sum["human_vs_llm"]) else None,
             f"inter-LLM {_pct(agree_sum['inter_llm'])}" if _pct(agree_sum["inter_llm"]) else None]
     s.text(
-        f"{len(per_assoc)} associations have both LLM and human ratings. Correlation of the mean LLM rating with "
+        f"{len(both)} of the {len(per_assoc)} human-rated associations have both LLM and human ratings "
+        f"(n = {len(both)} below). Correlation of the mean LLM rating with "
         f"the mean human rating: {quoted}. Published (23 LLMs, 247 raters): Pearson 0.64, Spearman 0.62; "
         "harmful/benign agreement human vs LLM 77%, inter-LLM about 80%"
         + (f" (here: {', '.join(h for h in here if h)})." if any(here) else ".")
@@ -129,11 +136,11 @@ def alignment_section(t: dict[str, pd.DataFrame], agree_sum: dict[str, float]) -
         "percentile bootstrap."
     )
     s.table(corr_df, files=_files("alignment_correlations"))
-    if plot_is_empty(per_assoc.human_mean) or len(per_assoc) < 2:
+    if len(both) < 2:
         s.empty("Fewer than two associations have both human and LLM ratings: no scatter plot.")
     else:
         fig, ax = _fig(4.8, 4.2)
-        ax.scatter(per_assoc.human_mean, per_assoc.llm_mean, s=12, alpha=0.6)
+        ax.scatter(both.human_mean, both.llm_mean, s=12, alpha=0.6)
         ax.plot([1, 5], [1, 5], color="grey", lw=0.8, ls="--")
         ax.set_xlabel("mean human harm rating")
         ax.set_ylabel("mean LLM harm rating")

@@ -273,7 +273,7 @@ def read_stories_from_release(paths: Sequence[str | Path], progress: Progress = 
             n_used += len(st)
         sources.append({"path": str(path), "kind": "release", "used": True, "rows_read": n_read, "rows_used": n_used})
     if not frames:
-        raise StoriesError(f"no stories table in {list(map(str, paths))}: " + "; ".join(x.get("note", "") for x in sources))
+        raise StoriesError(_no_stories(paths, sources))
     # chunks' categoricals differ: concatenated as objects (shared strings), made categorical again at the end
     frame = pd.concat([f.astype({c: object for c in f.columns if isinstance(f[c].dtype, pd.CategoricalDtype)})
                        for f in frames], ignore_index=True)
@@ -337,3 +337,18 @@ def release_excerpts(
             if key in wanted and key not in out:
                 out[key] = cut(rec.story)
     return out
+
+
+def _no_stories(paths: Sequence[str | Path], sources: list[dict]) -> str:
+    """The line for inputs without a stories table; for a post-processing output folder (its
+    ``run_info.json`` beside the tables), it says so and points at the logs it was built from."""
+    from stereoprobe.report.run_info import read_run_info
+
+    for p in map(Path, paths):
+        if p.is_dir() and (p / "run_info.json").is_file():
+            info = read_run_info(p)
+            logs = [str(i) for i in info["inputs"]][:3]
+            hint = f" (built from {', '.join(logs)}: give those)" if logs else " (give the eval logs it was built from)"
+            return (f"{p}: this is the output folder of a stereoprobe command (run_info.json, "
+                    f"{info['probe'] or 'tables'}), not StereoTales logs or a stories table{hint}")
+    return f"no stories table in {list(map(str, paths))}: " + "; ".join(x.get("note", "") for x in sources)
