@@ -40,8 +40,8 @@ class _Stream:
     The count after ``k`` draws depends only on the table, the seed and ``k`` (:class:`McCounter` replays the
     reference's stream prefix by prefix), so a test of an identical table reads it instead of drawing again."""
 
-    def __init__(self, table: np.ndarray, seed: int, live: list["_Stream"]) -> None:
-        self.table, self.seed, self._live = table, seed, live
+    def __init__(self, table: np.ndarray, seed: int, limit: int, live: list["_Stream"]) -> None:
+        self.table, self.seed, self.limit, self._live = table, seed, limit, live
         self.counter: McCounter | None = None  # released after each family (it holds O(n) arrays)
         self.exceed_after: dict[int, int] = {0: 0}
 
@@ -50,7 +50,8 @@ class _Stream:
         if hit is None:
             c = self.counter
             if c is None or total < c.draws:  # a prefix not reached by the live counter: replayed from the start
-                c = self.counter = McCounter(self.table, self.seed)
+                # Boyett's tables (redrawn from the start to extend): twice the asked total, kept for the next look
+                c = self.counter = McCounter(self.table, self.seed, ahead=2, limit=self.limit)
                 self._live.append(self)
             c.draw_to(total)
             hit = self.exceed_after[total] = c.exceed
@@ -89,7 +90,7 @@ class TestCache:
     def stream(self, key: tuple, table: np.ndarray) -> _Draws:
         st = self.streams.get(key)
         if st is None:
-            st = self.streams[key] = _Stream(table, self.config.seed, self._live)
+            st = self.streams[key] = _Stream(table, self.config.seed, self.config.mc_resamples, self._live)
         return _Draws(st)
 
     def release(self) -> None:
