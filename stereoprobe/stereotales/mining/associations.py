@@ -45,7 +45,7 @@ from stereoprobe.stereotales.mining.aggregate import (
     provider_of,
 )
 from stereoprobe.stereotales.mining.config import MiningConfig, PMethod, config_dict
-from stereoprobe.stereotales.mining.pvalues import TestCache, family_pvalues
+from stereoprobe.stereotales.mining.pvalues import StepOneCache, family_pvalues
 
 T = TypeVar("T")
 
@@ -207,7 +207,7 @@ def _passes(row_effect: str, p_by: float, lift: float, config: MiningConfig) -> 
 
 
 def _mine_group(inp: _SliceInput, a_idx: int, rows: np.ndarray | None, config: MiningConfig,
-                with_tables: bool = True, built: list | None = None, cache: TestCache | None = None):
+                with_tables: bool = True, built: list | None = None, cache: StepOneCache | None = None):
     """Steps 1 and 2 for one (model, slice, A) (tables: ``built``, else counted from the stories ``rows``).
     Returns (pair rows, value rows)."""
     a = inp.attributes[a_idx]
@@ -259,13 +259,13 @@ def _stability(inp: _SliceInput, a_idx: int, rows: np.ndarray, keys: set[tuple],
     return {k: h / config.bootstrap_reps for k, h in hits.items()}
 
 
-_RUN_CACHE: list[TestCache] = []  # the step-1 cache of the run under way in this process (worker)
+_RUN_CACHE: list[StepOneCache] = []  # the step-1 cache of the run under way in this process (worker)
 
 
-def _run_cache(config: MiningConfig) -> TestCache:
-    """This process's :class:`TestCache` for ``config`` (a worker keeps it across the slices it is given)."""
+def _run_cache(config: MiningConfig) -> StepOneCache:
+    """This process's :class:`StepOneCache` for ``config`` (a worker keeps it across the slices it is given)."""
     if not _RUN_CACHE or _RUN_CACHE[0].config != config:
-        _RUN_CACHE[:] = [TestCache(config)]
+        _RUN_CACHE[:] = [StepOneCache(config)]
     return _RUN_CACHE[0]
 
 

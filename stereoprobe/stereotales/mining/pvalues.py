@@ -73,7 +73,7 @@ class _Draws:
         return (self.exceed + 1.0) / (self.draws + 1.0)
 
 
-class TestCache:
+class StepOneCache:
     """Step-1 work shared across the families of one run, keyed on the tables (:func:`table_key`): whole
     families (the same tables in the same order get the same frame), the exact and asymptotic shortcuts of
     a table, and its Monte Carlo stream. Every entry is a deterministic function of its key and the
@@ -148,7 +148,7 @@ def exact_pvalue_upper_bound(table: np.ndarray) -> float:
 
 
 def family_pvalues(tables: Sequence[np.ndarray], config: MiningConfig = MiningConfig(),
-                   cache: TestCache | None = None) -> pd.DataFrame:
+                   cache: StepOneCache | None = None) -> pd.DataFrame:
     """FFH p-values and BH decisions of one family of tables (the ≤ 18 B of one (model, slice, A)).
 
     Returns a frame with ``p``, ``p_method``, ``n_resamples``, ``p_bh`` (BH of ``p``), ``significant``.
@@ -165,14 +165,14 @@ def family_pvalues(tables: Sequence[np.ndarray], config: MiningConfig = MiningCo
     p-values enter with the interval of the reference's estimate around them and, if ever undecided, are
     replaced by the replayed reference.
 
-    ``cache`` (:class:`TestCache` of the same configuration): work shared with the other families of a run;
+    ``cache`` (:class:`StepOneCache` of the same configuration): work shared with the other families of a run;
     the result is the same with or without it.
     """
     cols = ["p", "p_method", "n_resamples", "p_bh", "significant"]
     if len(tables) == 0:
         return pd.DataFrame(columns=cols)
     if cache is None or cache.config != config:
-        cache = TestCache(config)
+        cache = StepOneCache(config)
     keys = [table_key(t) for t in tables]
     fkey = tuple(keys)
     hit = cache.families.get(fkey)
@@ -182,7 +182,7 @@ def family_pvalues(tables: Sequence[np.ndarray], config: MiningConfig = MiningCo
     return hit.copy()
 
 
-def _family(tables: Sequence[np.ndarray], keys: list[tuple], config: MiningConfig, cache: TestCache) -> pd.DataFrame:
+def _family(tables: Sequence[np.ndarray], keys: list[tuple], config: MiningConfig, cache: StepOneCache) -> pd.DataFrame:
     if config.p_method == "reference-mc":
         return _reference_family(tables, config)
     if config.p_method == "asymptotic":
@@ -236,7 +236,7 @@ def _shortcut(t: np.ndarray, config: MiningConfig) -> tuple[str, float, float, f
     return None
 
 
-def _initial_state(t: np.ndarray, key: tuple, config: MiningConfig, cache: TestCache) -> _PState:
+def _initial_state(t: np.ndarray, key: tuple, config: MiningConfig, cache: StepOneCache) -> _PState:
     """Exact p-value where cheap, the asymptotic one where its certified bound decides (``auto`` only),
     else a sequential Monte Carlo test on the reference's own random stream."""
     if key in cache.shortcuts:
@@ -252,7 +252,7 @@ def _initial_state(t: np.ndarray, key: tuple, config: MiningConfig, cache: TestC
 class _DecisionLoop:
     """Draw more where BH decisions are not yet certain (docs/stereotales_associations.md, section 2.2)."""
 
-    def __init__(self, states: list[_PState], config: MiningConfig, cache: TestCache) -> None:
+    def __init__(self, states: list[_PState], config: MiningConfig, cache: StepOneCache) -> None:
         self.states, self.config, self.cache = states, config, cache
         self.n_ref = config.mc_resamples
         n_looks = int(math.log2(config.seq_max / config.seq_first)) + 1
