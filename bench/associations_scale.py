@@ -195,12 +195,20 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2, help="--jobs of the command-line runs")
     ap.add_argument("--profile", action="store_true", help="stage profile in this process (--jobs 1)")
     ap.add_argument("--cli", action="store_true", help="time the two commands as subprocesses")
+    ap.add_argument("--make-only", metavar="DIR", help=argparse.SUPPRESS)  # the table, in a child process
     args = ap.parse_args()
+    if args.make_only:
+        print(make_table(args.models, args.languages, args.planted, args.seed, Path(args.make_only))[1])
+        return
     load0 = os.getloadavg()
     with tempfile.TemporaryDirectory() as d:
         folder = Path(d)
         t = time.perf_counter()
-        path, n = make_table(args.models, args.languages, args.planted, args.seed, folder)
+        # made in a child process, so that this process's peak memory is the commands'
+        made = subprocess.run([sys.executable, __file__, "--make-only", d, "--models", str(args.models), "--languages",
+                               str(args.languages), "--planted", str(args.planted), "--seed", str(args.seed)],
+                              check=True, capture_output=True, text=True)
+        path, n = folder / "stories.parquet", int(made.stdout.split()[-1])
         print(f"stories: {n:,} ({args.models} models × {args.languages} languages), table made in "
               f"{time.perf_counter() - t:.1f} s ({path.stat().st_size / 1e6:.0f} MB Parquet)", flush=True)
         floor, cells = count_floor(path)
@@ -210,7 +218,8 @@ def main() -> None:
             for by_language in (False, True):
                 name = "--by-language" if by_language else "global"
                 st = profile(path, by_language, folder / f"prof-{name}")
-                print(f"stage profile, {name} (--jobs 1), exclusive seconds:")
+                peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+                print(f"stage profile, {name} (--jobs 1), exclusive seconds (peak RSS so far {peak:.2f} GB):")
                 for k, v in sorted(st.items(), key=lambda kv: (kv[0] == "TOTAL", -kv[1])):
                     print(f"  {k:<44} {v:8.2f}")
                 sys.stdout.flush()
