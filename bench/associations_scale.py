@@ -17,6 +17,12 @@ The load average before and after is printed with the figures (the development m
 
     .venv/bin/python bench/associations_scale.py --profile --cli          # 654k stories (minutes)
     .venv/bin/python bench/associations_scale.py --models 3 --profile     # 85k stories while iterating
+    .venv/bin/python bench/associations_scale.py --models 2 --languages 3 --compare OLD_CHECKOUT
+
+``--compare OLD_CHECKOUT`` (a checkout of an earlier commit, e.g. ``git worktree add /tmp/old e38b47b``):
+the mining alone (global + per-language, ``--jobs 1``) on the same synthetic frame with the old code and with
+this one, in one command (old, new, new, old), CPU seconds of each and whether every pair and value test is
+identical.
 """
 
 from __future__ import annotations
@@ -186,6 +192,53 @@ def cli(path: Path, by_language: bool, jobs: int, out: Path) -> tuple[float, flo
     return wall, max(ru.ru_maxrss, kids) / 1e6
 
 
+def mine_only(models: int, languages: int, planted: int, seed: int, out: str) -> None:
+    """Global + per-language mining of the synthetic frame with the ``stereoprobe`` on ``sys.path``; pickles
+    the four tables to ``out`` and prints the CPU seconds."""
+    import pickle
+
+    import stereoprobe.stereotales.mining.associations as assoc
+
+    rng = np.random.default_rng(seed)
+    names = [f"provider{i % 10}/model-{i}" for i in range(models)]
+    st = synthetic_stories(names, LANGUAGES[:languages], planted=planted_set(rng, planted, names), seed=seed)
+    attrs, cfg = list(ATTRIBUTE_SHAPES), assoc.MiningConfig()
+    t = time.process_time()
+    if hasattr(assoc, "mine_global_and_by_language"):
+        g, lang = assoc.mine_global_and_by_language(st, attrs, cfg)
+    else:  # the code before issue 45
+        g, lang = assoc.mine_associations(st, attrs, cfg), assoc.mine_associations(st, attrs, cfg, by_language=True)
+    cpu = time.process_time() - t
+    with open(out, "wb") as fh:
+        pickle.dump((g.pair_tests, g.value_tests, lang.pair_tests, lang.value_tests), fh)
+    print(f"{cpu:.3f} {len(st)}")
+
+
+def compare(args: argparse.Namespace, old: Path) -> None:
+    """Old code vs this code on the mining alone, interleaved old/new/new/old; CPU seconds and equality."""
+    import pickle
+
+    import pandas as pd
+
+    here = Path(__file__).resolve().parents[1]
+    cpu: dict[str, list[float]] = {"old": [], "new": []}
+    with tempfile.TemporaryDirectory() as d:
+        for which in ("old", "new", "new", "old"):
+            root = old.resolve() if which == "old" else here
+            env = {**os.environ, "PYTHONPATH": str(root)}
+            cmd = [sys.executable, __file__, "--mine-only", f"{d}/{which}.pkl", "--models", str(args.models),
+                   "--languages", str(args.languages), "--planted", str(args.planted), "--seed", str(args.seed)]
+            out = subprocess.run(cmd, env=env, cwd=root, check=True, capture_output=True, text=True).stdout.split()
+            cpu[which].append(float(out[-2]))
+            print(f"{which}: {float(out[-2]):.2f} CPU-s ({int(out[-1]):,} stories)", flush=True)
+        tables = {w: pickle.load(open(f"{d}/{w}.pkl", "rb")) for w in ("old", "new")}
+    for a, b in zip(tables["old"], tables["new"]):
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
+    o, n = sum(cpu["old"]) / 2, sum(cpu["new"]) / 2
+    print(f"mining alone: old {o:.2f} CPU-s, new {n:.2f} CPU-s, ratio {o / n:.2f}x; every pair and value test "
+          f"identical ({', '.join(str(len(t)) for t in tables['new'])} rows)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", type=int, default=23)
@@ -195,8 +248,18 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2, help="--jobs of the command-line runs")
     ap.add_argument("--profile", action="store_true", help="stage profile in this process (--jobs 1)")
     ap.add_argument("--cli", action="store_true", help="time the two commands as subprocesses")
+    ap.add_argument("--compare", metavar="OLD_CHECKOUT", help="mining alone: an earlier checkout vs this one")
     ap.add_argument("--make-only", metavar="DIR", help=argparse.SUPPRESS)  # the table, in a child process
+    ap.add_argument("--mine-only", metavar="PKL", help=argparse.SUPPRESS)  # one side of --compare
     args = ap.parse_args()
+    if args.mine_only:
+        mine_only(args.models, args.languages, args.planted, args.seed, args.mine_only)
+        return
+    if args.compare:
+        load0 = os.getloadavg()
+        compare(args, Path(args.compare))
+        print(f"load average (1 min) before/after: {load0[0]:.1f} / {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+        return
     if args.make_only:
         print(make_table(args.models, args.languages, args.planted, args.seed, Path(args.make_only))[1])
         return
