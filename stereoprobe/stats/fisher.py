@@ -242,16 +242,20 @@ class McCounter:
     (1979, Applied Statistics 28:329–332) otherwise. Both produce the tables in stream order, so the first
     ``k`` tables of the reference's 500,000 are the tables of a ``k``-draw run: Patefield's generator can
     simply continue; Boyett's keeps a shuffled state between tables of one call, so its prefix is redrawn
-    from a fresh generator (at most twice the work with doubling batches). A draw counts when
+    from a fresh generator (at most twice the work with doubling batches); ``ahead`` > 1 draws that many times
+    the asked total on each redraw (at most ``limit``) and keeps which draws counted, so the next totals up
+    to it are read, not redrawn. A draw counts when
     ``pmf(T') <= pmf(T) + 100·eps·pmf(T)``, scipy's comparison on scipy's pmf values, so after
     ``draw_to(n_resamples)`` the p-value is the reference's, bit for bit.
     """
 
-    def __init__(self, table, seed: int = 42, chunk: int = 65_536) -> None:
+    def __init__(self, table, seed: int = 42, chunk: int = 65_536, ahead: int = 1, limit: int | None = None) -> None:
         t = _as_table(table)
         self.table = t
         self.seed = seed
         self.chunk = int(chunk)
+        self.ahead, self.limit = int(ahead), limit
+        self._hits = np.zeros(0, dtype=bool)  # Boyett: which of the drawn tables counted
         self.draws = 0
         self.exceed = 0
         rows, cols = t.sum(axis=1), t.sum(axis=0)
@@ -267,9 +271,12 @@ class McCounter:
         self._const = np.sum(special.gammaln(rows + 1), axis=-1) + np.sum(special.gammaln(cols + 1), axis=-1) \
             - special.gammaln(n + 1)
 
-    def _count(self, sims: np.ndarray) -> int:
+    def _hit(self, sims: np.ndarray) -> np.ndarray:
         pmf = np.exp(self._const - np.sum(self._lnfac[sims], axis=(-1, -2)))
-        return int(np.count_nonzero(pmf <= self._cut))
+        return pmf <= self._cut
+
+    def _count(self, sims: np.ndarray) -> int:
+        return int(np.count_nonzero(self._hit(sims)))
 
     def draw_to(self, total: int) -> None:
         """Extend the run to the first ``total`` tables of the reference stream."""
@@ -282,9 +289,12 @@ class McCounter:
                 self.exceed += self._count(self._dist.rvs(size=k))
                 self.draws += k
             return
-        self._dist = stats.random_table(self._rows, self._cols, seed=np.random.default_rng(self.seed))
-        sims = self._dist.rvs(size=total)
-        self.exceed = sum(self._count(sims[i : i + self.chunk]) for i in range(0, total, self.chunk))
+        if total > self._hits.size:
+            size = total if self.draws == 0 else max(total, min(self.ahead * total, self.limit or total))
+            self._dist = stats.random_table(self._rows, self._cols, seed=np.random.default_rng(self.seed))
+            sims = self._dist.rvs(size=size)
+            self._hits = np.concatenate([self._hit(sims[i : i + self.chunk]) for i in range(0, size, self.chunk)])
+        self.exceed = int(np.count_nonzero(self._hits[:total]))
         self.draws = total
 
     @property

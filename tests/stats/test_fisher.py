@@ -94,6 +94,19 @@ def test_counter_replays_reference_stream(table):
         assert c.pvalue == direct.pvalue
 
 
+def test_counter_drawing_ahead_reads_the_same_stream():
+    """Boyett's tables drawn ahead (twice the asked total, up to the limit) and read at the next totals: each
+    total's p-value is scipy's own with that many resamples."""
+    t = np.array([[3, 1, 2, 1, 1, 2], [1, 2, 1, 3, 2, 1], [2, 2, 1, 1, 3, 2]])
+    c = McCounter(t, seed=42, ahead=2, limit=3000)
+    assert not c.continuable
+    for k in (128, 256, 512, 1024, 2048, 3000):
+        c.draw_to(k)
+        direct = stats.fisher_exact(t, method=stats.MonteCarloMethod(n_resamples=k, rng=np.random.default_rng(42)))
+        assert c.pvalue == direct.pvalue
+    assert c._hits.size == 3000  # 128, then 512 (read at 512), 2048 (read at 1024, 2048), then the limit
+
+
 def test_sparse_table_where_scipy_fails_uses_replay():
     t = np.array([[1, 1, 1, 0, 1], [0, 1, 1, 1, 1]])  # more cells than observations would be needed: 10 > 8
     assert t.size > t.sum()

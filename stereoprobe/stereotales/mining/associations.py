@@ -45,7 +45,7 @@ from stereoprobe.stereotales.mining.aggregate import (
     provider_of,
 )
 from stereoprobe.stereotales.mining.config import MiningConfig, PMethod, config_dict
-from stereoprobe.stereotales.mining.pvalues import family_pvalues
+from stereoprobe.stereotales.mining.pvalues import StepOneCache, family_pvalues
 
 T = TypeVar("T")
 
@@ -57,6 +57,7 @@ __all__ = [
     "build_contingency_table",
     "family_pvalues",
     "mine_associations",
+    "mine_global_and_by_language",
     "aggregate_across_models",
     "aggregate_across_languages",
     "provider_of",
@@ -105,6 +106,13 @@ def build_contingency_table(
     nb, nc = len(base_labels), len(compared_labels)
     ok = (base >= 0) & (compared >= 0)
     counts = np.bincount(base[ok].astype(np.int64) * nc + compared[ok], minlength=nb * nc).reshape(nb, nc)
+    return _filter_counts(counts, base_labels, compared_labels, min_row_sum)
+
+
+def _filter_counts(counts: np.ndarray, base_labels: Sequence[str], compared_labels: Sequence[str],
+                   min_row_sum: int) -> tuple[np.ndarray, list[str], list[str]] | None:
+    """Upstream's filters on a crosstab: rows under ``min_row_sum`` dropped, then all-zero columns; ``None``
+    when fewer than 2 rows or 2 columns remain."""
     rows = np.flatnonzero(counts.sum(axis=1) >= min_row_sum)
     counts = counts[rows]
     cols = np.flatnonzero(counts.sum(axis=0) > 0)
@@ -142,6 +150,38 @@ def _group_tables(inp: _SliceInput, a_idx: int, rows: np.ndarray, config: Mining
     return out
 
 
+def _slice_tables(inp: _SliceInput, config: MiningConfig) -> dict[int, list]:
+    """Every table of one slice from one columnar pass: per compared attribute B, one ``np.bincount`` of
+    (base attribute, base value, value of B) over the slice's stories, then upstream's filters per (A, B).
+    Returns, per base attribute index with stories, the built tables of :func:`_group_tables` (same order)."""
+    n_attr = len(inp.attributes)
+    kmax = max(len(lab) for lab in inp.labels)
+    rows = np.flatnonzero(inp.target >= 0)
+    t = inp.target[rows]
+    base = inp.base_codes[rows, t].astype(np.int64)
+    key0 = t * kmax + base
+    counts = []
+    for b_idx in range(n_attr):
+        comp = inp.codes[rows, b_idx]
+        ok = (base >= 0) & (comp >= 0)
+        nc = len(inp.labels[b_idx])
+        flat = np.bincount(key0[ok] * nc + comp[ok], minlength=n_attr * kmax * nc)
+        counts.append(flat.reshape(n_attr, kmax, nc))
+    present = np.bincount(t, minlength=n_attr) > 0
+    out: dict[int, list] = {}
+    for a_idx in np.flatnonzero(present):
+        built = []
+        na = len(inp.labels[a_idx])
+        for b_idx, b in enumerate(inp.attributes):
+            if b_idx == a_idx:
+                continue
+            got = _filter_counts(counts[b_idx][a_idx, :na], inp.labels[a_idx], inp.labels[b_idx], config.min_row_sum)
+            if got is not None:
+                built.append((b, *got))
+        out[int(a_idx)] = built
+    return out
+
+
 def _value_rows(model, slc, a, b, table, row_vals, col_vals, v, effect, config) -> list[dict]:
     p = fisher_cells_greater(table)
     p_by = adjust_by(p.ravel()).reshape(p.shape)
@@ -166,15 +206,18 @@ def _passes(row_effect: str, p_by: float, lift: float, config: MiningConfig) -> 
     return row_effect in config.filter_effects and p_by < config.filter_p_by and lift >= config.filter_min_lift
 
 
-def _mine_group(inp: _SliceInput, a_idx: int, rows: np.ndarray, config: MiningConfig, with_tables: bool = True):
-    """Steps 1 and 2 for one (model, slice, A). Returns (pair rows, value rows)."""
+def _mine_group(inp: _SliceInput, a_idx: int, rows: np.ndarray | None, config: MiningConfig,
+                with_tables: bool = True, built: list | None = None, cache: StepOneCache | None = None):
+    """Steps 1 and 2 for one (model, slice, A) (tables: ``built``, else counted from the stories ``rows``).
+    Returns (pair rows, value rows)."""
     a = inp.attributes[a_idx]
-    built = _group_tables(inp, a_idx, rows, config)
+    if built is None:
+        built = _group_tables(inp, a_idx, rows, config)
     if not built:
         return [], []
-    fam = family_pvalues([t for _, t, _, _ in built], config)
+    fam = family_pvalues([t for _, t, _, _ in built], config, cache)
     pairs, values = [], []
-    for (b, table, row_vals, col_vals), (_, f) in zip(built, fam.iterrows()):
+    for (b, table, row_vals, col_vals), f in zip(built, fam.to_dict("records")):
         r, c = table.shape
         v = cramers_v_corrected(table)
         eff = effect_category(v, min(r, c) - 1)
@@ -216,13 +259,21 @@ def _stability(inp: _SliceInput, a_idx: int, rows: np.ndarray, keys: set[tuple],
     return {k: h / config.bootstrap_reps for k, h in hits.items()}
 
 
+_RUN_CACHE: list[StepOneCache] = []  # the step-1 cache of the run under way in this process (worker)
+
+
+def _run_cache(config: MiningConfig) -> StepOneCache:
+    """This process's :class:`StepOneCache` for ``config`` (a worker keeps it across the slices it is given)."""
+    if not _RUN_CACHE or _RUN_CACHE[0].config != config:
+        _RUN_CACHE[:] = [StepOneCache(config)]
+    return _RUN_CACHE[0]
+
+
 def _mine_slice(inp: _SliceInput, config: MiningConfig) -> tuple[list[dict], list[dict]]:
     pairs, values = [], []
-    for a_idx in range(len(inp.attributes)):
-        rows = np.flatnonzero(inp.target == a_idx)
-        if rows.size == 0:
-            continue
-        p, v = _mine_group(inp, a_idx, rows, config)
+    cache = _run_cache(config)
+    for a_idx, built in _slice_tables(inp, config).items():
+        p, v = _mine_group(inp, a_idx, None, config, built=built, cache=cache)
         for row in v:
             row["passes"] = bool(_passes(row["effect"], row["p_by"], row["lift"], config))
             row["stability"] = float("nan")
@@ -231,7 +282,7 @@ def _mine_slice(inp: _SliceInput, config: MiningConfig) -> tuple[list[dict], lis
             keys = {tuple(r[k] for k in _KEY) for r in v if r["passes"]
                     and (r["base_attribute"], r["compared_attribute"]) in sig}
             if keys:
-                stab = _stability(inp, a_idx, rows, keys, config)
+                stab = _stability(inp, a_idx, np.flatnonzero(inp.target == a_idx), keys, config)
                 for r in v:
                     k = tuple(r[c] for c in _KEY)
                     if k in stab:
@@ -290,21 +341,7 @@ class _Counted(Iterable[T]):
         return self._total
 
 
-def mine_associations(
-    stories: pd.DataFrame,
-    attributes: Sequence[str],
-    config: MiningConfig = MiningConfig(),
-    by_language: bool = False,
-    *,
-    progress: Progress = no_progress,
-) -> MiningResult:
-    """Run the association statistics on a stories frame (:mod:`.stories`).
-
-    ``by_language=False``: one slice "all" per model (languages pooled); ``True``: one slice per
-    (model, language). Slices are independent and run in ``config.n_jobs`` processes. ``progress`` reports
-    the slices as they finish (:data:`stereoprobe.inputs.Progress`; default: silent; the CLI draws a bar).
-    """
-    attributes = list(attributes)
+def _check_frame(stories: pd.DataFrame, attributes: list[str], by_language: bool) -> None:
     required = ["model", "target_attribute"] + (["language"] if by_language else []) + attributes
     missing = [c for c in required if c not in stories.columns]
     if missing:
@@ -317,8 +354,10 @@ def mine_associations(
         raise InputError(f"stories: {len(attributes):,} attribute keys (e.g. {', '.join(attributes[:3])}); "
                          f"association mining tests every pair, so at most {MAX_ATTRIBUTES} are accepted "
                          "(the paper's release has 19)")
-    codes, base_codes, target, labels = _encode(stories, attributes, config)
-    models = sorted(stories["model"].astype(str).unique())
+
+
+def _slice_jobs(stories: pd.DataFrame, attributes: list[str], config: MiningConfig, encoded, by_language: bool):
+    codes, base_codes, target, labels = encoded
     group_cols = ["model", "language"] if by_language else ["model"]
     jobs = []
     for key, idx in stories.groupby(group_cols, sort=True).indices.items():
@@ -326,13 +365,27 @@ def mine_associations(
         slc = str(key[1]) if by_language else ALL_SLICE
         inp = _SliceInput(str(key[0]), slc, codes[idx], base_codes[idx], target[idx], attributes, labels)
         jobs.append((inp, config))
+    return jobs
+
+
+def _run_jobs(jobs: list, config: MiningConfig, progress: Progress) -> list:
+    """The slices' results in job order, in ``config.n_jobs`` processes (each keeps its step-1 cache across
+    the slices it runs)."""
     label = "association tests" + (" and bootstrap" if config.bootstrap_reps else "") + " (model x slice)"
-    if config.n_jobs > 1 and len(jobs) > 1:
-        with ProcessPoolExecutor(max_workers=config.n_jobs) as ex:
-            chunk = max(1, len(jobs) // (4 * config.n_jobs))
-            results = list(progress(_Counted(ex.map(_run_slice, jobs, chunksize=chunk), len(jobs)), label))
-    else:
-        results = [_run_slice(j) for j in progress(jobs, label)]
+    try:
+        if config.n_jobs > 1 and len(jobs) > 1:
+            _RUN_CACHE.clear()  # workers start with an empty cache
+            with ProcessPoolExecutor(max_workers=config.n_jobs) as ex:
+                chunk = max(1, len(jobs) // (4 * config.n_jobs))
+                return list(progress(_Counted(ex.map(_run_slice, jobs, chunksize=chunk), len(jobs)), label))
+        return [_run_slice(j) for j in progress(jobs, label)]
+    finally:
+        _RUN_CACHE.clear()
+
+
+def _assemble(results: list, config: MiningConfig, models: list[str]) -> MiningResult:
+    """One call's result from its slices' rows: BH over the call's pair tests (``p_bh_run``), the run-family
+    decisions, column types, "N/A" effects of pairs that are not significant."""
     pair_rows = [r for p, _ in results for r in p]
     value_rows = [r for _, v in results for r in v]
     pairs = pd.DataFrame(pair_rows, columns=[c for c in PAIR_COLUMNS if c != "p_bh_run"] + ["p_bh_run"])
@@ -351,3 +404,45 @@ def mine_associations(
     return MiningResult(pairs.reset_index(drop=True), values.reset_index(drop=True), config, models)
 
 
+def mine_associations(
+    stories: pd.DataFrame,
+    attributes: Sequence[str],
+    config: MiningConfig = MiningConfig(),
+    by_language: bool = False,
+    *,
+    progress: Progress = no_progress,
+) -> MiningResult:
+    """Run the association statistics on a stories frame (:mod:`.stories`).
+
+    ``by_language=False``: one slice "all" per model (languages pooled); ``True``: one slice per
+    (model, language). Slices are independent and run in ``config.n_jobs`` processes. ``progress`` reports
+    the slices as they finish (:data:`stereoprobe.inputs.Progress`; default: silent; the CLI draws a bar).
+    """
+    attributes = list(attributes)
+    _check_frame(stories, attributes, by_language)
+    encoded = _encode(stories, attributes, config)
+    models = sorted(stories["model"].astype(str).unique())
+    jobs = _slice_jobs(stories, attributes, config, encoded, by_language)
+    return _assemble(_run_jobs(jobs, config, progress), config, models)
+
+
+def mine_global_and_by_language(
+    stories: pd.DataFrame,
+    attributes: Sequence[str],
+    config: MiningConfig = MiningConfig(),
+    *,
+    progress: Progress = no_progress,
+) -> tuple[MiningResult, MiningResult]:
+    """``mine_associations(by_language=False)`` and ``mine_associations(by_language=True)`` in one pass: the
+    frame is encoded once and the global and per-language slices run in one pool, sharing each process's
+    step-1 cache (a per-language table equal to a global one, e.g. a model with one language, is tested
+    once). The two results are those of the two calls, bit for bit (``p_bh_run`` is still computed within
+    each)."""
+    attributes = list(attributes)
+    _check_frame(stories, attributes, True)
+    encoded = _encode(stories, attributes, config)
+    models = sorted(stories["model"].astype(str).unique())
+    glob = _slice_jobs(stories, attributes, config, encoded, False)
+    lang = _slice_jobs(stories, attributes, config, encoded, True)
+    results = _run_jobs(glob + lang, config, progress)
+    return (_assemble(results[: len(glob)], config, models), _assemble(results[len(glob):], config, models))

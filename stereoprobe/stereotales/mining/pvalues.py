@@ -28,6 +28,78 @@ from stereoprobe.stereotales.mining.config import MiningConfig
 
 
 
+def table_key(table: np.ndarray) -> tuple:
+    """A hashable key of a table: its shape and counts (two tables with equal keys get equal tests)."""
+    t = np.ascontiguousarray(table, dtype=np.int64)
+    return t.shape, t.tobytes()
+
+
+class _Stream:
+    """The reference's Monte Carlo stream of one table, shared by every test of that table in a run: the
+    exceedance count after each number of draws asked for, and the counter furthest along the stream.
+    The count after ``k`` draws depends only on the table, the seed and ``k`` (:class:`McCounter` replays the
+    reference's stream prefix by prefix), so a test of an identical table reads it instead of drawing again."""
+
+    def __init__(self, table: np.ndarray, seed: int, limit: int, live: list["_Stream"]) -> None:
+        self.table, self.seed, self.limit, self._live = table, seed, limit, live
+        self.counter: McCounter | None = None  # released after each family (it holds O(n) arrays)
+        self.exceed_after: dict[int, int] = {0: 0}
+
+    def exceed_at(self, total: int) -> int:
+        hit = self.exceed_after.get(total)
+        if hit is None:
+            c = self.counter
+            if c is None or total < c.draws:  # a prefix not reached by the live counter: replayed from the start
+                # Boyett's tables (redrawn from the start to extend): twice the asked total, kept for the next look
+                c = self.counter = McCounter(self.table, self.seed, ahead=2, limit=self.limit)
+                self._live.append(self)
+            c.draw_to(total)
+            hit = self.exceed_after[total] = c.exceed
+        return hit
+
+
+class _Draws:
+    """One test's position on its table's :class:`_Stream` (the interface of :class:`McCounter`)."""
+
+    def __init__(self, stream: _Stream) -> None:
+        self.stream, self.draws, self.exceed = stream, 0, 0
+
+    def draw_to(self, total: int) -> None:
+        if total > self.draws:
+            self.exceed, self.draws = self.stream.exceed_at(total), total
+
+    @property
+    def pvalue(self) -> float:
+        return (self.exceed + 1.0) / (self.draws + 1.0)
+
+
+class StepOneCache:
+    """Step-1 work shared across the families of one run, keyed on the tables (:func:`table_key`): whole
+    families (the same tables in the same order get the same frame), the exact and asymptotic shortcuts of
+    a table, and its Monte Carlo stream. Every entry is a deterministic function of its key and the
+    configuration, so a cached result is the result computed again, bit for bit. One cache serves one
+    configuration (:meth:`for_config`)."""
+
+    def __init__(self, config: MiningConfig) -> None:
+        self.config = config
+        self.families: dict[tuple, pd.DataFrame] = {}
+        self.shortcuts: dict[tuple, tuple[str, float, float, float] | None] = {}
+        self.streams: dict[tuple, _Stream] = {}
+        self._live: list[_Stream] = []
+
+    def stream(self, key: tuple, table: np.ndarray) -> _Draws:
+        st = self.streams.get(key)
+        if st is None:
+            st = self.streams[key] = _Stream(table, self.config.seed, self.config.mc_resamples, self._live)
+        return _Draws(st)
+
+    def release(self) -> None:
+        """Drop the live counters (their tables' counts stay): memory stays bounded over a run."""
+        for st in self._live:
+            st.counter = None
+        self._live.clear()
+
+
 @dataclass
 class _PState:
     table: np.ndarray
@@ -36,7 +108,8 @@ class _PState:
     lo: float  # interval for the TRUE p-value (exact / asymptotic tests)
     hi: float
     final: bool
-    counter: McCounter | None = None
+    counter: _Draws | None = None
+    key: tuple = ()
 
     @property
     def draws(self) -> int:
@@ -74,7 +147,8 @@ def exact_pvalue_upper_bound(table: np.ndarray) -> float:
     return float(min(1.0, math.exp(log_p))) if log_p < 0 else 1.0
 
 
-def family_pvalues(tables: Sequence[np.ndarray], config: MiningConfig = MiningConfig()) -> pd.DataFrame:
+def family_pvalues(tables: Sequence[np.ndarray], config: MiningConfig = MiningConfig(),
+                   cache: StepOneCache | None = None) -> pd.DataFrame:
     """FFH p-values and BH decisions of one family of tables (the ≤ 18 B of one (model, slice, A)).
 
     Returns a frame with ``p``, ``p_method``, ``n_resamples``, ``p_bh`` (BH of ``p``), ``significant``.
@@ -90,16 +164,31 @@ def family_pvalues(tables: Sequence[np.ndarray], config: MiningConfig = MiningCo
     to ``seq_max``, then the full ``N``, where the p-value IS the reference's). Exact (2×2) and asymptotic
     p-values enter with the interval of the reference's estimate around them and, if ever undecided, are
     replaced by the replayed reference.
+
+    ``cache`` (:class:`StepOneCache` of the same configuration): work shared with the other families of a run;
+    the result is the same with or without it.
     """
     cols = ["p", "p_method", "n_resamples", "p_bh", "significant"]
     if len(tables) == 0:
         return pd.DataFrame(columns=cols)
+    if cache is None or cache.config != config:
+        cache = StepOneCache(config)
+    keys = [table_key(t) for t in tables]
+    fkey = tuple(keys)
+    hit = cache.families.get(fkey)
+    if hit is None:
+        hit = cache.families[fkey] = _family(tables, keys, config, cache)
+        cache.release()
+    return hit.copy()
+
+
+def _family(tables: Sequence[np.ndarray], keys: list[tuple], config: MiningConfig, cache: StepOneCache) -> pd.DataFrame:
     if config.p_method == "reference-mc":
         return _reference_family(tables, config)
     if config.p_method == "asymptotic":
         return _asymptotic_family(tables, config)
-    states = [_initial_state(t, config) for t in tables]
-    loop = _DecisionLoop(states, config)
+    states = [_initial_state(t, k, config, cache) for t, k in zip(tables, keys)]
+    loop = _DecisionLoop(states, config, cache)
     lo_ref, hi_ref, significant = loop.run()
     p = np.array([s.p for s in states])
     # a Monte Carlo estimate is reported inside its certified interval, so that BH of the reported p-values
@@ -131,27 +220,40 @@ def _asymptotic_family(tables: Sequence[np.ndarray], config: MiningConfig) -> pd
     )
 
 
-def _initial_state(t: np.ndarray, config: MiningConfig) -> _PState:
-    """Exact p-value where cheap, the asymptotic one where its certified bound decides (``auto`` only),
-    else a sequential Monte Carlo test on the reference's own random stream."""
-    shortcuts = config.p_method == "auto"
-    if shortcuts and min(t.shape) == 2 and config.exact_max_tables > 0:
+def _shortcut(t: np.ndarray, config: MiningConfig) -> tuple[str, float, float, float] | None:
+    """(method, p, lo, hi) of the exact or asymptotic shortcut of a table, or ``None`` (Monte Carlo)."""
+    if config.p_method != "auto":
+        return None
+    if min(t.shape) == 2 and config.exact_max_tables > 0:
         pe = exact_ffh_pvalue(t, config.exact_max_tables)
         if pe is not None:
-            return _PState(t, "exact", pe, pe, pe, final=False)
-    if shortcuts and config.asymptotic_max_p > 0 and cochran_ok(t):
+            return "exact", pe, pe, pe
+    if config.asymptotic_max_p > 0 and cochran_ok(t):
         bound = exact_pvalue_upper_bound(t)
         if bound <= config.asymptotic_max_p:
             # reported: the asymptotic p-value; decided on: [0, bound], which holds the exact p-value
-            return _PState(t, "asymptotic", ffh_asymptotic_pvalue(t), 0.0, bound, final=False)
-    return _PState(t, "sequential-mc", 1.0, 0.0, 1.0, final=False, counter=McCounter(t, config.seed))
+            return "asymptotic", ffh_asymptotic_pvalue(t), 0.0, bound
+    return None
+
+
+def _initial_state(t: np.ndarray, key: tuple, config: MiningConfig, cache: StepOneCache) -> _PState:
+    """Exact p-value where cheap, the asymptotic one where its certified bound decides (``auto`` only),
+    else a sequential Monte Carlo test on the reference's own random stream."""
+    if key in cache.shortcuts:
+        short = cache.shortcuts[key]
+    else:
+        short = cache.shortcuts[key] = _shortcut(t, config)
+    if short is not None:
+        method, p, lo, hi = short
+        return _PState(t, method, p, lo, hi, final=False, key=key)
+    return _PState(t, "sequential-mc", 1.0, 0.0, 1.0, final=False, counter=cache.stream(key, t), key=key)
 
 
 class _DecisionLoop:
     """Draw more where BH decisions are not yet certain (docs/stereotales_associations.md, section 2.2)."""
 
-    def __init__(self, states: list[_PState], config: MiningConfig) -> None:
-        self.states, self.config = states, config
+    def __init__(self, states: list[_PState], config: MiningConfig, cache: StepOneCache) -> None:
+        self.states, self.config, self.cache = states, config, cache
         self.n_ref = config.mc_resamples
         n_looks = int(math.log2(config.seq_max / config.seq_first)) + 1
         self.delta_look = config.seq_delta / n_looks
@@ -170,31 +272,36 @@ class _DecisionLoop:
         pv = np.array([s.p for s in states])
         return np.where(fin, pv, lo), np.where(fin, pv, hi)
 
-    def refine(self, s: _PState) -> None:
-        """Double the draws of a Monte Carlo test (then the full reference); replay an undecided shortcut."""
+    def refine(self, batch: list[_PState]) -> None:
+        """Double the draws of each Monte Carlo test of ``batch`` (then the full reference); replay an
+        undecided shortcut. The Clopper–Pearson intervals of the batch are computed in one call."""
         cfg, n_ref = self.config, self.n_ref
-        if s.counter is None:  # exact / asymptotic test left undecided: replay the reference
-            s.counter = McCounter(s.table, cfg.seed)
-            s.counter.draw_to(n_ref)
-        else:
-            k = s.counter.draws
-            nxt = cfg.seq_first if k == 0 else (2 * k if 2 * k <= cfg.seq_max else n_ref)
-            s.counter.draw_to(min(nxt, n_ref))
-        c = s.counter
-        s.p = c.pvalue
-        if c.draws >= n_ref:
-            s.method, s.final = "reference-mc", True
-            return
-        lo, hi = clopper_pearson(c.exceed, c.draws, self.delta_look)
-        s.lo, s.hi = float(lo), float(hi)
+        open_ = []
+        for s in batch:
+            if s.counter is None:  # exact / asymptotic test left undecided: replay the reference
+                s.counter = self.cache.stream(s.key, s.table)
+                s.counter.draw_to(n_ref)
+            else:
+                k = s.counter.draws
+                nxt = cfg.seq_first if k == 0 else (2 * k if 2 * k <= cfg.seq_max else n_ref)
+                s.counter.draw_to(min(nxt, n_ref))
+            c = s.counter
+            s.p = c.pvalue
+            if c.draws >= n_ref:
+                s.method, s.final = "reference-mc", True
+            else:
+                open_.append(s)
+        if open_:
+            lo, hi = clopper_pearson([s.counter.exceed for s in open_], [s.counter.draws for s in open_],
+                                     self.delta_look)
+            for s, a, b in zip(open_, np.atleast_1d(lo), np.atleast_1d(hi)):
+                s.lo, s.hi = float(a), float(b)
 
     def run(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Refine until BH on all upper bounds equals BH on all lower bounds; returns the final intervals
         and the certified decisions."""
         states, alpha, m = self.states, self.config.alpha, len(self.states)
-        for s in states:
-            if s.counter is not None:
-                self.refine(s)
+        self.refine([s for s in states if s.counter is not None])
         while True:
             lo_ref, hi_ref = self.intervals()
             rej_lo = bh_reject(hi_ref, alpha)
@@ -209,5 +316,4 @@ class _DecisionLoop:
                 [i for i in open_ if undecided[i]] or open_
             # exact / asymptotic tests are replayed only when no Monte Carlo test can be refined
             mc_cand = [i for i in cand if states[i].counter is not None]
-            for i in mc_cand or cand:
-                self.refine(states[i])
+            self.refine([states[i] for i in mc_cand or cand])

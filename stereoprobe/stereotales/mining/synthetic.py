@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["ATTRIBUTE_SHAPES", "Planted", "synthetic_stories", "value_name"]
+__all__ = ["ATTRIBUTE_SHAPES", "Planted", "release_table", "synthetic_stories", "value_name"]
 
 # attribute: (number of target values, extraction has "other", unknown rate)
 ATTRIBUTE_SHAPES: dict[str, tuple[int, bool, float]] = {
@@ -182,3 +182,25 @@ def synthetic_stories(
     for c in ["model", "language", "target_attribute", *names]:
         out[c] = out[c].astype("category")
     return out
+
+
+def release_table(stories: pd.DataFrame, attributes: Sequence[str]) -> pd.DataFrame:
+    """A synthetic stories frame in the layout of the public StereoTales release (one row per story:
+    ``generator_model``, ``language``, ``sample_id``, ``target_attribute``, ``attribute_value_key``,
+    ``scenario_key``, ``scenario_group``, ``extracted_attributes_json``, ``story``), for tests and benchmarks
+    that go through the release reader as a user's file would."""
+    import json
+
+    values = [stories[a].astype(str).tolist() for a in attributes]
+    profiles = [json.dumps(dict(zip(attributes, row))) for row in zip(*values)]
+    return pd.DataFrame({
+        "generator_model": stories["model"].astype(str).to_numpy(),
+        "language": stories["language"].astype(str).to_numpy(),
+        "sample_id": stories["sample_id"].astype(str).to_numpy(),
+        "target_attribute": stories["target_attribute"].astype(str).to_numpy(),
+        "attribute_value_key": stories["attribute_value_key"].astype(str).to_numpy(),
+        "scenario_key": stories["scenario_key"].astype(str).to_numpy(),
+        "scenario_group": stories["scenario_group"].astype(str).to_numpy(),
+        "extracted_attributes_json": profiles,
+        "story": "A synthetic story.",
+    })

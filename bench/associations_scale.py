@@ -1,0 +1,303 @@
+"""Stage profile of ``stereoprobe associations`` (global, then ``--by-language``) at the release's scale.
+
+Makes the synthetic table itself (``stereoprobe.stereotales.mining.synthetic``: 23 models × 10 languages ×
+2,844 prompts = 654,120 stories, 19 attributes, planted associations; one Parquet file in the release's
+layout), then, in one command:
+
+1. the **count pass alone** (the floor): every contingency table of both commands from one columnar pass
+   (``np.bincount`` on the categorical codes, one pass per compared attribute);
+2. the **stage profile** (``--profile``, in this process, ``--jobs 1``): each command through the Python API
+   that the command line calls (``analyze`` + ``write``), with every stage's exclusive seconds: reading,
+   contingency tables, the r×c tests (exact, asymptotic, Monte Carlo, the decision loop with its BH),
+   per-cell tests, multiple testing of the cells, effect sizes, the other tables, writing, the report;
+3. the **commands themselves** (``--cli``): ``stereoprobe associations FILE --out DIR [--by-language]
+   --jobs J`` as subprocesses, wall seconds and peak memory (max RSS) of each.
+
+The load average before and after is printed with the figures (the development machine is shared).
+
+    .venv/bin/python bench/associations_scale.py --profile --cli          # 654k stories (minutes)
+    .venv/bin/python bench/associations_scale.py --models 3 --profile     # 85k stories while iterating
+    .venv/bin/python bench/associations_scale.py --models 2 --languages 3 --compare OLD_CHECKOUT
+
+``--compare OLD_CHECKOUT`` (a checkout of an earlier commit, e.g. ``git worktree add /tmp/old e38b47b``):
+the mining alone (global + per-language, ``--jobs 1``) on the same synthetic frame with the old code and with
+this one, in one command (old, new, new, old), CPU seconds of each and whether every pair and value test is
+identical.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from associations import LANGUAGES, planted_set  # noqa: E402
+
+from stereoprobe.stereotales.mining.synthetic import ATTRIBUTE_SHAPES, release_table, synthetic_stories  # noqa: E402
+
+M = "stereoprobe.stereotales.mining."
+# (module, attribute, stage): wrapped where the attribute exists (the code before and after issue 45 differ)
+STAGES: list[tuple[str, str, str]] = [
+    (M + "api", "read_stories", "read (release reader)"),
+    (M + "associations", "_group_tables", "contingency tables"),
+    (M + "associations", "_slice_tables", "contingency tables"),
+    (M + "counts", "count_tables", "contingency tables"),
+    (M + "pvalues", "exact_ffh_pvalue", "r×c exact"),
+    (M + "pvalues", "ffh_asymptotic_pvalue", "r×c asymptotic"),
+    (M + "pvalues", "exact_pvalue_upper_bound", "r×c asymptotic"),
+    (M + "pvalues", "cochran_ok", "r×c asymptotic"),
+    ("stereoprobe.stats.fisher", "McCounter.draw_to", "r×c Monte Carlo draws"),
+    ("stereoprobe.stats.fisher", "McCounter.__init__", "r×c Monte Carlo draws"),
+    (M + "associations", "family_pvalues", "r×c decision loop (BH, intervals)"),
+    (M + "associations", "fisher_cells_greater", "per-cell tests"),
+    (M + "associations", "adjust_by", "multiple testing (cells, BY)"),
+    (M + "associations", "adjust_bh", "multiple testing (run BH)"),
+    (M + "associations", "cramers_v_corrected", "effect sizes"),
+    (M + "associations", "pearson_chi2", "effect sizes"),
+    (M + "associations", "effect_category", "effect sizes"),
+    (M + "associations", "fraction_and_lift", "effect sizes"),
+    (M + "associations", "lift_interval", "effect sizes"),
+    (M + "api", "_tables", "other tables (distributions, aggregates)"),
+    (M + "api", "write_table", "writing tables"),
+    ("stereoprobe.tables", "write_table", "writing tables"),
+    (M + "api", "write_associations_report", "report"),
+]
+
+
+class StageClock:
+    """Exclusive seconds per stage: a wrapped call's time minus the wrapped calls inside it."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+        self._stack: list[float] = []  # children's time of each open call
+
+    def wrap(self, fn: Callable[..., Any], stage: str) -> Callable[..., Any]:
+        def timed(*a: Any, **k: Any) -> Any:
+            self._stack.append(0.0)
+            t = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                dt = time.perf_counter() - t
+                inner = self._stack.pop()
+                self.seconds[stage] += dt - inner
+                if self._stack:
+                    self._stack[-1] += dt
+        timed.__wrapped__ = fn  # type: ignore[attr-defined]
+        return timed
+
+    def install(self) -> list[tuple[Any, str, Any]]:
+        undo = []
+        for mod_name, attr, stage in STAGES:
+            try:
+                obj: Any = importlib.import_module(mod_name)
+            except ImportError:
+                continue
+            *path, name = attr.split(".")
+            for p in path:
+                obj = getattr(obj, p)
+            if not hasattr(obj, name):
+                continue
+            orig = getattr(obj, name)
+            undo.append((obj, name, orig))
+            setattr(obj, name, self.wrap(orig, stage))
+        return undo
+
+
+def make_table(models: int, languages: int, planted: int, seed: int, folder: Path) -> tuple[Path, int]:
+    rng = np.random.default_rng(seed)
+    names = [f"provider{i % 10}/model-{i}" for i in range(models)]
+    stories = synthetic_stories(names, LANGUAGES[:languages], planted=planted_set(rng, planted, names), seed=seed)
+    path = folder / "stories.parquet"
+    release_table(stories, list(ATTRIBUTE_SHAPES)).to_parquet(path, index=False)
+    return path, len(stories)
+
+
+def count_floor(path: Path) -> tuple[float, int]:
+    """Seconds of the count pass alone on the read frame: every (model, language, base attribute, base value,
+    compared value) count for each compared attribute by one ``np.bincount``; global tables are the sums over
+    languages. Returns (seconds, non-zero cells)."""
+    from stereoprobe.stereotales.mining.stories import read_stories
+
+    frame = read_stories([path]).frame
+    attrs = [a for a in ATTRIBUTE_SHAPES if a in frame.columns]
+    t = time.perf_counter()
+    n_models = frame["model"].cat.categories.size
+    n_lang = frame["language"].cat.categories.size
+    slice_id = frame["model"].cat.codes.to_numpy().astype(np.int64) * n_lang + frame["language"].cat.codes.to_numpy()
+    target = frame["target_attribute"].cat.set_categories(attrs).cat.codes.to_numpy().astype(np.int64)
+    codes = np.stack([frame[a].cat.codes.to_numpy().astype(np.int64) for a in attrs], axis=1)
+    widths = [frame[a].cat.categories.size for a in attrs]
+    kmax = max(widths)
+    ok = target >= 0
+    base = codes[np.flatnonzero(ok), target[ok]]
+    key0 = (slice_id[ok] * len(attrs) + target[ok]) * kmax + base
+    nz = 0
+    for j in range(len(attrs)):
+        key = key0 * widths[j] + codes[ok, j]
+        per_lang = np.bincount(key, minlength=n_models * n_lang * len(attrs) * kmax * widths[j])
+        per_lang = per_lang.reshape(n_models, n_lang, -1)
+        glob = per_lang.sum(axis=1)
+        nz += int(np.count_nonzero(per_lang)) + int(np.count_nonzero(glob))
+    return time.perf_counter() - t, nz
+
+
+def profile(path: Path, by_language: bool, out: Path) -> dict[str, float]:
+    from stereoprobe.stereotales.mining import AssociationOptions, analyze, write
+    from stereoprobe.stereotales.mining.config import MiningConfig
+
+    clock = StageClock()
+    undo = clock.install()
+    try:
+        t = time.perf_counter()
+        res = analyze([path], AssociationOptions(MiningConfig(), by_language=by_language))
+        write(res, out)
+        total = time.perf_counter() - t
+    finally:
+        for obj, name, orig in reversed(undo):
+            setattr(obj, name, orig)
+    stages = dict(clock.seconds)
+    stages["(rest)"] = total - sum(stages.values())
+    stages["TOTAL"] = total
+    return stages
+
+
+def cli(path: Path, by_language: bool, jobs: int, out: Path) -> tuple[float, float]:
+    """Wall seconds and peak RSS (GB) of ``stereoprobe associations`` as a user runs it."""
+    cmd = [sys.executable, "-m", "stereoprobe", "associations", str(path), "--out", str(out), "--jobs", str(jobs)]
+    if by_language:
+        cmd.append("--by-language")
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if status != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed: {err[-2000:]}")
+    # ru_maxrss of the command's process; its workers (--jobs > 1) are its children, counted in ours below
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return wall, max(ru.ru_maxrss, kids) / 1e6
+
+
+def mine_only(models: int, languages: int, planted: int, seed: int, out: str) -> None:
+    """Global + per-language mining of the synthetic frame with the ``stereoprobe`` on ``sys.path``; pickles
+    the four tables to ``out`` and prints the CPU seconds."""
+    import pickle
+
+    import stereoprobe.stereotales.mining.associations as assoc
+
+    rng = np.random.default_rng(seed)
+    names = [f"provider{i % 10}/model-{i}" for i in range(models)]
+    st = synthetic_stories(names, LANGUAGES[:languages], planted=planted_set(rng, planted, names), seed=seed)
+    attrs, cfg = list(ATTRIBUTE_SHAPES), assoc.MiningConfig()
+    t = time.process_time()
+    if hasattr(assoc, "mine_global_and_by_language"):
+        g, lang = assoc.mine_global_and_by_language(st, attrs, cfg)
+    else:  # the code before issue 45
+        g, lang = assoc.mine_associations(st, attrs, cfg), assoc.mine_associations(st, attrs, cfg, by_language=True)
+    cpu = time.process_time() - t
+    with open(out, "wb") as fh:
+        pickle.dump((g.pair_tests, g.value_tests, lang.pair_tests, lang.value_tests), fh)
+    print(f"{cpu:.3f} {len(st)}")
+
+
+def compare(args: argparse.Namespace, old: Path) -> None:
+    """Old code vs this code on the mining alone, interleaved old/new/new/old; CPU seconds and equality."""
+    import pickle
+
+    import pandas as pd
+
+    here = Path(__file__).resolve().parents[1]
+    cpu: dict[str, list[float]] = {"old": [], "new": []}
+    with tempfile.TemporaryDirectory() as d:
+        for which in ("old", "new", "new", "old"):
+            root = old.resolve() if which == "old" else here
+            env = {**os.environ, "PYTHONPATH": str(root)}
+            cmd = [sys.executable, __file__, "--mine-only", f"{d}/{which}.pkl", "--models", str(args.models),
+                   "--languages", str(args.languages), "--planted", str(args.planted), "--seed", str(args.seed)]
+            out = subprocess.run(cmd, env=env, cwd=root, check=True, capture_output=True, text=True).stdout.split()
+            cpu[which].append(float(out[-2]))
+            print(f"{which}: {float(out[-2]):.2f} CPU-s ({int(out[-1]):,} stories)", flush=True)
+        tables = {w: pickle.load(open(f"{d}/{w}.pkl", "rb")) for w in ("old", "new")}
+    for a, b in zip(tables["old"], tables["new"]):
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
+    o, n = sum(cpu["old"]) / 2, sum(cpu["new"]) / 2
+    print(f"mining alone: old {o:.2f} CPU-s, new {n:.2f} CPU-s, ratio {o / n:.2f}x; every pair and value test "
+          f"identical ({', '.join(str(len(t)) for t in tables['new'])} rows)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", type=int, default=23)
+    ap.add_argument("--languages", type=int, default=10)
+    ap.add_argument("--planted", type=int, default=40)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=2, help="--jobs of the command-line runs")
+    ap.add_argument("--profile", action="store_true", help="stage profile in this process (--jobs 1)")
+    ap.add_argument("--cli", action="store_true", help="time the two commands as subprocesses")
+    ap.add_argument("--compare", metavar="OLD_CHECKOUT", help="mining alone: an earlier checkout vs this one")
+    ap.add_argument("--make-only", metavar="DIR", help=argparse.SUPPRESS)  # the table, in a child process
+    ap.add_argument("--mine-only", metavar="PKL", help=argparse.SUPPRESS)  # one side of --compare
+    args = ap.parse_args()
+    if args.mine_only:
+        mine_only(args.models, args.languages, args.planted, args.seed, args.mine_only)
+        return
+    if args.compare:
+        load0 = os.getloadavg()
+        compare(args, Path(args.compare))
+        print(f"load average (1 min) before/after: {load0[0]:.1f} / {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+        return
+    if args.make_only:
+        print(make_table(args.models, args.languages, args.planted, args.seed, Path(args.make_only))[1])
+        return
+    load0 = os.getloadavg()
+    with tempfile.TemporaryDirectory() as d:
+        folder = Path(d)
+        t = time.perf_counter()
+        # made in a child process, so that this process's peak memory is the commands'
+        made = subprocess.run([sys.executable, __file__, "--make-only", d, "--models", str(args.models), "--languages",
+                               str(args.languages), "--planted", str(args.planted), "--seed", str(args.seed)],
+                              check=True, capture_output=True, text=True)
+        path, n = folder / "stories.parquet", int(made.stdout.split()[-1])
+        print(f"stories: {n:,} ({args.models} models × {args.languages} languages), table made in "
+              f"{time.perf_counter() - t:.1f} s ({path.stat().st_size / 1e6:.0f} MB Parquet)", flush=True)
+        floor, cells = count_floor(path)
+        print(f"floor: count pass alone (every table of both commands, {cells:,} non-zero cells): {floor:.2f} s",
+              flush=True)
+        if args.profile:
+            for by_language in (False, True):
+                name = "--by-language" if by_language else "global"
+                st = profile(path, by_language, folder / f"prof-{name}")
+                peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+                print(f"stage profile, {name} (--jobs 1), exclusive seconds (peak RSS so far {peak:.2f} GB):")
+                for k, v in sorted(st.items(), key=lambda kv: (kv[0] == "TOTAL", -kv[1])):
+                    print(f"  {k:<44} {v:8.2f}")
+                sys.stdout.flush()
+        if args.cli:
+            tot = 0.0
+            for by_language in (False, True):
+                name = "--by-language" if by_language else "global"
+                wall, rss = cli(path, by_language, args.jobs, folder / f"cli-{name}")
+                tot += wall
+                print(f"stereoprobe associations {name} --jobs {args.jobs}: {wall:.1f} s wall, peak RSS {rss:.2f} GB",
+                      flush=True)
+            print(f"both commands: {tot:.1f} s (floor {floor:.2f} s)")
+    load1 = os.getloadavg()
+    print(f"load average (1 min) before/after: {load0[0]:.1f} / {load1[0]:.1f} on {os.cpu_count()} CPUs")
+
+
+if __name__ == "__main__":
+    main()
