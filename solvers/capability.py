@@ -40,7 +40,7 @@ from typing import Any
 
 import anyio
 from inspect_ai.model import ChatMessageUser, GenerateConfig, Model, ModelOutput, get_model
-from inspect_ai.model._model import active_model
+from stereoprobe.inspect_internals import active_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from stereoprobe.preflight import built

@@ -23,7 +23,7 @@ from typing import Any
 from inspect_ai._util.error import PrerequisiteError
 
 __all__ = ["PrerequisiteError", "active_generate_config", "active_model", "ensure_entry_points", "init_hooks",
-           "parse_cli_config", "register", "registry_find", "registry_info", "registry_lookup",
+           "parse_cli_args", "parse_cli_config", "register", "registry_find", "registry_info", "registry_lookup",
            "set_exception_hook", "task_create"]
 
 
@@ -113,6 +113,14 @@ def parse_cli_config(args: Any, config: Any) -> dict[str, Any]:
     from inspect_ai._cli.util import parse_cli_config as parse
 
     return dict(parse(args, config))
+
+
+def parse_cli_args(args: Any) -> dict[str, Any]:
+    """``-T`` values (``name=value`` strings) parsed as ``inspect eval`` parses them (YAML scalars, lists), for
+    the checks before a run. Public replacement: none."""
+    from inspect_ai._util.config import parse_cli_args as parse
+
+    return dict(parse(args))
 
 
 def set_exception_hook() -> None:

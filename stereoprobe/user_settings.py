@@ -36,8 +36,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from inspect_ai.model import GenerateConfig, Model
-from inspect_ai.model._generate_config import active_generate_config
-from inspect_ai.model._model import active_model
+from stereoprobe.inspect_internals import active_generate_config, active_model
 
 #: the settings that choose what a request samples: the user's value wins over the paper's, on every request
 SAMPLING_FIELDS = (

@@ -13,13 +13,8 @@ import stereoprobe.inspect_internals as adapter
 from test_layers import module_sources
 
 ADAPTER = "stereoprobe.inspect_internals"
-#: modules owned by other work in progress (issue 40): they still import inspect's internals directly; the lead
-#: empties this list after merging, routing their imports through the adapter
-NOT_YET_THROUGH_THE_ADAPTER = {
-    "stereoprobe.preflight",
-    "stereoprobe.providers.validation",
-    "stereoprobe.solvers.capability",
-}
+#: modules that still import inspect's internals directly (none: every one goes through the adapter)
+NOT_YET_THROUGH_THE_ADAPTER: set[str] = set()
 
 
 def _private(dotted: str) -> bool:

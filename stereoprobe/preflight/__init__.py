@@ -36,7 +36,7 @@ __all__ = ["PREFIX", "Refused", "check", "install", "task_names", "unknown_task_
 
 def task_names() -> list[str]:
     """The names of stereoprobe's inspect tasks (without the ``stereoprobe/`` prefix), sorted: the one list."""
-    from inspect_ai._util.registry import registry_find, registry_info
+    from stereoprobe.inspect_internals import registry_find, registry_info
 
     found = registry_find(lambda info: info.type == "task" and info.name.startswith(PREFIX))
     return sorted(registry_info(t).name[len(PREFIX):] for t in found)
@@ -85,8 +85,7 @@ def check(command: str, params: dict[str, Any]) -> None:
 
 def _build_each(line: CommandLine) -> None:
     """Build each task (no model yet): a refusal is one line; the built task is kept for inspect's build."""
-    from inspect_ai._eval.registry import task_create
-    from inspect_ai._util.error import PrerequisiteError
+    from stereoprobe.inspect_internals import PrerequisiteError, task_create
 
     from stereoprobe.preflight.run_settings import check_epochs
 
@@ -105,7 +104,7 @@ def _build_each(line: CommandLine) -> None:
 
 def _excepthook(previous: Any) -> Any:
     """``previous`` (inspect's hook), with the one line of a refusal written to stderr in every display mode."""
-    from inspect_ai._util.error import PrerequisiteError
+    from stereoprobe.inspect_internals import PrerequisiteError
 
     def hook(kind: type[BaseException], exc: BaseException, tb: Any) -> None:
         if isinstance(exc, (PrerequisiteError, InputError)):
@@ -128,9 +127,9 @@ def _excepthook(previous: Any) -> Any:
 
 def install_excepthook() -> None:
     """Wrap inspect's exception hook (installed now if it is not yet, as inspect's ``platform_init`` would)."""
-    from inspect_ai._util import error as inspect_error
+    from stereoprobe.inspect_internals import set_exception_hook
 
-    inspect_error.set_exception_hook()
+    set_exception_hook()
     if not getattr(sys.excepthook, "__stereoprobe__", False):
         sys.excepthook = _excepthook(sys.excepthook)
 

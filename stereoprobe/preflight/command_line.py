@@ -51,7 +51,7 @@ def _model_names(given: Any) -> tuple[str, ...]:
 def task_args(given: Sequence[str] | None) -> dict[str, Any]:
     """The ``-T`` values as inspect parses them (``inspect_ai._util.config.parse_cli_args``), refusing a name
     without ``=value``, an empty value and a name given twice."""
-    from inspect_ai._util.config import parse_cli_args
+    from stereoprobe.inspect_internals import parse_cli_args
 
     seen: dict[str, str] = {}
     for text in (str(g) for g in (given or ())):

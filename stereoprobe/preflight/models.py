@@ -48,7 +48,7 @@ def builtin_providers() -> frozenset[str]:
 
 def providers() -> set[str]:
     """inspect's built-in providers and those registered so far (stereoprobe's ``transformers`` among them)."""
-    from inspect_ai._util.registry import registry_find, registry_info
+    from stereoprobe.inspect_internals import registry_find, registry_info
 
     found = registry_find(lambda info: info.type == "modelapi")
     return set(builtin_providers()) | {registry_info(f).name.split("/")[-1] for f in found}

@@ -38,8 +38,7 @@ def check_run_config(config: GenerateConfig, error: type[P.TaskParameterError] =
 def check_active_run() -> None:
     """When a task is built: the run's generation settings (``--temperature``, ``--top-p``, ``--max-tokens``,
     ``--max-connections`` ... and the active model's own ``GenerateConfig``), one line naming the setting."""
-    from inspect_ai.model._generate_config import active_generate_config
-    from inspect_ai.model._model import active_model
+    from stereoprobe.inspect_internals import active_generate_config, active_model
 
     check_run_config(active_generate_config())
     model = active_model()

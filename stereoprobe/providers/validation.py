@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from inspect_ai._util.error import PrerequisiteError
+from stereoprobe.inspect_internals import PrerequisiteError
 
 from inspect_ai.model import GenerateConfig
 
