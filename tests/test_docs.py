@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +40,8 @@ REASONS = {
     "network": "downloads a model or data set from a hub",
     "make": "one of the two top-level make commands (make test runs this test)",
     "vllm": "starts a real vLLM server from the venv of .ci/vllm_venv.sh (tests/vllm/test_real_server.py runs it)",
+    "upstream": "reads pinned upstream files: run as a user with internet runs it, against a local server of the "
+                "upstream copies (../shared/refdata) from an empty cache; skipped without the copies",
     "lm-eval": "runs lm-evaluation-harness on the default model, over the 10-minute limit of a block on a loaded "
                "2-core machine; tests/lm_eval/test_real_output.py runs the same lm-eval CLI on a smaller selection",
 }
@@ -132,26 +135,46 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _env() -> dict[str, str]:
+@pytest.fixture(scope="session")
+def upstream_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str] | None]:
+    """The environment of a user with internet for blocks marked ``upstream``: the downloader pointed at a
+    local server of the upstream copies in upstream's raw layout (tests/raw_server.py), an empty cache of its
+    own; ``None`` without the copies (those blocks skip)."""
+    from conftest import REFDATA
+    from tests.raw_server import RawFiles, serve
+
+    from stereoprobe import upstream
+
+    if not (REFDATA / "README.md").is_file():
+        yield None
+        return
+    with serve(RawFiles(REFDATA)) as base:
+        yield {upstream.RAW_BASE_ENV: base, "STEREOPROBE_ALLOW_DOWNLOAD": "1",
+               "STEREOPROBE_CACHE": str(tmp_path_factory.mktemp("docs-upstream-cache"))}
+
+
+def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", MPLBACKEND="Agg",
                STEREOPROBE_NO_PROGRESS="1", INSPECT_LOG_LEVEL="warning", PYTHONUNBUFFERED="1")
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    env.pop("STEREOPROBE_UPSTREAM_DIR", None)  # paper-data blocks are skipped; the others need no upstream data
+    env.pop("STEREOPROBE_UPSTREAM_DIR", None)  # paper-data blocks are skipped; upstream blocks download
+    env.update(extra or {})
     return env
 
 
-def _run_block(block: Block, cwd: Path) -> subprocess.CompletedProcess[str]:
+def _run_block(block: Block, cwd: Path, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     if block.language == "bash":
         argv = ["bash", "-euo", "pipefail", "-c", block.code]
     else:
         argv = [sys.executable, "-c", block.code]
-    return subprocess.run(argv, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=TIMEOUT_S)
+    return subprocess.run(argv, cwd=cwd, env=_env(extra), capture_output=True, text=True, timeout=TIMEOUT_S)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))
-def test_document_code_runs_as_written(document: Path, workspace: Path, tmp_path: Path) -> None:
+def test_document_code_runs_as_written(document: Path, workspace: Path, tmp_path: Path,
+                                       upstream_server: dict[str, str] | None) -> None:
     blocks = [b for b in extract_blocks(document) if b.language]
     if not blocks:
         pytest.skip("no code blocks")
@@ -159,10 +182,10 @@ def test_document_code_runs_as_written(document: Path, workspace: Path, tmp_path
     shutil.copytree(workspace, work, symlinks=True)
     failures, skipped, ran = [], [], 0
     for block in blocks:
-        if block.skip:
+        if block.skip and not (block.skip == "upstream" and upstream_server is not None):
             skipped.append(f"{block.where} ({REASONS[block.skip]})")
             continue
-        done = _run_block(block, work)
+        done = _run_block(block, work, upstream_server if block.skip == "upstream" else None)
         ran += 1
         if done.returncode != 0:
             tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
