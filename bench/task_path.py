@@ -151,11 +151,11 @@ def run(args: argparse.Namespace) -> int:
         if prof:
             prof.disable()
         t_return = time.perf_counter()
-    if log.status != "success":
-        print(f"inspect eval failed: {log.error}")
-        return 2
+        if log.status != "success":
+            print(f"inspect eval failed: {log.error}")
+            return 2
+        split = eval_split(log, t_call, t_return, wall0)  # the log's samples load lazily from the folder
     task_wall = t_return - t_call
-    split = eval_split(log, t_call, t_return, wall0)
     stages.append(("capability probe", probes.seconds, f"{probes.calls} probes"))
     stages.append(("inspect eval call (whole)", task_wall, f"{int(split['samples'])} samples"))
     stages.append(("  before eval started (task/model resolve)", split["before eval started (task/model resolve)"], ""))
