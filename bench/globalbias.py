@@ -4,11 +4,16 @@ Same sentences (the GlobalBias sentence set of the chosen source/selection), sam
 bundled default model (SmolLM2-135M-Instruct, CPU), same convention (BOS prepended, every token scored: our
 ``score_first_token=true`` and lm-eval's ``loglikelihood_rolling``). Prints sentences/s for
 
-- the ``globalbias`` inspect task end to end (``inspect eval`` with the transformers provider);
-- the provider's scorer called directly (``TransformersAPI.score_texts``), i.e. without inspect's overhead;
+- the ``globalbias`` inspect task end to end (``inspect eval`` with the transformers provider), in the task's
+  default layout (``--unit group``: one sample and one request per name group x template) or one sample per
+  sentence (``--unit sentence``);
+- the provider's scorer called directly (``TransformersAPI.score_texts``) on the same requests (one grouped call
+  per sample, or all sentences at once), i.e. without inspect's overhead;
 - lm-eval HFLM ``loglikelihood_rolling`` at each batch size of ``--lm-eval-batch-sizes`` (best = reference);
 
-the ratios to lm-eval's best, and the largest per-token disagreement of the sentence totals. The generic
+the ratios to lm-eval's best, the ratio task/direct (wall seconds) and the largest per-token disagreement of
+the sentence totals. Regression guard: the exit status is 1 when task/direct is above ``--max-ratio`` (a ratio
+of two runs in this process, never an absolute time). Stage by stage: ``bench/task_path.py``. The generic
 sentence-scoring comparison (prefix sharing on/off, synthetic sentences) is ``bench/perplexity.py``.
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/globalbias.py                    # bundled set, 1,152 sentences
@@ -24,7 +29,7 @@ import tempfile
 import time
 
 
-def main() -> None:
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--source", default="bundled")
     ap.add_argument("--groups", default=None, help="comma-separated groups or ethnicities")
@@ -32,6 +37,9 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="first N sentences only")
     ap.add_argument("--batch-size", type=int, default=64, help="provider forward batch size")
     ap.add_argument("--lm-eval-batch-sizes", default="32,64")
+    ap.add_argument("--unit", default="group", choices=["group", "sentence"], help="the task's sample layout")
+    ap.add_argument("--max-ratio", type=float, default=1.3,
+                    help="exit 1 when the task's wall time is above this multiple of the provider direct")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -43,11 +51,16 @@ def main() -> None:
 
     from stereoprobe.tasks.globalbias import globalbias
 
-    task = globalbias(source=args.source, unit="sentence", groups=args.groups.split(",") if args.groups else None,
+    task = globalbias(source=args.source, unit=args.unit, groups=args.groups.split(",") if args.groups else None,
                       templates=[int(t) for t in args.templates.split(",")] if args.templates else None)
     if args.limit:
-        task.dataset = task.dataset[: args.limit]
-    texts = [s.input for s in task.dataset]
+        task.dataset = task.dataset[: args.limit]  # --unit group: the first N samples
+    if args.unit == "group":
+        chunks = [[it["text"] for it in s.metadata["texts"]] for s in task.dataset]
+        texts = [t for c in chunks for t in c]
+    else:
+        texts = [s.input for s in task.dataset]
+        chunks = [texts]
     model = get_model("transformers/default", score_first_token=True, batch_size=args.batch_size, device="cpu")
     api = model.api
     la = os.getloadavg()
@@ -56,22 +69,24 @@ def main() -> None:
     api.score_texts(texts[:32])  # warm-up
 
     rows: list[tuple[str, float]] = []
+    secs: dict[str, float] = {}
 
     def timed(label, fn):
         t0 = time.perf_counter()
         out = fn()
         sec = time.perf_counter() - t0
         rows.append((label, len(texts) / sec))
+        secs[label] = sec
         print(f"  {label:<46} {sec:7.1f} s  {len(texts) / sec:7.1f} sentences/s", flush=True)
         return out
 
     with tempfile.TemporaryDirectory() as log_dir:
-        [log] = timed("stereoprobe globalbias task (inspect eval)",
-                      lambda: inspect_eval(task, model=model, log_dir=log_dir, display="none",
-                                           max_connections=512, max_samples=512))
+        [log] = timed(TASK, lambda: inspect_eval(task, model=model, log_dir=log_dir, display="none",
+                                                 max_connections=512, max_samples=512))
         assert log.status == "success", log.error
-        task_totals = {s.input: s.scores["sentence_logprob"].value["sum_logprob"] for s in log.samples}
-    direct = timed("stereoprobe provider direct (score_texts)", lambda: api.score_texts(texts))
+        task_totals = task_sums(log, task, args.unit)
+    grouped = args.unit == "group"
+    direct = timed(DIRECT, lambda: [r for c in chunks for r in api.score_texts(c, group=grouped)])
 
     ref = {}
     for bs in [int(b) for b in args.lm_eval_batch_sizes.split(",")]:
@@ -90,8 +105,26 @@ def main() -> None:
     gap_direct = max(abs(d.total - r) / len(d.logprobs) for d, r in zip(direct, lm_tot))
     print(f"\nmax |task - lm-eval| per token: {gap_task:.2e} nats; max |direct - lm-eval| per token: {gap_direct:.2e}")
     la = os.getloadavg()
+    ratio = secs[TASK] / secs[DIRECT]
+    ok = ratio <= args.max_ratio
+    print(f"task/direct = {ratio:.2f} wall (guard: at most {args.max_ratio}): {'ok' if ok else 'TOO SLOW'}")
     print(f"load average at the end: {la[0]:.1f} {la[1]:.1f} {la[2]:.1f}")
+    return 0 if ok else 1
+
+
+TASK = "stereoprobe globalbias task (inspect eval)"
+DIRECT = "stereoprobe provider direct (score_texts)"
+
+
+def task_sums(log, task, unit: str) -> dict[str, float]:
+    """Sentence text -> total log-probability, from the eval log (either layout; texts by id from the task)."""
+    if unit == "sentence":
+        return {s.input: s.scores["sentence_logprob"].value["sum_logprob"] for s in log.samples}
+    from stereoprobe.likelihood import SCORER, read_results
+
+    text_of = {it["id"]: it["text"] for s in task.dataset for it in s.metadata["texts"]}
+    return {text_of[r.id]: r.sum_logprob for s in log.samples for r in read_results(s.scores[SCORER])}
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
