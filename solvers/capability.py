@@ -40,9 +40,10 @@ from typing import Any
 
 import anyio
 from inspect_ai.model import ChatMessageUser, GenerateConfig, Model, ModelOutput, get_model
-from stereoprobe.inspect_internals import active_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from stereoprobe.dbb.contract import LOGPROB
+from stereoprobe.inspect_internals import active_model
 from stereoprobe.preflight import built
 from stereoprobe.likelihood import (
     NO_PROMPT_LOGPROB_PROVIDERS,
@@ -62,7 +63,7 @@ TIMEOUT_ENV = "STEREOPROBE_PROBE_TIMEOUT"
 DEFAULT_TIMEOUT = 60.0
 #: providers probed when the task is built (a plain HTTP client of a server the user names)
 BUILD_TIME_PROVIDERS = ("openai-api", "openai-api-completions", "openai")
-TOP_LOGPROBS = 20  # DBB's logprob mode reads the answer token's top 20
+TOP_LOGPROBS = LOGPROB.top_logprobs  # DBB's logprob mode reads the answer token's top 20 (stereoprobe.dbb.contract)
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from stereoprobe.inspect_internals import PrerequisiteError
-
 from inspect_ai.model import GenerateConfig
 
 from stereoprobe import params as P
-from stereoprobe.errors import one_line
+from stereoprobe.errors import one_line, reason
+from stereoprobe.inspect_internals import PrerequisiteError
 
 __all__ = ["GenerationSettingError", "ModelArgError", "chat_template_text", "check_device", "check_generate_config",
            "model_int", "one_line_setup", "strict_bool", "top_k_arg"]
@@ -103,7 +102,7 @@ def chat_template_text(value: Any) -> str:
         content = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as ex:
         raise ModelArgError(f"transformers provider: model argument chat_template: cannot read {path}: "
-                            f"{type(ex).__name__}: {ex}") from None
+                            f"{reason(ex)}") from None
     if "{{" not in content and "{%" not in content:
         P.fail("chat_template", value, "a file holding a Jinja template (with {{ or {%)", ModelArgError)
     return content

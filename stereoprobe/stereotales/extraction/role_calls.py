@@ -15,6 +15,7 @@ from typing import Any
 from inspect_ai.model import CachePolicy, GenerateConfig, Model, ResponseSchema
 from inspect_ai.util import JSONSchema
 
+from stereoprobe.errors import reason
 from stereoprobe.stereotales.extraction.parsing import ParseError, extract_json_object
 from stereoprobe.user_settings import request_config
 
@@ -63,7 +64,7 @@ async def _generate_once(
         except asyncio.CancelledError:
             raise
         except Exception as ex:  # noqa: BLE001 - any provider failure is recorded, never fatal
-            errors.append(f"{type(ex).__name__}: {ex}")
+            errors.append(reason(ex))
             continue
         if output.error:
             return None, f"model error: {output.error}"
