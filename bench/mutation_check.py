@@ -14,8 +14,9 @@ tests then run in a subprocess (``pytest -x -q -p no:xdist``) and must fail. A m
 is an error of the table (it checks nothing); a passing run is a survivor. Equivalent mutations (a change no
 request-level check can see, named with the reason in the row) are printed apart and are not survivors.
 
-A new request path is one row of ROWS. The response-format rows name the schema paths of today's formats
-(``stereoprobe/stereotales/taxonomy/model.py``); re-point ``path=`` when the formats change.
+A new request path is one row of ROWS. The response-format rows name paths of the default formats, flare's
+``RefusalDetectionResponse`` and ``AttributeExtractionResponse`` in the strict form LiteLLM sends
+(``stereoprobe/stereotales/extraction/response_formats.py``).
 """
 
 from __future__ import annotations
@@ -64,15 +65,18 @@ ROWS: list[Row] = [
                    ["trades and manual labor (e.g. construction, manufacturing", 0])),
     Row("extraction", (C + "test_stereotales.py::test_default_requests_byte_for_byte",), role="extractor",
         positions=(10, "mid", -1)),
-    # re-point these paths when the formats are built from flare's attribute_extraction/schema.py
+    # flare's formats (S20): name, titles, descriptions, enums and required lists as the strict form sends them
     Row("extraction format", (C + "test_stereotales.py::test_default_requests_byte_for_byte",
-                               C + "test_stereotales.py::test_extraction_schema_lists_the_prompts_values"),
+                               C + "test_stereotales_formats.py"),
         role="extractor", message="schema",
-        # no "title": inspect's JSONSchema has no such field, so no request carries one (S20)
-        schema_paths=("name", "properties.attributes.properties.geographic_origin.enum.0",
-                      "properties.attributes.properties.age.enum.-1", "properties.attributes.required.0")),
-    Row("refusal format", (C + "test_stereotales.py::test_default_requests_byte_for_byte",), role="refusal",
-        message="schema", schema_paths=("name", "properties.label.enum.0")),
+        schema_paths=("name", "title", "properties.evidences.description",
+                      "properties.attributes.properties.geographic_origin.enum.0",
+                      "properties.attributes.properties.age.enum.-1", "properties.attributes.required.0",
+                      "properties.attributes.title")),
+    Row("refusal format", (C + "test_stereotales.py::test_default_requests_byte_for_byte",
+                           C + "test_stereotales_formats.py"), role="refusal",
+        message="schema", schema_paths=("name", "properties.label.enum.0", "properties.label.description",
+                                        "properties.reason.title")),
     Row("judge", (C + "test_stereotales_judge.py::test_default_requests",), role=None, positions=(0, "mid", -1)),
     Row("dbb sampled", (C + "test_dbb.py::test_sampled_default_requests",), role=None,
         positions=(40, ["a) ", 2], ["b) ", 2])),
@@ -139,17 +143,18 @@ def _flip_path(data: Any, path: list[str]) -> bool:
 # ------------------------------------------------------------------------------------------------ the plugin
 def _mutate(spec: dict[str, Any], messages: list[Any], config: Any) -> tuple[list[Any], Any, bool]:
     from inspect_ai.model import ResponseSchema
-    from inspect_ai.util import JSONSchema
 
     if spec["message"] == "schema":
         schema = config.response_schema
         if schema is None:
             return messages, config, False
-        data = {"name": schema.name, **schema.json_schema.model_dump(exclude_none=True)}
+        kind = type(schema.json_schema)  # flare's formats carry title and $defs in a subclass: keep it, so the
+        data = {"name": schema.name, **schema.json_schema.model_dump(exclude_none=True, by_alias=True)}  # one byte
+        # is the only change
         if not _flip_path(data, spec["path"].split(".")):
             return messages, config, False
         name = data.pop("name")
-        new = ResponseSchema(name=name, json_schema=JSONSchema.model_validate(data), description=schema.description,
+        new = ResponseSchema(name=name, json_schema=kind.model_validate(data), description=schema.description,
                              strict=schema.strict)
         return messages, config.model_copy(update={"response_schema": new}), True
     indices = [i for i, m in enumerate(messages) if m.role == spec["message"]]

@@ -329,7 +329,7 @@ def test_default_requests_byte_for_byte(upstream_env: Path, tmp_path: Path) -> N
         extractions = [r for r in reqs if r.role == "extractor"]
         wanted_extraction = (("user", extraction_text.replace(fills["marker"], fills["extraction_story"](story))),)
         assert [r.messages for r in extractions] == [wanted_extraction] * len(EXTRACTORS)
-        assert {r.config["response_schema"]["name"] for r in extractions} == {"attribute_extraction"}  # S20
+        assert {r.config["response_schema"]["name"] for r in extractions} == {"AttributeExtractionResponse"}  # S20; in full: test_stereotales_formats
         got = sorted((json.dumps({k: v for k, v in r.config.items() if k != "response_schema"}, sort_keys=True))
                      for r in extractions)
         assert got == sorted(json.dumps(expected_role_settings(upstream_env, n), sort_keys=True) for _, n in EXTRACTORS)
