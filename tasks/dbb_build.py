@@ -142,10 +142,10 @@ def dbb_build_variations(source: str = "upstream", n_variations: int = 9, temper
 
     n_variations = integer(n_variations, "n_variations", 0, maximum=VARIATIONS_MAX, error=DBBDataError)
     seed = integer(seed, "seed", 0, error=DBBDataError)
+    n = integer(limit_templates, "limit_templates", 1, optional=True, error=DBBDataError)
     settings = B.generation_settings(generation)
     solver = variation_pipeline(n_variations, temperature, generation, seed, prompt,
                                 local_root(str(source), "crows_pairs"))
-    n = integer(limit_templates, "limit_templates", 1, optional=True, error=DBBDataError)
     tmpl, _ = load_source(source)
     samples = [Sample(id=t.template_id, input=t.context,
                       metadata={"template_id": t.template_id, "context": t.context, "concept_a": t.concept_a,

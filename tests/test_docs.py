@@ -140,15 +140,15 @@ def upstream_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[s
     """The environment of a user with internet for blocks marked ``upstream``: the downloader pointed at a
     local server of the upstream copies in upstream's raw layout (tests/raw_server.py), an empty cache of its
     own; ``None`` without the copies (those blocks skip)."""
-    from conftest import REFDATA
     from tests.raw_server import RawFiles, serve
 
     from stereoprobe import upstream
 
-    if not (REFDATA / "README.md").is_file():
+    refdata = Path(os.environ.get("STEREOPROBE_UPSTREAM_DIR") or ROOT.parent / "shared" / "refdata")
+    if not (refdata / "README.md").is_file():
         yield None
         return
-    with serve(RawFiles(REFDATA)) as base:
+    with serve(RawFiles(refdata)) as base:
         yield {upstream.RAW_BASE_ENV: base, "STEREOPROBE_ALLOW_DOWNLOAD": "1",
                "STEREOPROBE_CACHE": str(tmp_path_factory.mktemp("docs-upstream-cache"))}
 

@@ -168,6 +168,8 @@ def test_dbb_builder_requests_carry_the_command_line_and_the_role_spec(tmp_path:
         env = {"LOCAL_API_KEY": "not-a-key", "LOCAL_BASE_URL": server.base_url}
         log = _eval(["stereoprobe/dbb_build_variations", "--model", "none", "-T", "source=bundled",
                      "-T", "n_variations=1", "-T", "limit_templates=1", "--temperature", "0.5",
+                     # our wording: upstream's asks for exactly 9 variations; the settings do not depend on it
+                     "-T", "prompt=stereoprobe",
                      "--model-role", "generator={model: openai-api/local/m, max_tokens: 9}"], tmp_path, env)
     _all(_sent(log)["generator"], max_tokens=9, temperature=0.5, frequency_penalty=0.6)
 

@@ -70,6 +70,8 @@ def check_models(models: tuple[str, ...], command: str = "inspect eval") -> None
                              f"none/none): give {EXAMPLE}")
     known = providers()
     for model in models:
+        if model == "none":  # inspect's own "no model" (none/none): roles do the work, or a re-score
+            continue
         provider, slash, rest = model.partition("/")
         if not slash or not provider or not rest:
             raise ModelNameError(f"{command}: model {model!r} is not PROVIDER/NAME: give {EXAMPLE}")

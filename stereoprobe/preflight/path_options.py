@@ -24,7 +24,7 @@ UPSTREAM_BUNDLED = ("upstream", "bundled")
 OPTIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("dbb", "source"): UPSTREAM_BUNDLED,
     ("dbb_sg", "source"): UPSTREAM_BUNDLED,
-    ("dbb_sg", "variations"): (),
+    ("dbb_sg", "variations"): ("own",),
     ("dbb_baselines", "source"): UPSTREAM_BUNDLED,
     ("dbb_build_concepts", "source"): ("crows_pairs", "stereoset_intra", "stereoset_inter", "sofa", "bbq"),
     ("dbb_build_concepts", "local"): (),
@@ -44,6 +44,9 @@ NOT_CHECKED: dict[tuple[str, str], str] = {
     ("dbb", "names"): "a keyword (published or draw), checked by the task as a choice",
     ("stereotales_judge", "value_lists"): "a keyword (taxonomy, observed or none), checked by the task as a choice",
     ("dbb_build_concepts", "generation"): "a keyword (upstream or plain), checked by the task as a choice",
+    ("dbb_build_concepts", "prompt"): "a keyword (upstream or stereoprobe), checked by the task as a choice",
+    ("dbb_build_questions", "prompt"): "a keyword (upstream or stereoprobe), checked by the task as a choice",
+    ("dbb_build_variations", "prompt"): "a keyword (upstream or stereoprobe), checked by the task as a choice",
     ("dbb", "prompt"): "a keyword (upstream or stereoprobe; the file named is where upstream's wording is read)",
     ("dbb_baselines", "prompt"): "a keyword (upstream or stereoprobe), checked by the task as a choice",
     ("globalbias", "template_wording"): "a keyword (upstream or stereoprobe), checked by the task as a choice",

@@ -286,7 +286,7 @@ def test_hub_loading_uses_pinned_revisions(monkeypatch):
 def test_errors(files, tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="unknown source 'stereoset'.*stereoset_intra"):
         B.read_source_records("stereoset")
-    with pytest.raises(ValueError, match="unknown source"):
+    with pytest.raises(ValueError, match=r"source='sofaa' is no keyword.*did you mean sofa"):
         dbb_build_concepts(source="sofaa")
     with pytest.raises(FileNotFoundError):
         B.read_source_records(str(tmp_path / "nope.csv"))

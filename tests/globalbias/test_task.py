@@ -119,7 +119,7 @@ def test_task_is_faithful_by_default(refdata):
     ({"templates": 4}, "templates must be"),
     ({"faithful": "yes"}, "faithful must be true or false"),
     ({"encoder_decoder": 1}, "encoder_decoder must be"),
-    ({"source": ""}, "source must be"),
+    ({"source": ""}, "no keyword of task globalbias"),
     ({"groups": ["bogus"]}, "groups has no group"),
     ({"groups": "arab_f"}, r"has no group .arab_f. \(did you mean ARAB_F\?\)"),
     ({"subset": "bogus"}, "subset must be one of .gp."),

@@ -82,7 +82,7 @@ def test_every_task_but_the_online_builders_has_a_case() -> None:
 
 @pytest.mark.parametrize("argv, fragment", [
     (["dbb", *TASKS["dbb"], "--epochs", "3"], "at least 10"),                        # DBB sampled: 10 answers
-    (["globalbias", *TASKS["globalbias"], "-T", "groups=ARABB"], "did you mean ARAB"),
+    (["globalbias", "-T", "source=bundled", "-T", "templates=1", "-T", "groups=ARABB"], "did you mean ARAB"),  # groups once
     (["globalbias", *TASKS["globalbias"], "--model-role", "x=opnai/y"], "did you mean openai/y"),
 ])
 def test_refusals_come_before_the_model_loads(argv: list[str], fragment: str, monkeypatch) -> None:

@@ -195,7 +195,7 @@ def test_rater_sheet_bad_inputs(tmp_path, capsys):
         ({"value_lists": "bogus"}, "value_lists='bogus'"),
         ({"repetition_base": -1}, "repetition_base=-1"),
         ({"strict_parse": "maybe"}, "strict_parse='maybe'"),
-        ({"associations": "/nonexistent/assoc.csv"}, "association file not found"),
+        ({"associations": "/nonexistent/assoc.csv"}, "no existing file or folder"),
         ({"slices": []}, "slices=[]"),
     ],
 )
