@@ -22,6 +22,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from stereoprobe.dbb import contract as C
 from stereoprobe.dbb import scoring as SC
 from stereoprobe.errors import reason
+from stereoprobe.solvers.likelihood import SCORING_CONFIG  # the one prompt-log-probability request
 from stereoprobe.likelihood import (ANSWER_LOGPROBS, RESULT_ERROR, RESULTS_KEY, TEXTS_KEY, TEXTS_REF_KEY,
                                     LogprobsUnavailable)
 
@@ -87,9 +88,6 @@ def dbb_mcq_solver(mode: str = C.DEFAULT_MODE, option_order: str = "fixed", seed
     return solve
 
 
-_SCORE_CONFIG = GenerateConfig(max_tokens=1, prompt_logprobs=1, temperature=0.0)
-
-
 def _no_prompt_logprobs(model: Model) -> DBBLogprobsUnavailable:
     return DBBLogprobsUnavailable(
         f"model {model} returned no prompt log-probabilities; DBB-SG needs a provider that supports "
@@ -107,7 +105,7 @@ async def continuation_nll(prompt: str, continuation: str, separator: str = " ")
     if n <= 0 or list(ids_full[: len(ids_prompt)]) != list(ids_prompt):
         raise ValueError(f"tokenisation of the prompt is not a prefix of prompt+continuation for "
                          f"continuation {continuation[:60]!r}; cannot isolate the continuation's tokens")
-    out = await model.generate(full, config=_SCORE_CONFIG)
+    out = await model.generate(full, config=SCORING_CONFIG)
     return _tail_nll(out, n, model)
 
 
@@ -170,7 +168,7 @@ async def chat_continuation_nll(tok: Any, prefix_ids: list[int], continuation: s
         raise ValueError(f"continuation {continuation[:60]!r} has no tokens")
     ids = prefix_ids + opt
     message = ChatMessageUser(content=tok.decode(ids), metadata={"prompt_token_ids": ids})
-    out = await model.generate([message], config=_SCORE_CONFIG)
+    out = await model.generate([message], config=SCORING_CONFIG)
     return _tail_nll(out, len(opt), model)
 
 
