@@ -61,3 +61,6 @@ def test_the_page_says_the_validation_was_restricted(tmp_path):
     page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert "Restricted to the groups present: 4 validation descriptor(s)" in page and "hispanic; white" not in page
     assert "(hispanic, white)" in page
+    from page_tables import assert_tables_scroll  # issue 42.10: validation's last column scrolls into view
+
+    assert_tables_scroll(tmp_path / "out", at_least=3)

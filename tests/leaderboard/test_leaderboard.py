@@ -221,6 +221,23 @@ def test_html_matrix_of_three_models(tmp_path):
     assert "model (row − column)" in html and html.count("dbb.mean_s") >= 1
 
 
+def test_matrix_captions_say_what_each_paired_figure_measures(tmp_path):
+    """Issue 42.10: the matrices of globalbias.score (no name says what it is) and DBB-SG carry their own
+    meaning; DBB-SG's is the sentence likelihood share (paper Eq. 2), not DBB's answer."""
+    from stereoprobe.dbb import contract as C
+    from stereoprobe.probes import registered
+
+    rng = np.random.default_rng(7)
+    root = tmp_path / "r"
+    globalbias_folder(root, {m: rng.uniform(0, 1, 16) for m in ("a", "b")})
+    out = tmp_path / "lb"
+    assert main(["leaderboard", str(root), "--out", str(out), "--n-boot", "50", "--quiet"]) == 0
+    html = (out / "leaderboard.html").read_text()
+    assert "globalbias.score: mean difference of GlobalBias bias scores" in html
+    [sg] = [b for d in registered() for b in d.boards if b.name == C.TASK_SG]
+    assert all("sentence" in m.meaning and "answer" not in m.meaning for m in sg.headline)
+
+
 def test_hub_source_url(probe_root, tmp_path):
     hub = tmp_path / "hub"
     assert main(["leaderboard", str(probe_root), "--out", str(tmp_path / "lb"), "--n-boot", "20", "--quiet",

@@ -5,6 +5,7 @@ files: one line naming STEREOPROBE_UPSTREAM_DIR, exit code 2, nothing written.""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -50,6 +51,24 @@ def test_absent_upstream_one_line_nothing_written(tmp_path: Path, monkeypatch: p
     assert not (tmp_path / "results").exists()
 
 
+def test_a_failed_download_keeps_its_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Offline with downloads allowed (as `make reference` runs): the one line keeps the download's own reason
+    (here the refused connection of a dead port), not only "missing" (issue 42.5)."""
+    monkeypatch.setenv("STEREOPROBE_UPSTREAM_DIR", str(tmp_path / "empty"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("STEREOPROBE_ALLOW_DOWNLOAD", "1")
+    monkeypatch.setenv(upstream.RAW_BASE_ENV, "http://127.0.0.1:9")  # the discard port: nothing listens
+    monkeypatch.setenv("STEREOPROBE_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "results" / "reference"
+    assert main(["reference", "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "point STEREOPROBE_UPSTREAM_DIR at a folder holding GlobalBias/" in err
+    cause = err.split("; cause: ")[1]
+    assert "could not download" in cause and "http://127.0.0.1:9/" in cause and "Connection refused" in cause
+    assert not (tmp_path / "results").exists()
+
+
 def test_checksum_mismatch_is_refused(mirror: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = mirror / "GlobalBias" / "data" / "10a_gpt3_full.csv"
     path.write_text(path.read_text(encoding="utf-8") + "\n", encoding="utf-8")
@@ -58,15 +77,24 @@ def test_checksum_mismatch_is_refused(mirror: Path, tmp_path: Path, capsys: pyte
     assert not (tmp_path / "ref").exists()
 
 
-def test_reference_run_writes_reports_and_docs(mirror: Path, tmp_path: Path) -> None:
+def test_reference_run_writes_reports_and_docs(mirror: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     for name in ("globalbias.md", "dbb.md", "stereotales.md"):
         (docs / name).write_text(f"# {name}\n\nHand-written text.\n", encoding="utf-8")
     out = tmp_path / "ref"
     argv = ["reference", "--out", str(out), "--docs", str(docs), "--permutations", "2", "--folds", "2",
-            "--n-boot", "50", "--quiet"]
+            "--n-boot", "50"]
     assert main(argv) == 0
+    # off a terminal (pytest's captured stderr is none), each step says when it starts and when it ends
+    # (issue 42.5: `make reference` ran 16 minutes with no output in a CI log)
+    err = capsys.readouterr().err.splitlines()
+    steps = ["reference: stereoprobe globalbias", "reference: stereoprobe profiles",
+             "reference: stereoprobe leaderboard", "reference: paper vs stereoprobe comparison"]
+    lines = [line for line in err if line.startswith("reference: ")]
+    assert lines[0::2] == [f"{step} …" for step in steps]
+    assert [re.sub(r"\d+ s$", "N s", line) for line in lines[1::2]] == [f"{step}: done in N s" for step in steps]
     for rel in ("index.html", "globalbias/report.html", "globalbias_profiles/report.html",
                 "leaderboard/leaderboard.html", "paper_vs_stereoprobe/report.html",
                 "paper_vs_stereoprobe/comparison.csv", "upstream/Llama-3-8B.csv", "upstream/GPT-4o.csv"):

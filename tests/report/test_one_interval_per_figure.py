@@ -29,6 +29,7 @@ from stereoprobe.cli import main
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from fake_model import fake_model  # noqa: E402
+from page_tables import assert_tables_scroll  # noqa: E402
 
 pytestmark = pytest.mark.slow  # two small inspect runs and five commands (about a minute of CPU)
 
@@ -175,3 +176,10 @@ def test_reference_figures_show_one_interval_on_every_page(tmp_path: Path, monke
     # the index shows the globalbias folder's flagged count with the same interval
     index_figs = _index_figures(out / "index.html")
     assert _same_on_index(index_figs, "globalbias", metrics) >= 1
+    assert_tables_scroll(out, at_least=10)  # issue 42.10: the reference's pages, validation's table among them
+
+
+def test_every_table_of_the_demo_shaped_pages_scrolls(demo: Path) -> None:
+    """Issue 42.10: the DBB, GlobalBias, leaderboard and index pages put each table in a horizontally scrolling
+    wrapper (tests/page_tables.py reads the page's own stylesheet)."""
+    assert_tables_scroll(demo, at_least=10)

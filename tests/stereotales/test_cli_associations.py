@@ -200,3 +200,18 @@ def test_no_association_still_writes_every_table_with_headers(tmp_path: Path) ->
     assert (tot.stories, tot.refused, tot.extraction_failed) == (12, 3, 3)  # i%5==0: 0,5,10; i%5==1: 1,6,11
     assert tot.extraction_failure_rate == pytest.approx(3 / 9)
     assert "No association passes the filter" in (out / "report.html").read_text()
+
+
+def test_a_results_folder_given_for_logs_is_named_as_such_with_its_logs(tmp_path: Path, capsys) -> None:
+    """Issue 42.10: ``associations`` given the output folder of a stereoprobe command (run_info.json beside its
+    tables) says so in one line and names the logs that folder was built from, not "no stories table"."""
+    from stereoprobe.report.run_info import write_run_info
+
+    folder = tmp_path / "results" / "stereotales"
+    write_run_info(folder, "stereotales", inputs=[tmp_path / "logs" / "stereotales"])
+    pd.DataFrame({"model": ["m"]}).to_csv(folder / "associations.csv", index=False)
+    assert main(["associations", str(folder), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "output folder of a stereoprobe command" in err
+    assert f"built from {tmp_path / 'logs' / 'stereotales'}: give those" in err
+    assert not (tmp_path / "o").exists()  # nothing half-written

@@ -131,6 +131,9 @@ def test_judge_report_end_to_end(workdir):
     assert "nan%" not in report and 'href="harm_labels.csv"' in report
     prov = pd.read_csv(out / "judge_provider_counts.csv").set_index("evaluator")
     assert prov.loc["(all)", "labelled"] == 7 and prov.loc["mockllm/a", "harmful"] == 2  # a: NA, Muslim of 3
+    from page_tables import assert_tables_scroll  # issue 42.10: the summary's share_2…share_5 columns scroll
+
+    assert_tables_scroll(out, at_least=5)
 
 
 def test_report_without_human_or_languages(workdir, tmp_path):
