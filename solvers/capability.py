@@ -213,14 +213,22 @@ async def check_logprobs(model: Model | None, requirement: str, what: str = "lik
         raise refusal
 
 
+def _named_url(api: Any) -> str:
+    """The base URL the provider sends to, credentials redacted: the one given (``-M base_url``,
+    ``--model-base-url``) or, for ``openai/``, the one its client took from ``OPENAI_BASE_URL`` (the provider
+    keeps ``base_url`` None then); "" where neither names one."""
+    from stereoprobe.redact import redact_text
+
+    url = api.base_url or getattr(getattr(api, "client", None), "base_url", None)
+    return redact_text(str(url).rstrip("/")) if url else ""
+
+
 def _fresh_probe(model: Model, requirement: str | None = "prompt") -> Verdict:
     """The probe on a client of its own, in a worker thread with its own event loop (the caller may be inside
     the run's loop, whose client it must not share). Its HTTP client retries nothing (the OpenAI client's own
     two retries off, ``max_retries=0``), and inspect's retries are not in its path: one request is one."""
     api = model.api
-    from stereoprobe.redact import redact_text
-
-    url = redact_text(str(api.base_url)) if api.base_url else ""
+    url = _named_url(api)
 
     async def run() -> Verdict:
         fresh = get_model(str(model), config=model.config, base_url=api.base_url, api_key=api.api_key,

@@ -222,7 +222,8 @@ def dbb(
     config = _mcq_config(mode, temperature, top_p, frequency_penalty, max_tokens, top_k)
     threshold = P.number(threshold, "threshold", 0.0, 100.0, error=_E)
     logprob = mode.logprob
-    check_before_run("token" if logprob else None, LOGPROB_WHAT)  # before any download or paid request
+    # before any download or paid request (sampled: a reachability probe, named as the task's own mode)
+    check_before_run("token" if logprob else None, LOGPROB_WHAT if logprob else f"task dbb -T mode={mode.name}")
     names = Q.name_source(source, names)
     _, qs = Q.select_questions(source, faithful, seed, categories, limit_templates, templates, names)
     system_message = P.boolean(system_message, "system_message", error=_E)

@@ -85,3 +85,23 @@ def test_a_generation_task_on_an_answering_server_runs_after_one_probe(local_env
                              log_dir=str(tmp_path), display="none", limit=1, epochs=10)
         probes = [b for b in server.bodies if b.get("max_tokens") == 1 and "logprobs" not in b]
     assert log.status == "success" and len(probes) == 1
+
+
+def test_openai_at_a_base_url_from_the_environment_is_named_with_its_mode(local_env, monkeypatch, tmp_path) -> None:
+    """The issue's walk (42.1): ``openai/gpt-4o-mini`` with ``OPENAI_BASE_URL`` at a dead port. The provider
+    keeps ``base_url`` None and its client reads the variable: the line still names the URL, and DBB's sampled
+    mode is named as such (it said ``-T mode=logprob``)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-a-key")
+    name, args = DBB_SAMPLED
+    with pytest.raises(LogprobsUnavailable) as info:
+        inspect_eval(f"stereoprobe/{name}", task_args=args, model="openai/gpt-4o-mini", log_dir=str(tmp_path),
+                     display="none")
+    text = str(info.value)
+    assert f"reachability probe of task dbb -T mode=sampled (one request at {url}) failed" in text, text
+    assert "Connection" in text and "sk-not-a-key" not in text and "\n" not in text
+    assert not list(tmp_path.glob("*.eval"))
