@@ -158,7 +158,20 @@ def _error_text(ex: BaseException, timeout: float) -> str:
 
     if isinstance(ex, TimeoutError):
         return f"no answer within {timeout:g} s (${TIMEOUT_ENV} sets the limit)"
-    return safe_error(ex)  # class, HTTP status, fixed text: a server may echo the key (stereoprobe.harmless)
+    os_error = _os_error(ex)  # the system's own text of a refused or unreachable connection: no credential in it
+    return safe_error(ex) + (f" (the system said: {os_error})" if os_error else "")
+
+
+def _os_error(ex: BaseException) -> str:
+    """``os.strerror`` of the first OSError with an errno in the chain of ``ex`` ("Connection refused"), or ""."""
+    seen: set[int] = set()
+    cur: BaseException | None = ex
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, OSError) and cur.errno:
+            return os.strerror(cur.errno)
+        cur = cur.__cause__ or cur.__context__
+    return ""
 
 
 async def _probe(model: Model, direct: bool, requirement: str | None = "prompt") -> Verdict:
