@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import functools
 import inspect
-import logging
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from stereoprobe.console import warn
 from stereoprobe.errors import InputError
 from stereoprobe.hints import did_you_mean
 from stereoprobe.params import TaskParameterError, as_prerequisite
@@ -41,7 +41,6 @@ _EXTRA = "unknown_task_parameters"  # the variadic keyword parameter shown to in
 _TAKEN: dict[str, set[str]] = {}
 """Parameter name -> the decorated tasks that take it (filled as task modules are imported: inspect imports
 every stereoprobe task module through the package's registry before it builds the first task)."""
-_log = logging.getLogger(__name__)
 
 
 def unknown_message(task: str, name: str, known: Iterable[str]) -> str:
@@ -87,8 +86,7 @@ def refuse_unknown(fn: F) -> F:
             others = sorted(_TAKEN.get(name, set()) - {fn.__name__})
             if not others:
                 raise TaskParameterError(unknown_message(fn.__name__, name, known))
-            _log.warning("task %s does not take -T %s (a parameter of %s): left out", fn.__name__, name,
-                         ", ".join(others))
+            warn(f"task {fn.__name__} does not take -T {name} (a parameter of {', '.join(others)}): left out")
             del kwargs[name]
         path_options.check(fn.__name__, kwargs)  # -T source=bundeld: did you mean bundled? (before any download)
         check_active_run()  # the run's generation settings (--top-p 2, --max-connections 0, ...), any provider

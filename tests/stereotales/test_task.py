@@ -17,9 +17,11 @@ import re
 from collections import Counter
 from typing import Any
 
+import pandas as pd
 import pytest
 from inspect_ai import eval, score
 from inspect_ai.model import GenerateConfig, Model, ModelOutput, ModelUsage, get_model
+from inspect_ai.scorer import SampleScore
 
 from stereoprobe.scorers.stereotales import (
     api_error_rate,
@@ -31,6 +33,7 @@ from stereoprobe.scorers.stereotales import (
     stereotales_extraction,
     unknown_rate,
 )
+from stereoprobe.scorers.stereotales_metrics import HEADLINE_FIGURES, breakdown
 from stereoprobe.stereotales.taxonomy import build_samples, load_taxonomy
 from stereoprobe.tasks.stereotales import stereotales as published_stereotales
 
@@ -157,9 +160,20 @@ def _scores(log) -> dict[str, Any]:
     return {s.id: s.scores["stereotales_extraction"] for s in log.samples}
 
 
+def _sample_scores(log, scorer: str = "stereotales_extraction") -> list[SampleScore]:
+    return [SampleScore(score=s.scores[scorer], sample_id=s.id, sample_metadata=s.metadata)
+            for s in log.samples if scorer in (s.scores or {})]
+
+
 def _metrics(log, scorer: str = "stereotales_extraction") -> dict[str, float]:
+    """Every live figure: the log's results hold the headline figures that are defined (what the console
+    prints, issue 42.8), and the per-language and per-attribute ones are computed from its sample scores."""
     [block] = [s for s in log.results.scores if s.name == scorer]
-    return {k: m.value for k, m in block.metrics.items()}
+    shown = {k: m.value for k, m in block.metrics.items()}
+    full = breakdown(_sample_scores(log, scorer))
+    assert set(shown) <= set(HEADLINE_FIGURES) and not any(math.isnan(v) for v in shown.values())
+    assert shown == pytest.approx({k: full[k] for k in HEADLINE_FIGURES if not math.isnan(full[k])})
+    return full
 
 
 def kappa_by_hand(rows: list[list[int]]) -> float:
@@ -407,9 +421,45 @@ def test_default_model_end_to_end(tmp_path):
     [refusal_rate, refusal_judge_failure_rate, parse_failure_rate, api_error_rate, extraction_failure_rate,
      unknown_rate, extractor_agreement],
 )
-def test_metrics_are_nan_on_empty_input(make):
-    out = make()([])
-    assert out and all(math.isnan(v) for v in out.values())
+def test_metrics_are_left_out_on_empty_input(make):
+    # undefined (no story): nothing for inspect to print, rather than "nan" (issue 42.8)
+    assert make()([]) == {}
+    assert set(breakdown([])) == {*HEADLINE_FIGURES} and all(math.isnan(v) for v in breakdown([]).values())
+
+
+def test_the_console_shows_the_headline_figures_only(tmp_path):
+    # the run's results (what inspect prints) hold the seven headline figures, none of the per-language and
+    # per-attribute ones (about 75 lines on a full run); those stay computable from the sample scores
+    log = run_task(Mocks(), tmp_path)
+    [block] = [s for s in log.results.scores if s.name == "stereotales_extraction"]
+    assert list(block.metrics) == list(HEADLINE_FIGURES)
+    full = _metrics(log)
+    assert {"refusal_rate_en", "unknown_rate_age", "unknown_rate_age_en", "fleiss_kappa_age"} <= set(full)
+
+
+def test_the_readers_tables_do_not_depend_on_the_printed_metrics(tmp_path):
+    # stereoprobe associations reads the samples, never the results' metric lines: the same log with the
+    # former per-language and per-attribute lines written back into its results gives identical tables
+    from inspect_ai.log import EvalMetric, read_eval_log, write_eval_log
+
+    from stereoprobe.stereotales.mining import AssociationOptions, analyze
+    from stereoprobe.stereotales.mining.config import MiningConfig
+
+    log = run_task(Mocks(), tmp_path)
+    full = read_eval_log(log.location)
+    [block] = [s for s in full.results.scores if s.name == "stereotales_extraction"]
+    block.metrics = {k: EvalMetric(name=k, value=v) for k, v in breakdown(_sample_scores(full)).items()}
+    assert len(block.metrics) > 2 * len(HEADLINE_FIGURES)
+    (tmp_path / "former").mkdir()
+    write_eval_log(full, str(tmp_path / "former" / "former.eval"))
+    options = AssociationOptions(MiningConfig(min_row_sum=1, mc_resamples=200), by_language=True)
+    now, former = analyze([tmp_path / "logs"], options), analyze([tmp_path / "former"], options)
+    assert set(now.tables) == set(former.tables)
+    for name, table in now.tables.items():
+        if name == "input_sources":  # the files read: their paths and checksums differ by construction
+            continue
+        pd.testing.assert_frame_equal(table.reset_index(drop=True), former.tables[name].reset_index(drop=True),
+                                      obj=name)
 
 
 def test_schema_rejected_falls_back_to_text(tmp_path):
