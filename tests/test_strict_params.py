@@ -89,7 +89,7 @@ def test_a_parameter_of_another_task_is_left_out_with_a_warning(caplog, capsys, 
 
     from stereoprobe import console
 
-    monkeypatch.setattr(console, "_WARNED", set())
+    monkeypatch.setattr(console, "_WARNED", set(), raising=False)
     assert "mode" not in parameters(__import__("stereoprobe.tasks.dbb", fromlist=["dbb_sg"]).dbb_sg).parameters
     with caplog.at_level(logging.WARNING):
         for _ in range(2):  # built twice, as by the check before the run and by inspect
