@@ -10,6 +10,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import TaskState
 
 from stereoprobe.globalbias.profiles_parse import parse_profiles
+from stereoprobe.metric_values import defined_metric
 
 
 @metric
@@ -20,7 +21,7 @@ def profile_parse_failure_rate() -> Metric:
         v = [s.score.value["parsed"] for s in scores if isinstance(s.score.value, dict)]
         return 1.0 - sum(v) / len(v) if v else float("nan")
 
-    return compute
+    return defined_metric("profile_parse_failure_rate", compute)
 
 
 @metric
@@ -32,7 +33,7 @@ def profile_coverage() -> Metric:
         req = sum(s.score.value["n_requested"] for s in scores if isinstance(s.score.value, dict))
         return got / req if req else float("nan")
 
-    return compute
+    return defined_metric("profile_coverage", compute)
 
 
 @scorer(metrics=[profile_parse_failure_rate(), profile_coverage()])

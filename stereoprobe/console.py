@@ -41,6 +41,27 @@ def info(message: str) -> None:
         print(redact_text(str(message)), flush=True)
 
 
+_WARNED: set[str] = set()
+
+
+def warn(message: str) -> None:
+    """A warning line on stderr, once per process (credentials redacted): the one path of stereoprobe's own
+    warnings to the console. A task is built twice in one ``inspect eval`` when the check before the run
+    cannot hand its build on (:mod:`stereoprobe.preflight.built`), once before inspect's logging starts: a
+    logged warning then showed twice, as Python's plain last-resort line and as inspect's log record. Not
+    silenced by ``--quiet`` (a warning is no progress line)."""
+    from stereoprobe.redact import redact_text
+
+    text = redact_text(str(message))
+    if text in _WARNED:
+        return
+    _WARNED.add(text)
+    try:
+        print(text, file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # stderr closed or gone: a warning is not worth a traceback
+        pass
+
+
 def show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
                  file: TextIO | None = None, line: str | None = None) -> None:
     """A replacement of :func:`warnings.showwarning` (the command line installs it for the length of a

@@ -107,6 +107,18 @@ def active_model() -> Any:
     return active()
 
 
+def active_model_roles() -> dict[str, Any]:
+    """The run's model roles (``--model-role``, ``eval(model_roles=...)``; set before inspect builds the
+    tasks), or ``{}`` outside an eval. Public replacement: ``inspect_ai.model.model_roles()``, which raises
+    outside an eval."""
+    from inspect_ai.model._model import model_roles
+
+    try:
+        return dict(model_roles())
+    except LookupError:
+        return {}
+
+
 def parse_cli_config(args: Any, config: Any) -> dict[str, Any]:
     """``-T``/``--task-config`` values parsed as ``inspect eval`` parses them (YAML scalars, lists). Public
     replacement: none."""

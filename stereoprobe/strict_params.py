@@ -15,22 +15,24 @@ unchanged for readers (:func:`parameters`). The same wrapper checks the run's ge
 provider (:func:`stereoprobe.preflight.run_settings.check_active_run`: ``--top-p 2``, ``--max-connections 0``
 refused in one line), and hands inspect the task that the check before the run built with the same arguments
 (:mod:`stereoprobe.preflight.built`: a task is built once), running the checks that task deferred to the
-model's presence.
+model's presence, and registers the neutral vLLM sampling hook when the run's model or a role is a vLLM route
+(:func:`stereoprobe.providers.vllm_neutral.register_for_build`).
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import logging
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from stereoprobe.console import warn
 from stereoprobe.errors import InputError
 from stereoprobe.hints import did_you_mean
 from stereoprobe.params import TaskParameterError, as_prerequisite
 from stereoprobe.preflight import built, path_options
 from stereoprobe.preflight.run_settings import check_active_run
+from stereoprobe.providers.vllm_neutral import register_for_build
 
 __all__ = ["parameters", "refuse_unknown", "unknown_message"]
 
@@ -39,7 +41,6 @@ _EXTRA = "unknown_task_parameters"  # the variadic keyword parameter shown to in
 _TAKEN: dict[str, set[str]] = {}
 """Parameter name -> the decorated tasks that take it (filled as task modules are imported: inspect imports
 every stereoprobe task module through the package's registry before it builds the first task)."""
-_log = logging.getLogger(__name__)
 
 
 def unknown_message(task: str, name: str, known: Iterable[str]) -> str:
@@ -79,17 +80,18 @@ def refuse_unknown(fn: F) -> F:
         if held is not None:  # the check before the run built it: its model checks now, with the model active
             check_active_run()
             _run_deferred(held[1])
+            register_for_build(held[0])
             return held[0]
         for name in [n for n in kwargs if n not in known]:
             others = sorted(_TAKEN.get(name, set()) - {fn.__name__})
             if not others:
                 raise TaskParameterError(unknown_message(fn.__name__, name, known))
-            _log.warning("task %s does not take -T %s (a parameter of %s): left out", fn.__name__, name,
-                         ", ".join(others))
+            warn(f"task {fn.__name__} does not take -T {name} (a parameter of {', '.join(others)}): left out")
             del kwargs[name]
         path_options.check(fn.__name__, kwargs)  # -T source=bundeld: did you mean bundled? (before any download)
         check_active_run()  # the run's generation settings (--top-p 2, --max-connections 0, ...), any provider
         task = fn(*args, **kwargs)
+        register_for_build(task)
         build = built.current()
         if build is not None and not args:
             build.record(fn.__name__, given, task)

@@ -11,7 +11,9 @@ models; :func:`install`, called there, reads the command line of the running pro
 - each task is built with the command line's arguments (every check a task makes of its parameters and data
   runs now; a refusal, an :class:`~stereoprobe.errors.InputError` or inspect's ``PrerequisiteError``, is one
   line), and the built task is kept for inspect's own build (:mod:`.built`: a task is built once);
-- ``--epochs`` is checked once against the task's bound (:func:`.run_settings.check_epochs`).
+- ``--epochs`` is checked once against the task's bound (:func:`.run_settings.check_epochs`);
+- a vLLM ``--model`` or ``--model-role`` registers the neutral sampling hook (:mod:`stereoprobe.providers.
+  vllm_neutral`), so inspect's list of hooks names it on those runs only.
 
 Any other error is left to the run itself, which reports it with the model in place.
 
@@ -73,6 +75,7 @@ def check(command: str, params: dict[str, Any]) -> None:
     for name in line.tasks:
         if name not in known:
             raise Refused(unknown_task_line(name, known))
+    _vllm_hook(line)
     if line.run_config:
         return
     try:
@@ -81,6 +84,14 @@ def check(command: str, params: dict[str, Any]) -> None:
         raise Refused(error_line(exc)) from None
     if command != "eval-retry":
         _build_each(line)
+
+
+def _vllm_hook(line: CommandLine) -> None:
+    """Register the neutral vLLM sampling hook now, before inspect lists its hooks, when the command line runs
+    a stereoprobe task on a vLLM route (``--model`` or ``--model-role``); no banner on any other provider."""
+    from stereoprobe.providers.vllm_neutral import register_for
+
+    register_for([*line.models, *line.roles])
 
 
 def _build_each(line: CommandLine) -> None:

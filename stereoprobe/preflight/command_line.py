@@ -32,8 +32,8 @@ class CommandLineError(InputError):
 @dataclass(frozen=True)
 class CommandLine:
     """What one inspect command line names: its command, the stereoprobe tasks (without the prefix), their
-    ``-T``/``--task-config`` arguments, ``--epochs`` (None: not given) and the ``--model`` names (empty: none;
-    inspect would run ``none/none``)."""
+    ``-T``/``--task-config`` arguments, ``--epochs`` (None: not given), the ``--model`` names (empty: none;
+    inspect would run ``none/none``) and the ``--model-role`` specs as given (``judge=vllm/m``)."""
 
     command: str
     tasks: tuple[str, ...]
@@ -41,6 +41,7 @@ class CommandLine:
     epochs: int | None = None
     models: tuple[str, ...] = ()
     run_config: bool = False  # inspect eval --run-config: tasks and args come from a file inspect reads
+    roles: tuple[str, ...] = ()
 
 
 def _model_names(given: Any) -> tuple[str, ...]:
@@ -119,7 +120,12 @@ def read(command: str, params: dict[str, Any]) -> CommandLine:
         args = {**task_config(params.get("task_config")), **task_args(params.get("t"))}
     epochs = params.get("epochs")
     return CommandLine(command=command, tasks=tasks, args=args, epochs=None if epochs is None else int(epochs),
-                       models=_model_names(params.get("model")), run_config=bool(params.get("run_config")))
+                       models=_model_names(params.get("model")), run_config=bool(params.get("run_config")),
+                       roles=_role_specs(params.get("model_role")))
+
+
+def _role_specs(given: Any) -> tuple[str, ...]:
+    return (given,) if isinstance(given, str) else tuple(str(spec) for spec in given or ())
 
 
 def _retry(params: dict[str, Any]) -> CommandLine:

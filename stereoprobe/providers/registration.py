@@ -1,9 +1,7 @@
-"""Registers the ``transformers`` model provider with inspect (imported by inspect's entry point), and the hook
-that sends neutral sampling values to vLLM for stereoprobe's tasks (:mod:`.vllm_neutral`)."""
+"""Registers the ``transformers`` model provider with inspect (imported by inspect's entry point). The hook that
+sends neutral sampling values to vLLM (:mod:`.vllm_neutral`) is registered only when a vLLM model runs."""
 
 from inspect_ai.model import modelapi
-
-from stereoprobe.providers import vllm_neutral  # noqa: F401  (registers its hook)
 
 
 @modelapi(name="transformers")

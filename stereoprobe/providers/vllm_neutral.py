@@ -12,18 +12,26 @@ completes the request with vLLM's neutral values, the values of ``vllm serve --g
 - ``top_p`` 1 when unset, and on ``vllm/`` a temperature of 1 when unset (``vllm-completions`` already sends
   inspect's 0).
 
-Other tasks' requests and other providers are left alone. Serving with ``--generation-config vllm`` (or
+Other tasks' requests and other providers are left alone. The hook is registered with inspect only when a vLLM
+model runs (:func:`register_for`): named on inspect's command line (the check before the run,
+:mod:`stereoprobe.preflight`, so inspect lists it among the hooks it prints at the start), or active or in a role
+when a stereoprobe task is built (a script calling ``inspect_ai.eval``). A run on another provider prints no
+hook banner. Serving with ``--generation-config vllm`` (or
 ``-M generation_config=vllm`` when inspect starts the server) gives the same defaults on the server's side.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from functools import lru_cache
+from typing import Any
 
 from inspect_ai.hooks import BeforeModelGenerate, Hooks, hooks
 from inspect_ai.model import GenerateConfig
 
-__all__ = ["NEUTRAL_EXTRA_BODY", "VLLM_PROVIDERS", "NeutralVLLMSampling", "is_stereoprobe_task", "neutral_vllm_config"]
+__all__ = ["NEUTRAL_EXTRA_BODY", "VLLM_PROVIDERS", "NeutralVLLMSampling", "is_stereoprobe_task", "names_vllm",
+           "neutral_vllm_config", "register", "register_for", "register_for_build"]
 
 VLLM_PROVIDERS = ("vllm/", "vllm-completions/")
 NEUTRAL_EXTRA_BODY = {"top_k": -1, "min_p": 0.0, "repetition_penalty": 1.0}
@@ -63,11 +71,53 @@ def is_stereoprobe_task(task_name: str | None) -> bool:
     return False
 
 
-@hooks(name="stereoprobe_vllm_neutral_sampling",
-       description="Neutral sampling settings (no top-k, min-p or repetition penalty) on vLLM for stereoprobe tasks")
 class NeutralVLLMSampling(Hooks):
     """Completes each vLLM request of a stereoprobe task with neutral sampling values (module docstring)."""
 
     async def on_before_model_generate(self, data: BeforeModelGenerate) -> None:
         if is_stereoprobe_task(data.task_name):
             neutral_vllm_config(data.model_name, data.config)
+
+
+HOOK_NAME = "stereoprobe_vllm_neutral_sampling"
+HOOK_DESCRIPTION = "Neutral sampling settings (no top-k, min-p or repetition penalty) on vLLM for stereoprobe tasks"
+_REGISTERED = False
+# a vLLM route inside a model or role spec: "vllm/m", "judge=vllm-completions/m", "{grader: vllm/m}"
+_VLLM_IN_SPEC = re.compile(r"(?:^|[\s=:,{\[\"'])vllm(?:-completions)?/")
+
+
+def register() -> None:
+    """Register :class:`NeutralVLLMSampling` with inspect (once per process)."""
+    global _REGISTERED
+    if not _REGISTERED:
+        hooks(name=HOOK_NAME, description=HOOK_DESCRIPTION)(NeutralVLLMSampling)
+        _REGISTERED = True
+
+
+def names_vllm(specs: Iterable[str]) -> bool:
+    """True when a model name or role spec (``--model``, ``--model-role judge=...``) names a vLLM route."""
+    return any(_VLLM_IN_SPEC.search(str(spec)) for spec in specs)
+
+
+def register_for(specs: Iterable[str]) -> bool:
+    """Register the hook when ``specs`` name a vLLM route; True when they do."""
+    if names_vllm(specs):
+        register()
+        return True
+    return False
+
+
+def _model_names(models: Any) -> list[str]:
+    values = list(models.values()) if isinstance(models, dict) else [models]
+    flat = [m for v in values for m in (v if isinstance(v, (list, tuple)) else [v])]
+    return [str(m) for m in flat if m is not None]
+
+
+def register_for_build(task: Any = None) -> bool:
+    """When a stereoprobe task is built: register the hook if the active model, a run's role or ``task``'s own
+    roles are vLLM routes (nothing before a model is active)."""
+    from stereoprobe.inspect_internals import active_model, active_model_roles
+
+    names = _model_names(active_model()) + _model_names(active_model_roles())
+    names += _model_names(getattr(task, "model_roles", None) or {})
+    return register_for(names)

@@ -121,7 +121,8 @@ def test_sampled_mode_counts_invalid_answers(tmp_path):
     m = log.results.scores[0].metrics
     assert m["dbb_refusal_rate"].value == pytest.approx(1.0)
     assert m["n_instances"].value == 0 and m["count_s_ge_20"].value == 0  # no defined S
-    assert math.isnan(m["mean_s_biased"].value)
+    # no biased instance: the mean S is undefined, left out of the results (and the console) instead of nan
+    assert "mean_s_biased" not in m and not any(math.isnan(x.value) for x in m.values())
 
 
 def test_logprob_mode_clear_error_without_logprobs(tmp_path):

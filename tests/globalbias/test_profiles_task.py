@@ -4,6 +4,7 @@ import json
 import re
 
 import pandas as pd
+import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
@@ -63,3 +64,28 @@ def test_profiles_task_and_cli(tmp_path):
     assert (out / "top_words.csv").exists() and (out / "report.html").exists()
     assert int(oc.n_profiles.sum()) == 2 * len(load_names()) - 2 * 6
     assert int(oc.n_missing.sum()) == 2 * 6
+
+
+def test_live_and_final_parse_failure_rates_agree(tmp_path):
+    """The live figure over the samples scored so far is the final computation over those samples (issue 42.8:
+    the demo's console showed 0.00 live and 0.667 at the end): checked on every prefix of a run's scores, in
+    completion order and reversed, against a count of the unparsed responses; with nothing scored yet the
+    figure is left out, not "nan"."""
+    from inspect_ai.scorer import SampleScore
+
+    from stereoprobe.scorers.globalbias_profiles import profile_coverage, profile_parse_failure_rate
+
+    t = globalbias_profiles(source="bundled", batch_size=6, runs=1, max_tokens=100, prompt="stereoprobe")
+    [log] = inspect_eval(t, model=get_model("mockllm/model", custom_outputs=_fake_profiles),
+                         log_dir=str(tmp_path / "logs"), display="none")
+    scores = [SampleScore(score=s.scores["profile_parser"], sample_id=s.id, sample_metadata=s.metadata)
+              for s in sorted(log.samples, key=lambda s: s.completed_at or "")]
+    live = profile_parse_failure_rate()
+    for order in (scores, scores[::-1]):
+        for k in range(1, len(order) + 1):
+            unparsed = sum(s.score.value["parsed"] == 0 for s in order[:k])
+            assert live(order[:k]) == {"profile_parse_failure_rate": pytest.approx(unparsed / k, abs=1e-12)}
+    final = log.results.scores[0].metrics
+    assert final["profile_parse_failure_rate"].value == live(scores)["profile_parse_failure_rate"]
+    assert final["profile_parse_failure_rate"].value == pytest.approx(1 / 4, abs=1e-12)
+    assert live([]) == {} and profile_coverage()([]) == {}

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from inspect_ai import eval, score
 from inspect_ai.model import GenerateConfig, Model, ModelOutput, ModelUsage, get_model
+from inspect_ai.scorer import SampleScore
 
 from stereoprobe.scorers.stereotales import (
     api_error_rate,
@@ -31,6 +32,7 @@ from stereoprobe.scorers.stereotales import (
     stereotales_extraction,
     unknown_rate,
 )
+from stereoprobe.scorers.stereotales_metrics import HEADLINE_FIGURES, breakdown
 from stereoprobe.stereotales.taxonomy import build_samples, load_taxonomy
 from stereoprobe.tasks.stereotales import stereotales as published_stereotales
 
@@ -157,9 +159,20 @@ def _scores(log) -> dict[str, Any]:
     return {s.id: s.scores["stereotales_extraction"] for s in log.samples}
 
 
+def _sample_scores(log, scorer: str = "stereotales_extraction") -> list[SampleScore]:
+    return [SampleScore(score=s.scores[scorer], sample_id=s.id, sample_metadata=s.metadata)
+            for s in log.samples if scorer in (s.scores or {})]
+
+
 def _metrics(log, scorer: str = "stereotales_extraction") -> dict[str, float]:
+    """Every live figure: the log's results hold the headline figures that are defined (what the console
+    prints, issue 42.8), and the per-language and per-attribute ones are computed from its sample scores."""
     [block] = [s for s in log.results.scores if s.name == scorer]
-    return {k: m.value for k, m in block.metrics.items()}
+    shown = {k: m.value for k, m in block.metrics.items()}
+    full = breakdown(_sample_scores(log, scorer))
+    assert set(shown) <= set(HEADLINE_FIGURES) and not any(math.isnan(v) for v in shown.values())
+    assert shown == pytest.approx({k: full[k] for k in HEADLINE_FIGURES if not math.isnan(full[k])})
+    return full
 
 
 def kappa_by_hand(rows: list[list[int]]) -> float:
@@ -407,9 +420,10 @@ def test_default_model_end_to_end(tmp_path):
     [refusal_rate, refusal_judge_failure_rate, parse_failure_rate, api_error_rate, extraction_failure_rate,
      unknown_rate, extractor_agreement],
 )
-def test_metrics_are_nan_on_empty_input(make):
-    out = make()([])
-    assert out and all(math.isnan(v) for v in out.values())
+def test_metrics_are_left_out_on_empty_input(make):
+    # undefined (no story): nothing for inspect to print, rather than "nan" (issue 42.8)
+    assert make()([]) == {}
+    assert set(breakdown([])) == {*HEADLINE_FIGURES} and all(math.isnan(v) for v in breakdown([]).values())
 
 
 def test_schema_rejected_falls_back_to_text(tmp_path):
