@@ -257,8 +257,9 @@ def read_stories_from_release(paths: Sequence[str | Path], progress: Progress = 
     (``refusal_label`` = ``"inferred"``). ``epoch`` numbers the outputs of one sample (in file order);
     repeated (model, sample id, output id) rows are counted as ``duplicate`` and used once; a table without
     ``sample_id`` names each row by its content (story text included), so an exact repeat is a ``duplicate``
-    too. Rows with an empty ``language`` are counted as ``no_language``, not analysed. Vectorised, 50,000
-    rows at a time (654k stories × 19 attributes: 35 s and 0.9 GB peak on the shared 2-core box).
+    too. Rows with an empty ``language`` are counted as ``no_language``, not analysed. Columnar, 50,000
+    rows at a time: the profiles' JSON decoded by Arrow's JSON reader, values normalised once per distinct
+    value (:mod:`.release_columns`; cells Arrow would read otherwise are parsed row by row).
     """
     files: list[tuple[Path, bool]] = []  # (file, named explicitly)
     for p in map(Path, paths):
