@@ -18,11 +18,13 @@ The load average before and after is printed with the figures (the development m
     .venv/bin/python bench/associations_scale.py --profile --cli          # 654k stories (minutes)
     .venv/bin/python bench/associations_scale.py --models 3 --profile     # 85k stories while iterating
     .venv/bin/python bench/associations_scale.py --models 2 --languages 3 --compare OLD_CHECKOUT
+    .venv/bin/python bench/associations_scale.py --models 23 --languages 1 --compare-io OLD_CHECKOUT
 
 ``--compare OLD_CHECKOUT`` (a checkout of an earlier commit, e.g. ``git worktree add /tmp/old e38b47b``):
 the mining alone (global + per-language, ``--jobs 1``) on the same synthetic frame with the old code and with
 this one, in one command (old, new, new, old), CPU seconds of each and whether every pair and value test is
-identical.
+identical. ``--compare-io OLD_CHECKOUT``: the same for the two stages outside the statistics, reading the
+table and rebuilding the report of its output folder (CPU seconds, old/new/new/old).
 """
 
 from __future__ import annotations
@@ -239,6 +241,51 @@ def compare(args: argparse.Namespace, old: Path) -> None:
           f"identical ({', '.join(str(len(t)) for t in tables['new'])} rows)")
 
 
+def io_only(table: Path, tables: Path) -> None:
+    """Reading ``table`` and rebuilding the report of the output folder ``tables`` (a copy) with the
+    ``stereoprobe`` on ``sys.path``; prints the CPU seconds of each."""
+    import shutil
+
+    from stereoprobe.stereotales.mining.report import write_associations_report
+    from stereoprobe.stereotales.mining.stories import read_stories
+
+    t = time.process_time()
+    n = len(read_stories([table]).frame)
+    read = time.process_time() - t
+    with tempfile.TemporaryDirectory() as d:
+        copy = Path(d) / "out"
+        shutil.copytree(tables, copy)
+        t = time.process_time()
+        write_associations_report(copy)
+        report = time.process_time() - t
+    print(f"{read:.3f} {report:.3f} {n}")
+
+
+def compare_io(args: argparse.Namespace, old: Path) -> None:
+    """Old code vs this code on the two stages outside the statistics, interleaved old/new/new/old on one
+    synthetic table: reading it, and rebuilding the report of its global output folder (made once, by this
+    code; the report reads only the folder). CPU seconds of each."""
+    from stereoprobe.stereotales.mining import AssociationOptions, analyze, write
+    from stereoprobe.stereotales.mining.config import MiningConfig
+
+    here = Path(__file__).resolve().parents[1]
+    cpu: dict[str, list[tuple[float, float]]] = {"old": [], "new": []}
+    with tempfile.TemporaryDirectory() as d:
+        path, n = make_table(args.models, args.languages, args.planted, args.seed, Path(d))
+        write(analyze([path], AssociationOptions(MiningConfig())), Path(d) / "tables")
+        print(f"{n:,} stories ({args.models} models × {args.languages} languages); tables written", flush=True)
+        for which in ("old", "new", "new", "old"):
+            root = old.resolve() if which == "old" else here
+            env = {**os.environ, "PYTHONPATH": str(root)}
+            cmd = [sys.executable, __file__, "--io-only", str(path), str(Path(d) / "tables")]
+            out = subprocess.run(cmd, env=env, cwd=root, check=True, capture_output=True, text=True).stdout.split()
+            cpu[which].append((float(out[-3]), float(out[-2])))
+            print(f"{which}: read {float(out[-3]):.2f} CPU-s, report {float(out[-2]):.2f} CPU-s", flush=True)
+    for k, name in enumerate(("reading", "report")):
+        o, n = (sum(x[k] for x in cpu[w]) / 2 for w in ("old", "new"))
+        print(f"{name}: old {o:.2f} CPU-s, new {n:.2f} CPU-s, ratio {o / n:.2f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", type=int, default=23)
@@ -249,14 +296,23 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true", help="stage profile in this process (--jobs 1)")
     ap.add_argument("--cli", action="store_true", help="time the two commands as subprocesses")
     ap.add_argument("--compare", metavar="OLD_CHECKOUT", help="mining alone: an earlier checkout vs this one")
+    ap.add_argument("--compare-io", metavar="OLD_CHECKOUT", help="reading and report: an earlier checkout vs this one")
+    ap.add_argument("--io-only", nargs=2, metavar=("TABLE", "TABLES"), help=argparse.SUPPRESS)  # --compare-io side
     ap.add_argument("--make-only", metavar="DIR", help=argparse.SUPPRESS)  # the table, in a child process
     ap.add_argument("--mine-only", metavar="PKL", help=argparse.SUPPRESS)  # one side of --compare
     args = ap.parse_args()
     if args.mine_only:
         mine_only(args.models, args.languages, args.planted, args.seed, args.mine_only)
         return
-    if args.compare:
+    if args.io_only:
+        io_only(Path(args.io_only[0]), Path(args.io_only[1]))
+        return
+    if args.compare or args.compare_io:
         load0 = os.getloadavg()
+        if args.compare_io:
+            compare_io(args, Path(args.compare_io))
+            print(f"load average (1 min) before/after: {load0[0]:.1f} / {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+            return
         compare(args, Path(args.compare))
         print(f"load average (1 min) before/after: {load0[0]:.1f} / {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         return

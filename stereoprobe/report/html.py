@@ -205,10 +205,33 @@ def render_figure(fig: Any) -> tuple[bytes, bytes]:
 
     bound_figure(fig)  # literal, shortened text; a bounded size
     png, svg = io.BytesIO(), io.BytesIO()
-    fig.savefig(png, format="png", dpi=110, bbox_inches="tight")
-    fig.savefig(svg, format="svg", bbox_inches="tight")
+    box = _tight_box(fig, PNG_DPI)  # one layout pass for both files (each savefig "tight" makes two)
+    fig.savefig(png, format="png", dpi=PNG_DPI, bbox_inches=box)
+    fig.savefig(svg, format="svg", bbox_inches=box)
     plt.close(fig)
     return png.getvalue(), svg.getvalue()
+
+
+PNG_DPI = 110
+
+
+def _tight_box(fig: Any, dpi: float) -> Any:
+    """The box ``savefig(bbox_inches="tight", dpi=dpi)`` crops a PNG to (the same layout pass on the same
+    Agg renderer, padded by ``savefig.pad_inches``), computed once so that the PNG and the SVG share it."""
+    import matplotlib as mpl
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    old_dpi = fig.dpi
+    try:
+        fig.dpi = dpi
+        renderer = canvas.get_renderer()
+        with renderer._draw_disabled():
+            fig.draw(renderer)
+        pad = mpl.rcParams["savefig.pad_inches"]
+        return fig.get_tightbbox(renderer).padded(pad, pad)
+    finally:
+        fig.dpi = old_dpi
 
 
 def _figure_tag(png: bytes, caption: str | None) -> str:

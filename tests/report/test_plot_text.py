@@ -13,7 +13,7 @@ from matplotlib.text import Text  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from stereoprobe.report.html import render_figure  # noqa: E402
-from stereoprobe.report.plot_text import MAX_INCHES, MAX_LABEL, plot_label, short  # noqa: E402
+from stereoprobe.report.plot_text import MAX_INCHES, MAX_LABEL, bound_figure, plot_label, short  # noqa: E402
 
 DPI = 110  # render_figure's
 LABELS = {
@@ -119,3 +119,24 @@ def test_report_plots_take_a_megabyte_model_name_as_a_short_tick_label(monkeypat
     # each its tick, the long one wrapped on two lines and cut (stereoprobe.report.plot_text.plot_label)
     assert plot_label(HUGE) in seen and "small/model" in seen and "gender" in seen
     assert max(len(t) for t in seen) <= MAX_LABEL
+
+
+def test_png_is_the_tight_png_matplotlib_saves() -> None:
+    """The PNG and SVG share one tight box (issue 45.2): the PNG is byte for byte matplotlib's own
+    ``bbox_inches="tight"`` PNG."""
+    import matplotlib.pyplot as plt
+
+    def figure():
+        fig, ax = plt.subplots(figsize=(5, 3))
+        ax.barh(range(4), [3, 1, 4, 1])
+        ax.set_yticks(range(4), ["a model", "another model with a longer name", "m3", "m4"])
+        ax.set_title("a title")
+        return fig
+
+    fig = figure()
+    bound_figure(fig)
+    want = io.BytesIO()
+    fig.savefig(want, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    png, svg = render_figure(figure())
+    assert png == want.getvalue() and svg.startswith(b"<?xml")

@@ -160,11 +160,29 @@ def _plot_jaccard(jac: pd.DataFrame):
 LEGEND_PT = 9
 
 
+def _stacked_bars(ax, y: np.ndarray, widths: np.ndarray, colors: list) -> None:
+    """Horizontal stacked bars (height 0.8, centred on ``y``; column ``k`` of ``widths`` in ``colors[k]``), as
+    ``barh`` draws them but one collection for the panel: a figure of 19 panels × 23 models × 10 values is
+    thousands of bars, each its own artist in every layout pass of ``barh``."""
+    from matplotlib.collections import PolyCollection
+
+    left = np.zeros_like(widths)
+    left[:, 1:] = np.cumsum(widths, axis=1)[:, :-1]  # as barh's left = left + width, one value at a time
+    right = left + widths
+    lo, hi = y - 0.4, y + 0.4
+    verts = [[(l, a), (r, a), (r, b), (l, b)] for k in range(widths.shape[1])
+             for l, r, a, b in zip(left[:, k], right[:, k], lo, hi)]
+    face = [c for c in colors for _ in y]
+    ax.add_collection(PolyCollection(verts, facecolors=face, edgecolors="none"), autolim=True)
+    ax.autoscale_view()
+
+
 def _plot_distributions(dist: pd.DataFrame, max_attributes: int = 19):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
     d = dist[dist["language"] == "all"]
     attrs = list(dict.fromkeys(d["attribute"]))[:max_attributes]
@@ -181,16 +199,15 @@ def _plot_distributions(dist: pd.DataFrame, max_attributes: int = 19):
         sub = sub.reindex(models).fillna(0)
         cols = [c for c in sub.columns if c not in ("unknown", "other")] + [c for c in ("other", "unknown") if c in sub.columns]
         y = np.arange(len(sub))  # positions and shortened tick labels, never model names as category data
-        left = np.zeros(len(sub))
-        for k, c in enumerate(cols):
-            color = "#dddddd" if c == "unknown" else ("#aaaaaa" if c == "other" else cmap(k % 20))
-            ax.barh(y, sub[c].to_numpy(dtype=float), left=left, color=color, label=plot_label(c, 28, 1))
-            left = left + sub[c].to_numpy(dtype=float)
+        colors = ["#dddddd" if c == "unknown" else ("#aaaaaa" if c == "other" else cmap(k % 20))
+                  for k, c in enumerate(cols)]
+        _stacked_bars(ax, y, sub[cols].to_numpy(dtype=float), colors)
+        ax.legend(handles=[Patch(facecolor=col, label=plot_label(c, 28, 1)) for c, col in zip(cols, colors)],
+                  fontsize=LEGEND_PT, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, frameon=False)
         ax.set_yticks(y, [plot_label(m) for m in sub.index])
         ax.set_title(plot_label(a, TITLE_WIDTH), fontsize=10)
         ax.set_xlim(0, 1)
         ax.tick_params(labelsize=9)
-        ax.legend(fontsize=LEGEND_PT, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, frameon=False)
     for ax in axes.ravel()[len(attrs):]:
         ax.axis("off")
     fig.tight_layout()

@@ -22,6 +22,7 @@ from stereoprobe.stereotales.mining.stories_frame import (
     compact_frame,
     normalize_value,
 )
+from stereoprobe.stereotales.mining.release_columns import map_values, profiles_frame
 
 RELEASE_REQUIRED = (
     "generator_model",
@@ -158,6 +159,28 @@ def _content_ids(df: pd.DataFrame) -> list[str]:
     return [f"row-{hashlib.sha1(chr(31).join(row).encode('utf-8')).hexdigest()[:16]}" for row in zip(*columns)]
 
 
+def _profiles_by_row(path: Path, raw: list[Any], index: pd.Index, sids: list[str]) -> pd.DataFrame:
+    """The profiles frame parsed row by row (any JSON the reader accepts), each attribute normalised; errors
+    name the row."""
+    rows = index.tolist()
+    parsed = _parse_profiles(raw, lambda i: f"{path}: row {rows[i]} (sample_id {sids[i]!r})")
+    _check_keys(path, {k for d in parsed for k in d})
+    prof = pd.DataFrame.from_records(parsed, index=index)
+    prof.columns = [str(c) for c in prof.columns]
+    _require_scalars(prof, list(prof.columns), lambda i: f"{path}: row {rows[i]} (sample_id {sids[i]!r}): "
+                                                         "extracted_attributes_json attribute")
+    for a in prof.columns:
+        prof[a] = _normalize_column(prof[a])
+    return prof
+
+
+def _check_keys(path: Path, keys: set[Any]) -> None:
+    if len(keys) > MAX_ATTRIBUTES:  # every ordered pair is tested: 10,000 keys would be 10^8 tests (hours)
+        raise StoriesError(f"{path}: the stories' extracted_attributes_json use {len(keys):,} attribute keys "
+                           f"(e.g. {', '.join(sorted(map(str, keys))[:3])}); association mining tests every pair, "
+                           f"so at most {MAX_ATTRIBUTES} are accepted (the paper's release has 19)")
+
+
 def _release_file_stories(path: Path, df: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[dict[str, Any]]]:
     """Stories of one release table (vectorised), its attribute keys in order, and its issues."""
     issues: list[dict[str, Any]] = []
@@ -175,7 +198,7 @@ def _release_file_stories(path: Path, df: pd.DataFrame) -> tuple[pd.DataFrame, l
         issues.append({"source": str(path), "model": nfc(str(r.generator_model)), "language": "",
                        "sample_id": r.sample_id, "epoch": None, "kind": "no_language", "detail": "empty 'language'"})
     df = df.loc[~no_lang]
-    df["language"] = df["language"].astype(str).map(lambda c: normalize_language(c))
+    df["language"] = map_values(df["language"].astype(str), normalize_language)
     no_scen = _missing(df["scenario_key"])
     for r in df.loc[no_scen, ["generator_model", "language", "sample_id"]].itertuples(index=False):
         issues.append({"source": str(path), "model": str(r.generator_model), "language": r.language,
@@ -187,26 +210,15 @@ def _release_file_stories(path: Path, df: pd.DataFrame) -> tuple[pd.DataFrame, l
         if bad.any():
             i = int(bad.to_numpy().argmax())
             raise StoriesError(f"{path}: row {df.index[i]} (sample_id {df['sample_id'].iloc[i]!r}): empty '{col}'")
-    sids = df["sample_id"].tolist()
-    rows = df.index.tolist()
-    parsed = _parse_profiles(
-        df["extracted_attributes_json"].tolist(), lambda i: f"{path}: row {rows[i]} (sample_id {sids[i]!r})"
-    )
-    keys = {k for d in parsed for k in d}
-    if len(keys) > MAX_ATTRIBUTES:  # every ordered pair is tested: 10,000 keys would be 10^8 tests (hours)
-        raise StoriesError(f"{path}: the stories' extracted_attributes_json use {len(keys):,} attribute keys "
-                           f"(e.g. {', '.join(sorted(map(str, keys))[:3])}); association mining tests every pair, "
-                           f"so at most {MAX_ATTRIBUTES} are accepted (the paper's release has 19)")
-    prof = pd.DataFrame.from_records(parsed, index=df.index)
-    prof.columns = [str(c) for c in prof.columns]
+    prof = profiles_frame(df["extracted_attributes_json"])  # columnar; None: parsed row by row
+    if prof is None:
+        prof = _profiles_by_row(path, df["extracted_attributes_json"].tolist(), df.index, df["sample_id"].tolist())
+    else:
+        _check_keys(path, set(prof.columns))
     attributes = [str(c) for c in prof.columns]
-    _require_scalars(prof, attributes, lambda i: f"{path}: row {rows[i]} (sample_id {sids[i]!r}): "
-                                                 "extracted_attributes_json attribute")
-    for a in attributes:
-        prof[a] = _normalize_column(prof[a])
     out = pd.DataFrame(
         {
-            "model": df["generator_model"].astype(str).map(lambda m: nfc(m)),  # one label per model (NFC)
+            "model": map_values(df["generator_model"].astype(str), nfc),  # one label per model (NFC)
             "language": df["language"],
             "sample_id": df["sample_id"],
             "output_id": df["output_id"].map(lambda v: "" if v is None or v != v else str(v)),
@@ -217,16 +229,22 @@ def _release_file_stories(path: Path, df: pd.DataFrame) -> tuple[pd.DataFrame, l
         }
     )
     # an all-unknown profile is what the pipeline writes for a refusal (flare attribute_extraction/scorer.py)
-    refused = (prof == UNKNOWN).all(axis=1) & (len(attributes) > 0)
-    out["refused"] = refused.to_numpy()
+    refused = np.full(len(out), len(attributes) > 0)
+    target = out["target_attribute"].to_numpy(dtype=object)
+    prompted = out["attribute_value_key"].to_numpy(dtype=object)
+    values: dict[str, np.ndarray] = {}
+    for a in attributes:
+        col = prof[a].to_numpy(dtype=object, copy=True)
+        refused &= col == UNKNOWN
+        is_base = target == a
+        col[is_base] = prompted[is_base]  # the prompted value replaces it (as upstream)
+        values[a] = col
+    out["refused"] = refused
     out["refusal_label"] = np.where(refused, "inferred", None)
     out["n_extractors_ok"] = np.nan
     out["extraction_failed"] = False
-    for a in attributes:
-        col = prof[a].copy()
-        is_base = out["target_attribute"] == a
-        col[is_base] = out.loc[is_base, "attribute_value_key"]  # the prompted value replaces it (as upstream)
-        out[a] = col
+    # object columns (no per-chunk string conversion): made categorical once, after the chunks are joined
+    out = pd.concat([out, pd.DataFrame(values, index=out.index, columns=attributes, dtype=object)], axis=1)
     return out, attributes, issues
 
 
@@ -239,8 +257,9 @@ def read_stories_from_release(paths: Sequence[str | Path], progress: Progress = 
     (``refusal_label`` = ``"inferred"``). ``epoch`` numbers the outputs of one sample (in file order);
     repeated (model, sample id, output id) rows are counted as ``duplicate`` and used once; a table without
     ``sample_id`` names each row by its content (story text included), so an exact repeat is a ``duplicate``
-    too. Rows with an empty ``language`` are counted as ``no_language``, not analysed. Vectorised, 50,000
-    rows at a time (654k stories × 19 attributes: 35 s and 0.9 GB peak on the shared 2-core box).
+    too. Rows with an empty ``language`` are counted as ``no_language``, not analysed. Columnar, 50,000
+    rows at a time: the profiles' JSON decoded by Arrow's JSON reader, values normalised once per distinct
+    value (:mod:`.release_columns`; cells Arrow would read otherwise are parsed row by row).
     """
     files: list[tuple[Path, bool]] = []  # (file, named explicitly)
     for p in map(Path, paths):
@@ -266,7 +285,7 @@ def read_stories_from_release(paths: Sequence[str | Path], progress: Progress = 
         for df in progress(_chain(first, chunks), f"reading {path.name} (chunks of {RELEASE_CHUNK_ROWS:,} rows)"):
             st, attrs, iss = _release_file_stories(path, df)
             st["_source"] = str(path)
-            frames.append(compact_frame(st, attrs))
+            frames.append(compact_frame(st, []))
             issues += iss
             attributes += [a for a in attrs if a not in attributes]
             n_read += len(df)
