@@ -95,9 +95,11 @@ class BusyMeter:
 
 def globalbias_end_to_end(model: Any, tokenizer: Any, args: Any, dtype: torch.dtype, plain_scores: Any,
                           scorer_cls: Any, model_args: dict[str, Any] | None = None, suffix: str = "",
-                          baselines: bool = True, post: bool = True) -> list[dict[str, Any]]:
+                          baselines: bool = True, post: bool = True, name: str = "gpu-throughput-e2e-llama"
+                          ) -> list[dict[str, Any]]:
     """Rows for the end-to-end route and (``baselines``) the provider-direct and plain-loop routes on the same
-    tokens; ``model_args``: extra ``-M`` settings of the provider, ``suffix`` appended to the route names."""
+    tokens; ``model_args``: extra ``-M`` settings of the provider, ``suffix`` appended to the route names,
+    ``name``: the provider's model name (a folder holding the model's weights, where another process loads them)."""
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
 
@@ -110,7 +112,7 @@ def globalbias_end_to_end(model: Any, tokenizer: Any, args: Any, dtype: torch.dt
     texts = [t for g in groups for t in g]
     seqs = [list(tokenizer(t, add_special_tokens=True).input_ids) for t in texts]
     n_tok = sum(map(len, seqs))
-    name = register(model, tokenizer, args.device, dtype, "gpu-throughput-e2e-llama")
+    name = register(model, tokenizer, args.device, dtype, name)
     m = get_model(name, device=args.device, dtype=str(dtype).removeprefix("torch."), memoize=False,
                   **(model_args or {}))
     work = Path(tempfile.mkdtemp(prefix="gpu-e2e-"))

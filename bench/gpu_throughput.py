@@ -19,7 +19,8 @@ Routes timed on the same token ids, each checked per token against the reference
 - ``provider``: :class:`stereoprobe.providers.scoring.CausalScorer` (length bucketing, prefix sharing, output
   projection only where a token is scored), imported without inspect (not needed on the GPU machine);
 - ``inspect``: the ``transformers`` inspect provider with the grouped-text protocol (one request per
-  GlobalBias descriptor x template / per DBB template), when inspect_ai is importable.
+  GlobalBias descriptor x template / per DBB template), when inspect_ai is importable; contenders (vLLM's
+  prefill-only route on the same texts, the scorer in a process of its own): bench/gpu_contenders.py.
 
 It projects the full runs (876,000 GlobalBias sentences; DBB's 77,350 questions x 2 option orders = 154,700
 requests) from each route's rate, prints a table and writes JSON (``--json``).
@@ -50,6 +51,8 @@ if importlib.util.find_spec("stereoprobe") is None:  # the repository's stereopr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/gpu_routes.py
 import gpu_e2e  # noqa: E402  (bench/gpu_e2e.py: no inspect at import)
+import gpu_contenders  # noqa: E402  (bench/gpu_contenders.py, gpu_vllm.py: no inspect at import)
+import gpu_vllm  # noqa: E402
 from stereoprobe.providers.planning import BatchPolicy  # noqa: E402  (pure Python)
 from stereoprobe.providers.scoring import CausalScorer  # noqa: E402  (pure torch; no inspect)
 
@@ -58,7 +61,7 @@ FULL_DBB_REQUESTS = 77_350 * 2  # questions x option orders
 LLAMA_8B = dict(hidden_size=4096, num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
                 intermediate_size=14336, vocab_size=128256, max_position_embeddings=8192, rope_theta=500000.0,
                 rms_norm_eps=1e-5)
-TINY = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+TINY = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,  # head size 32 (vLLM)
             intermediate_size=128, vocab_size=128256, max_position_embeddings=2048)
 
 _ONSETS = ["Ka", "Mi", "To", "Su", "Ra", "Le", "Jo", "An", "Wei", "Fa", "Da", "Ni", "Ol", "Pe", "Yu", "Bo"]
@@ -315,8 +318,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                     help="comma-separated micro-batch sizes (tokens) to time GlobalBias end to end with, beside the "
                          "default")
     ap.add_argument("--skip", default="",
-                    help="comma-separated routes to skip: synthetic, e2e, fixed_cost, dbb_e2e, stability, generation")
+                    help="comma-separated routes to skip: synthetic, vllm, scorer_process, e2e, fixed_cost, dbb_e2e, "
+                         "stability, generation")
     ap.add_argument("--json", type=Path, default=None, help="write the results here")
+    gpu_vllm.add_arguments(ap)
     args = ap.parse_args(argv)
     small = args.tiny or args.quick
     args.gb_sentences = args.gb_sentences or (600 if args.tiny else 12_000 if small else 120_000)
@@ -368,6 +373,8 @@ def run_routes(model: Any, tokenizer: Any, args: argparse.Namespace, dtype: torc
                                                 args.dbb_batch, dtype))
     if args.no_inspect:
         return out
+    work = [("globalbias", gb, FULL_GLOBALBIAS), ("dbb_logprob", dbb, FULL_DBB_REQUESTS)]  # bench/gpu_contenders.py
+    gpu_contenders.run(work, model, tokenizer, args, dtype, add, add_rows, out, (plain_scores, CausalScorer))
     reg, meter = gpu_routes.register, gpu_routes.BusyMeter
     if "e2e" not in args.skip:
         add_rows("globalbias_e2e", lambda: gpu_routes.globalbias_end_to_end(

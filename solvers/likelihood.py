@@ -152,12 +152,13 @@ async def score_items(items: Sequence[Mapping[str, Any]], model: Model | None = 
 async def _score_all(model: Model, items: Sequence[Mapping[str, Any]], config: GenerateConfig) -> list[TextResult]:
     if getattr(model.api, "scores_text_batches", False):
         return await _score_batch(model, items, config)
-    from stereoprobe.providers.vllm_batch import score_prompt_list, supports_prompt_list
+    from stereoprobe.providers.vllm_batch import prefill_only, score_prompt_list, supports_prompt_list
 
     if supports_prompt_list(model):  # vllm-completions: a prompt list per request (chunks of texts)
         got = await score_prompt_list(model, items, config)  # None = score that item on its own
         todo = [k for k, r in enumerate(got) if r is None]
-        for k, r in zip(todo, await asyncio.gather(*(_score_one(model, items[k], config) for k in todo))):
+        one = prefill_only(config)
+        for k, r in zip(todo, await asyncio.gather(*(_score_one(model, items[k], one) for k in todo))):
             got[k] = r
         return got  # type: ignore[return-value]
     return list(await asyncio.gather(*(_score_one(model, it, config) for it in items)))

@@ -61,6 +61,7 @@ from stereoprobe.providers.loading import DEFAULT_NAME, context_window, load, mo
 from stereoprobe.providers.planning import BatchPolicy
 from stereoprobe.providers.sampling import is_sampling
 from stereoprobe.providers.scoring import CausalScorer, TokenScores, masked_pll, seq2seq_logprobs
+from stereoprobe.providers.scorer_process import LoadSpec, scorer_process
 from stereoprobe.providers.settings import check_config, check_scoring_input
 from stereoprobe.providers.structured import SchemaLogitsProcessor, compiled_grammar, require_xgrammar
 from stereoprobe.providers.text_batches import (answers_output, prepare_items, prepare_prompts, results_output,
@@ -86,7 +87,7 @@ class TransformersAPI(ModelAPI):
     ``microbatch_tokens`` (their padded tokens, default 4096), ``continuous_batching`` (transformers'
     ``generate_batch`` for plain requests, :mod:`.generation_batching`; default auto = on for CUDA),
     ``repetition_penalty`` (transformers' own, default 1.0 = none), ``top_k`` (when a request sets none;
-    default ``none`` = no top-k),
+    default ``none`` = no top-k), ``scorer_process`` (score in a process of its own, :mod:`.scorer_process`),
     ``revision``, ``trust_remote_code``, ``attn_implementation``, ``max_connections`` (default 128).
 
     Every ``GenerateConfig`` field is honoured, acted on by inspect, or an error naming it
@@ -120,6 +121,7 @@ class TransformersAPI(ModelAPI):
         cb = auto_flag(args.pop("continuous_batching", None), "continuous_batching")  # .generation_batching
         self.continuous_batching = str(self.device).startswith("cuda") if cb is None else cb
         self.score_first_token = strict_bool(args.pop("score_first_token", None), "score_first_token", False)
+        own_process = strict_bool(args.pop("scorer_process", None), "scorer_process", False)
         self.mlm_max_length = model_int(args.pop("mlm_max_length", None), "mlm_max_length", 2)
         # generation defaults of the model (a request's GenerateConfig.top_k wins over -M top_k; none: no top-k)
         self.repetition_penalty = P.number(args.pop("repetition_penalty", 1.0), "repetition_penalty", 0.0,
@@ -141,7 +143,7 @@ class TransformersAPI(ModelAPI):
                 f"transformers provider: unknown model args {sorted(args)} (known: device, dtype, batch_size, "
                 "batch_tokens, gen_batch_size, prefix_sharing, score_first_token, kind, tokenizer, chat_template, "
                 "mlm_max_length, repetition_penalty, top_k, revision, trust_remote_code, attn_implementation, "
-                "max_connections, batch_invariant, microbatch_tokens, continuous_batching, cuda_graphs)"
+                "max_connections, batch_invariant, microbatch_tokens, continuous_batching, cuda_graphs, scorer_process)"
             )
 
         self.model, self.tokenizer, self.kind = load(model_name, self.device, self.dtype, kind, tokenizer_id, load_kwargs)
@@ -160,6 +162,8 @@ class TransformersAPI(ModelAPI):
         self.answers_prompt_batches = self.kind == "causal"  # the grouped one-token route runs on the scorer
         if self.scorer is not None:
             self.scorer.graphs = GraphedForward(lambda ids: self.scorer.forward(ids)[0], *graphs)  # type: ignore
+        self.scorer_process = scorer_process(own_process, LoadSpec(model_name, self.device, str(self.dtype).removeprefix(
+            "torch."), self.kind, tokenizer_id, tuple(sorted(load_kwargs.items())), self.pad_id, graphs))
         self._free_memory = free_memory(self.device)  # measured once, after the weights are loaded
         if self.batch_tokens is None:
             self.batch_tokens = scoring_token_budget(self.model, self.device, self._free_memory)
@@ -171,6 +175,9 @@ class TransformersAPI(ModelAPI):
     # ---- inspect ModelAPI -------------------------------------------------------------------------------
     def max_connections(self) -> int:
         return self._max_connections
+
+    def close(self) -> None:  # inspect's Model closes its API: end the scorer process, if any
+        getattr(self.scorer_process, "close", lambda: None)()
 
     def max_tokens(self) -> int | None:
         # None keeps config.max_tokens unset, so a scoring request (prompt_logprobs) generates nothing;
@@ -427,7 +434,8 @@ class TransformersAPI(ModelAPI):
         """Score prepared requests synchronously (the worker's path; also the direct API used by benchmarks).
         ``groups[i]``: the planning group of payload ``i`` (prefixes are shared within a group only)."""
         if self.scorer is not None:
-            return self.scorer.score([p["ids"] for p in payloads], self.policy, self.prefix_sharing, top_k, groups)
+            scorer = self.scorer_process or self.scorer
+            return scorer.score([p["ids"] for p in payloads], self.policy, self.prefix_sharing, top_k, groups)
         rows = self.batch_size
         if rows is None:  # masked and encoder-decoder models: rows of the longest input within the budget
             longest = max((len(p.get("ids") or p.get("enc") or ()) + len(p.get("dec") or ()) for p in payloads),

@@ -11,6 +11,15 @@ turns one ``generate()`` call into a request for a whole group of texts. That ke
 this way and returns, per item, its :class:`~stereoprobe.likelihood.TextResult` or ``None`` where the caller
 should fall back to one request per text (a chunk the server refused or answered with the wrong number of
 choices, an encoder-decoder item).
+
+The requests are prefill-only (:func:`prefill_only`): a likelihood request needs the log-probability of each
+prompt token and nothing else, so it asks vLLM for ``prompt_logprobs`` 0 (the prompt token's own log-probability,
+no top alternatives: vLLM's ``SamplingParams``, ``vllm/sampling_params.py``; inspect's ``GenerateConfig`` accepts
+1 to 20, so the 0 travels in ``extra_body``), ``max_tokens`` 1 (vLLM's minimum: the one token is sampled from the
+prefill's last logits, no decode step runs) and no completion ``logprobs``. What was applied is in each request
+the eval log records (the model call's ``extra_body`` and ``max_tokens``) and in the server's request log.
+vLLM keeps prefix caching on by default but does not read the cache for a request with ``prompt_logprobs``
+(``skip_reading_prefix_cache``: cached positions would have no logits), so every prompt is computed in full.
 """
 
 from __future__ import annotations
@@ -26,6 +35,32 @@ from stereoprobe.likelihood import TextResult, scored_part
 
 CHUNK = 256
 """Texts per request."""
+
+
+PREFILL_PROMPT_LOGPROBS = 0
+"""vLLM's ``prompt_logprobs`` of a prefill-only request: the prompt token's log-probability only."""
+
+
+def prefill_only(config: GenerateConfig) -> GenerateConfig:
+    """``config`` as a prefill-only vLLM request when it asks for the prompt tokens' log-probabilities only
+    (``prompt_logprobs`` 1, no completion ``logprobs``): ``prompt_logprobs`` 0 through ``extra_body``,
+    ``max_tokens`` 1 unless set. A request that asks for more (top alternatives, completion log-probabilities)
+    or sets ``prompt_logprobs`` in its own ``extra_body`` is returned unchanged."""
+    extra = dict(config.extra_body or {})
+    if config.prompt_logprobs != 1 or config.logprobs or config.top_logprobs or "prompt_logprobs" in extra:
+        return config
+    extra["prompt_logprobs"] = PREFILL_PROMPT_LOGPROBS
+    return config.model_copy(update={"prompt_logprobs": None, "extra_body": extra,
+                                     "max_tokens": 1 if config.max_tokens is None else config.max_tokens})
+
+
+def keep_prefill_only(config: GenerateConfig) -> None:
+    """In place, on the final configuration of a vLLM request (the hook of :mod:`.vllm_neutral`): inspect merges
+    the task's ``prompt_logprobs`` 1 into a :func:`prefill_only` request, and would send it over the
+    ``extra_body`` 0; a request carrying both (only :func:`prefill_only` makes one: inspect's configuration
+    cannot say 0) drops the 1."""
+    if config.prompt_logprobs == 1 and (config.extra_body or {}).get("prompt_logprobs") == PREFILL_PROMPT_LOGPROBS:
+        config.prompt_logprobs = None
 
 
 def supports_prompt_list(model: Model) -> bool:
@@ -48,6 +83,7 @@ async def _continuation_tokens(model: Model, item: Mapping[str, Any]) -> int | s
 async def _chunk(model: Model, items: Sequence[Mapping[str, Any]], config: GenerateConfig) -> list[TextResult | None]:
     texts = [str(it["text"]) for it in items]
     conts = await asyncio.gather(*(_continuation_tokens(model, it) for it in items))
+    config = prefill_only(config)
     extra = dict(config.extra_body or {})
     extra["prompt"] = texts
     try:
@@ -87,7 +123,8 @@ async def _chunk(model: Model, items: Sequence[Mapping[str, Any]], config: Gener
 async def score_prompt_list(model: Model, items: Sequence[Mapping[str, Any]], config: GenerateConfig,
                             chunk: int = CHUNK) -> list[TextResult | None]:
     """Score text items with one ``/v1/completions`` request per ``chunk`` texts (see the module docstring);
-    ``None`` marks items to score one by one. Per-text sums equal those of one request per text."""
+    ``None`` marks items to score one by one (with :func:`prefill_only`'s request too). Per-text sums equal
+    those of one request per text."""
     out: list[TextResult | None] = [None] * len(items)
     plain = [k for k, it in enumerate(items) if it.get("encoder_text") is None]
     parts = [plain[s : s + chunk] for s in range(0, len(plain), chunk)]

@@ -12,6 +12,10 @@ completes the request with vLLM's neutral values, the values of ``vllm serve --g
 - ``top_p`` 1 when unset, and on ``vllm/`` a temperature of 1 when unset (``vllm-completions`` already sends
   inspect's 0).
 
+A prefill-only likelihood request (:func:`stereoprobe.providers.vllm_batch.prefill_only`) keeps its
+``prompt_logprobs`` 0 although the task's configuration (merged in by inspect) says 1
+(:func:`~stereoprobe.providers.vllm_batch.keep_prefill_only`).
+
 Other tasks' requests and other providers are left alone. The hook is registered with inspect only when a vLLM
 model runs (:func:`register_for`): named on inspect's command line (the check before the run,
 :mod:`stereoprobe.preflight`, so inspect lists it among the hooks it prints at the start), or active or in a role
@@ -75,8 +79,10 @@ class NeutralVLLMSampling(Hooks):
     """Completes each vLLM request of a stereoprobe task with neutral sampling values (module docstring)."""
 
     async def on_before_model_generate(self, data: BeforeModelGenerate) -> None:
-        if is_stereoprobe_task(data.task_name):
-            neutral_vllm_config(data.model_name, data.config)
+        if is_stereoprobe_task(data.task_name) and neutral_vllm_config(data.model_name, data.config):
+            from stereoprobe.providers.vllm_batch import keep_prefill_only
+
+            keep_prefill_only(data.config)
 
 
 HOOK_NAME = "stereoprobe_vllm_neutral_sampling"

@@ -37,7 +37,8 @@ def test_tiny_run_agrees_and_writes_json(bench, tmp_path: Path, refdata: Path, m
     monkeypatch.setenv("STEREOPROBE_UPSTREAM_DIR", str(refdata))  # DBB's default prompts are upstream's files
     out = tmp_path / "gpu.json"
     res = bench.main(["--tokenizer", str(default_model_dir()), "--tiny", "--gb-sentences", "20",
-                      "--dbb-requests", "2", "--dbb-epochs", "1", "--device", "cpu", "--json", str(out)])
+                      "--dbb-requests", "2", "--dbb-epochs", "1", "--device", "cpu", "--json", str(out),
+                      "--skip", "vllm"])  # the vLLM contender has its own test: tests/vllm/test_bench_vllm.py
     assert res["agree"] and json.loads(out.read_text())["rows"] == res["rows"]
     assert res["errors"] == {} and res["skipped"] == []
     # the DBB routes: the real tasks through inspect, and the same requests replayed without inspect
@@ -55,8 +56,9 @@ def test_tiny_run_agrees_and_writes_json(bench, tmp_path: Path, refdata: Path, m
             assert r["max_abs_diff_per_text_sum"] <= 1e-3
     # the end-to-end route: the real task through inspect_ai.eval and stereoprobe globalbias, beside the
     # provider-direct and plain-loop routes on the same sentences (bundled data, template 1: 24 names x 16)
+    # and again with -M scorer_process=true (bench/gpu_contenders.py: the scorer in a process of its own)
     e2e = {r["route"]: r for r in res["rows"] if r["workload"] == "globalbias_e2e"}
-    assert set(e2e) == {"inspect_eval", "provider_direct", "plain_loop"}
+    assert set(e2e) == {"inspect_eval", "provider_direct", "plain_loop", "inspect_eval_scorer_process"}
     assert {r["texts"] for r in e2e.values()} == {24 * 16} and e2e["inspect_eval"]["post_processing_seconds"] > 0
     assert 0 < e2e["inspect_eval"]["gpu_busy_share"] <= 1 and e2e["inspect_eval"]["projected_full_minutes"] > 0
     # float32 on CPU: the same sums at batch 64, 512 and auto, with fixed shapes (CPU default: off) or not

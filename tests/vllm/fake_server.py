@@ -4,8 +4,9 @@ extension, ``/tokenize`` and ``/v1/models``, answering from a local transformers
 Formats follow vLLM's OpenAI-compatible server (github.com/vllm-project/vllm,
 ``vllm/entrypoints/openai/protocol.py``): ``prompt_logprobs`` is a list with ``None`` for the first prompt
 token, then per token a mapping ``token_id -> {"logprob", "rank", "decoded_token"}`` whose first entry is
-the prompt token itself, followed by the top alternatives. A string prompt is tokenized with the tokenizer's
-special tokens, a token-id prompt is used verbatim; completion ``logprobs`` use the legacy parallel arrays.
+the prompt token itself, followed by the ``prompt_logprobs`` top alternatives (none for 0). A string prompt
+is tokenized with the tokenizer's special tokens, a token-id prompt is used verbatim; completion ``logprobs``
+use the legacy parallel arrays.
 
 The log-probabilities come from one plain forward pass per prompt (full logits, float32 log-softmax), an
 independent computation from stereoprobe's batched scorer. The server runs in a daemon thread, binds an
@@ -61,7 +62,7 @@ class FakeVLLM:
             tok = ids[t]
             rank = int((row > row[tok]).sum()) + 1
             entry = {str(tok): {"logprob": float(row[tok]), "rank": rank, "decoded_token": self._decode(tok)}}
-            vals, idx = row.topk(max(k, 1))
+            vals, idx = row.topk(k) if k > 0 else (row[:0], row[:0].long())  # 0: the prompt token only
             for r, (v, i) in enumerate(zip(vals.tolist(), idx.tolist()), start=1):
                 if str(i) not in entry:
                     entry[str(i)] = {"logprob": float(v), "rank": r, "decoded_token": self._decode(int(i))}

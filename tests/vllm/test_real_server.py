@@ -3,7 +3,8 @@ test_vllm_completions.py: the bundled default model (SmolLM2-135M-Instruct, floa
 ``python -m vllm.entrypoints.openai.api_server`` from the separate venv of ``.ci/vllm_venv.sh``.
 
 - parity: GlobalBias, DBB-SG and DBB's log-probability mode give the transformers provider's per-text numbers
-  through ``vllm-completions/`` (within 1e-3 nats, same token counts);
+  through ``vllm-completions/`` (within 1e-3 nats, same token counts), GlobalBias with prefill-only requests
+  (the settings the server logged);
 - chat route: StereoTales through ``vllm/``; the sampling settings the server logged for each request are the
   neutral ones docs/providers.md promises, although the served folder's generation_config.json asks for others;
 - two servers: a GlobalBias run split over two servers by sample ranges, post-processed from both logs, gives
@@ -133,9 +134,16 @@ def globalbias_runs(server: VLLMServer, model_dir: Path, tmp_path_factory: pytes
     return _pair("stereoprobe/globalbias", GLOBALBIAS, server, model_dir, tmp_path_factory.mktemp("gb_one"))
 
 
-def test_globalbias_parity(globalbias_runs: tuple[Any, Any]) -> None:
+def test_globalbias_parity(globalbias_runs: tuple[Any, Any], server: VLLMServer) -> None:
+    """Same numbers; and every scoring request vLLM ran was prefill-only: the prompt tokens' own
+    log-probabilities (prompt_logprobs 0), one sampled token, no completion log-probabilities."""
     n, _ = _same_texts(*globalbias_runs)
     assert n > 2 * 16 * 2  # groups x descriptors x templates, several names each
+    scoring = [r for r in server.received() if r.get("prompt_logprobs") not in (None, "None")]
+    plain = [r for r in scoring if r["logprobs"] == "None"]  # one SamplingParams per prompt of a prompt list
+    assert len(plain) >= n and all((r["prompt_logprobs"], r["max_tokens"]) == ("0", "1") for r in plain)
+    # the rest: capability probes (one per run), which ask for the answer token's top-20 too
+    assert all((r["prompt_logprobs"], r["logprobs"]) == ("1", "20") for r in scoring if r not in plain)
 
 
 def test_dbb_sg_parity(server: VLLMServer, model_dir: Path, tmp_path: Path) -> None:
@@ -251,7 +259,7 @@ def test_two_servers_split_run_equals_one_run(servers: list[VLLMServer], globalb
     for proc in runs:
         _finish(proc)
     for srv in servers:  # each server scored its own samples
-        assert any(r["prompt_logprobs"] == "1" for r in srv.received())
+        assert any(r["prompt_logprobs"] == "0" for r in srv.received())
     _finish(_cli("stereoprobe", "globalbias", str(one), "--out", "one", cwd=tmp_path))
     _finish(_cli("stereoprobe", "globalbias", "split/0", "split/1", "--out", "split_tables", cwd=tmp_path))
     _same_tables(tmp_path / "one", tmp_path / "split_tables")

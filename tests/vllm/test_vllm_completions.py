@@ -174,14 +174,14 @@ def test_globalbias_same_sums(server: FakeVLLM, tiny_llama: Path, tmp_path: Path
     texts = sum(len(next(iter(s.scores.values())).metadata["ids"]) for s in ours.values())
     # one /v1/completions request per sample (a prompt list), not one per text
     assert sum(len(r["prompt"]) for r in requests) == texts and len(requests) == len(ours)
-    assert all(r["prompt_logprobs"] == 1 for r in requests)
+    assert all(r["prompt_logprobs"] == 0 for r in requests)  # prefill-only (test_prefill_only_request)
 
 
 @pytest.mark.slow
 def test_dbb_sg_same_scores(server: FakeVLLM, tiny_llama: Path, tmp_path: Path) -> None:
     args = {"source": "bundled", "prompt": "stereoprobe", "limit_templates": 1, "categories": "age"}
     _, requests = _compare("stereoprobe/dbb_sg", args, tiny_llama, server, tmp_path)
-    assert requests and all(r["prompt_logprobs"] == 1 for r in requests)
+    assert requests and all(r["prompt_logprobs"] == 0 for r in requests)
 
 
 @pytest.mark.slow
@@ -228,3 +228,58 @@ def test_prompt_list_scores_a_group_in_one_request(server: FakeVLLM, tiny_llama:
         if a.error is None:
             assert math.isclose(a.sum_logprob, b.sum_logprob, abs_tol=1e-4)
     assert got[-1].error and "prefix" in got[-1].error
+
+
+PREFILL_REQUEST = {"max_tokens": 1, "temperature": 0.0, "prompt_logprobs": 0, "top_p": 1.0, "top_k": -1,
+                   "min_p": 0.0, "repetition_penalty": 1.0}
+"""The body of a likelihood request on vllm-completions besides model and prompt: prefill-only (one sampled
+token, the prompt tokens' own log-probabilities, no alternatives, no completion logprobs) plus vLLM's neutral
+sampling values (stereoprobe.providers.vllm_neutral)."""
+
+
+def test_prefill_only_request(server: FakeVLLM, tiny_llama: Path, tmp_path: Path) -> None:
+    """GlobalBias on vllm-completions, the default path: every scoring request the server received, and the one
+    the eval log records for it, is exactly PREFILL_REQUEST; each prompt position came back with the prompt
+    token alone."""
+    from inspect_ai import eval as inspect_eval
+
+    server.requests.clear()
+    [log] = inspect_eval("stereoprobe/globalbias", model=f"vllm-completions/{tiny_llama}",
+                         task_args={"source": "bundled", "groups": "ARAB", "templates": 1, "descriptors": [0]},
+                         model_base_url=server.base_url, display="none", log_dir=str(tmp_path), log_realtime=False)
+    assert log.status == "success", log.error
+    from stereoprobe.solvers.likelihood import PROBE_TEXT
+
+    sent = [r for r in server.requests if r.get("prompt") != PROBE_TEXT]
+    assert sent and all(isinstance(r["prompt"], list) for r in sent)
+    for r in sent:
+        assert {k: v for k, v in r.items() if k not in ("model", "prompt")} == PREFILL_REQUEST, r
+    calls = [ev.call.request for s in log.samples for ev in s.events or []
+             if getattr(ev, "event", None) == "model" and ev.call is not None]
+    assert len(calls) == len(sent)
+    for c in calls:  # what the log records as sent (the OpenAI client's kwargs; extra_body merged by the client)
+        body = {**{k: v for k, v in c.items() if k not in ("model", "prompt", "extra_body", "extra_headers")},
+                **c["extra_body"]}
+        assert {k: v for k, v in body.items() if k != "prompt"} == PREFILL_REQUEST, c
+    from stereoprobe.likelihood import read_results
+
+    assert all(r.ok for s in log.samples for sc in s.scores.values() for r in read_results(sc))
+
+
+def test_prefill_only_keeps_what_a_request_asks_for() -> None:
+    """Only a request for the prompt tokens' own log-probabilities becomes prefill-only; top alternatives,
+    completion log-probabilities, a request's own extra_body value and its max_tokens are kept."""
+    from inspect_ai.model import GenerateConfig
+
+    from stereoprobe.providers.vllm_batch import prefill_only
+    from stereoprobe.solvers.likelihood import SCORING_CONFIG
+
+    got = prefill_only(SCORING_CONFIG)
+    assert (got.prompt_logprobs, got.extra_body, got.max_tokens, got.temperature) == (None, {"prompt_logprobs": 0},
+                                                                                      1, 0.0)
+    assert SCORING_CONFIG.prompt_logprobs == 1 and SCORING_CONFIG.extra_body is None  # not changed in place
+    for kept in (GenerateConfig(prompt_logprobs=5), GenerateConfig(prompt_logprobs=1, logprobs=True),
+                 GenerateConfig(prompt_logprobs=1, top_logprobs=3),
+                 GenerateConfig(prompt_logprobs=1, extra_body={"prompt_logprobs": 2}), GenerateConfig()):
+        assert prefill_only(kept) == kept
+    assert prefill_only(GenerateConfig(prompt_logprobs=1, max_tokens=4)).max_tokens == 4
