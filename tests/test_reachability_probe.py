@@ -85,3 +85,21 @@ def test_a_generation_task_on_an_answering_server_runs_after_one_probe(local_env
                              log_dir=str(tmp_path), display="none", limit=1, epochs=10)
         probes = [b for b in server.bodies if b.get("max_tokens") == 1 and "logprobs" not in b]
     assert log.status == "success" and len(probes) == 1
+
+
+@pytest.mark.parametrize("provider", ["vllm", "sglang"])
+@pytest.mark.parametrize("how", [{"status": 500}, {"status": 429}, {"close": True}],
+                         ids=lambda h: str(h.get("status", "close")))
+def test_the_setup_step_probe_of_vllm_and_sglang_is_one_request(provider, how, monkeypatch, tmp_path) -> None:
+    """``vllm/`` and ``sglang/`` are probed in the tasks' setup step (their server may start on the first
+    request), on the run's provider: one request there too, not the OpenAI SDK's three (its two retries)."""
+    monkeypatch.setenv(TIMEOUT_ENV, "10")
+    monkeypatch.setenv(f"{provider.upper()}_API_KEY", "not-a-key")
+    name, args = GLOBALBIAS
+    served = f"local/m-{how.get('status', 'close')}"  # inspect keeps one vLLM server record per model name
+    with chat_server(**how) as server:
+        [log] = inspect_eval(f"stereoprobe/{name}", task_args=args, model=f"{provider}/{served}",
+                             model_base_url=server.base_url, log_dir=str(tmp_path), display="none")
+        assert server.requests == 1, server.requests
+    assert log.status == "error" and "capability probe" in log.error.message and "failed" in log.error.message
+    assert "\n" not in log.error.message and "not-a-key" not in log.error.message
