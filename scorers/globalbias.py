@@ -24,7 +24,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import TaskState
 
 from stereoprobe.globalbias.contract import PERPLEXITY, SCORE_KEYS
-from stereoprobe.likelihood import N_BYTES, N_TOKENS, SUM_LOGPROB, TEXTS_METADATA, read_results
+from stereoprobe.likelihood import N_BYTES, N_TOKENS, SUM_LOGPROB, TEXTS_METADATA, malformed_reply, read_results
 from stereoprobe.scorers.likelihood import mean_perplexity, text_logprobs, texts, unscored
 
 __all__ = ["KEYS", "flagged_pairs", "globalbias_metrics", "sentence_logprob", "sentence_mean_perplexity",
@@ -77,7 +77,9 @@ def sentence_logprob() -> Scorer:
         choice = state.output.choices[0] if state.output and state.output.choices else None
         plp = choice.prompt_logprobs if choice is not None else None
         if plp is None or not plp.content:
-            reason = state.output.error if state.output and state.output.error else "no prompt_logprobs returned"
+            if not (state.output and state.output.error):  # a reply without them: the run stops (as a group's)
+                raise malformed_reply(state.model, "prompt_logprobs (the sentence's one text)")
+            reason = state.output.error
             return Score(
                 value={SUM_LOGPROB: float("nan"), N_TOKENS: float("nan"), N_BYTES: float(n_bytes)},
                 explanation=f"unscored: {reason}",

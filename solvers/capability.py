@@ -14,8 +14,9 @@ three places, cheapest first (:mod:`stereoprobe.likelihood` holds the provider l
    rather than retried silently for minutes.
 2. **Before a sample's first paid call** (:func:`check_logprobs`, the tasks' ``setup`` step): providers the
    build-time probe does not reach (``vllm/`` and ``sglang/``, which may start their server on the first
-   request; a task built outside ``inspect eval``, from Python) get the probe here. Concurrent samples wait
-   for the one probe and share its verdict.
+   request; a task built outside ``inspect eval``, from Python) get the probe here, on a copy of the
+   provider whose OpenAI client retries nothing (one request, whatever the server answers). Concurrent
+   samples wait for the one probe and share its verdict.
 3. Per group, in :mod:`stereoprobe.solvers.likelihood`: a group whose every text comes back without them.
 
 **One request per model and run.** The verdict is kept per model object (the one ``inspect eval`` shares
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import copy
 import os
 import weakref
 from dataclasses import dataclass, replace
@@ -174,15 +176,33 @@ def _os_error(ex: BaseException) -> str:
     return ""
 
 
+async def _no_retry_api(model: Model) -> Any | None:
+    """The model's provider with an OpenAI client that retries nothing (the SDK's own two retries off,
+    ``with_options(max_retries=0)``; a shallow copy, so the run's client keeps its retries), its server started
+    first (``vllm/`` starts one on the first request); ``None`` for a provider without such a client (the
+    probe then goes through inspect with ``max_retries=0``)."""
+    from stereoprobe.inspect_internals import start_provider_server
+
+    await start_provider_server(model.api)
+    client = getattr(model.api, "client", None)
+    if client is None or not callable(getattr(client, "with_options", None)):
+        return None
+    api = copy.copy(model.api)
+    api.client = client.with_options(max_retries=0)
+    return api
+
+
 async def _probe(model: Model, direct: bool, requirement: str | None = "prompt") -> Verdict:
-    """One probe request to ``model`` (``direct``: straight to its provider, outside inspect's retries)."""
+    """One probe request to ``model``, straight to its provider, outside inspect's retries (``direct``: the
+    provider as it is, its client built without retries; else :func:`_no_retry_api`): one request is one."""
     config = _probe_config(model, requirement)
     timeout = probe_timeout()
     message = [ChatMessageUser(content=PROBE_TEXT)]
     try:
         with anyio.fail_after(timeout):
-            if direct:
-                out = await model.api.generate(message, [], "none", model.config.merge(config))
+            api = model.api if direct else await _no_retry_api(model)
+            if api is not None:
+                out = await api.generate(message, [], "none", model.config.merge(config))
                 out = out[0] if isinstance(out, tuple) else out
                 if isinstance(out, BaseException):
                     raise out

@@ -22,9 +22,9 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from stereoprobe.dbb import contract as C
 from stereoprobe.dbb import scoring as SC
 from stereoprobe.errors import reason
-from stereoprobe.solvers.likelihood import SCORING_CONFIG  # the one prompt-log-probability request
+from stereoprobe.solvers.likelihood import SCORING_CONFIG, all_at_once  # the one prompt-log-probability request
 from stereoprobe.likelihood import (ANSWER_LOGPROBS, RESULT_ERROR, RESULTS_KEY, TEXTS_KEY, TEXTS_REF_KEY,
-                                    LogprobsUnavailable)
+                                    UNREADABLE_REPLY, LogprobsUnavailable, malformed_reply, unreadable_reply)
 
 
 class DBBLogprobsUnavailable(LogprobsUnavailable):
@@ -56,8 +56,8 @@ def dbb_mcq_solver(mode: str = C.DEFAULT_MODE, option_order: str = "fixed", seed
 
     ``fixed`` (the paper's protocol) shows option A first; the order is recorded in
     ``state.metadata["a_first"]``. The conversation is upstream's: system message + question
-    (:func:`mcq_messages`). Logprob mode asks for the top-20 log-probabilities of a single token and fails
-    with :class:`DBBLogprobsUnavailable` if the model returns none. ``system_message=False`` sends the question
+    (:func:`mcq_messages`). Logprob mode asks for the top-20 log-probabilities of a single token; a reply without them
+    stops the run (:class:`~stereoprobe.likelihood.MalformedReply`, one line naming the sample). ``system_message=False`` sends the question
     alone (completion-only endpoints, e.g. ``vllm-completions``, take one raw prompt). ``prompt``,
     ``source``: the instruction's wording and where upstream's is read (:func:`mcq_template`).
     """
@@ -73,25 +73,17 @@ def dbb_mcq_solver(mode: str = C.DEFAULT_MODE, option_order: str = "fixed", seed
         first, second = (md["option_a"], md["option_b"]) if a_first else (md["option_b"], md["option_a"])
         md["a_first"] = a_first
         state.messages = mcq_messages(md["context"], first, second, tmpl)
-        if rec.logprob:
+        try:
             state = await generate(state, **ask)
-            choice = state.output.choices[0] if state.output.choices else None
-            if choice is None or choice.logprobs is None or not choice.logprobs.content:
-                raise DBBLogprobsUnavailable(
-                    f"model {state.model} returned no token log-probabilities for sample {state.sample_id}; "
-                    "DBB logprob mode needs a provider that honours logprobs/top_logprobs (transformers/..., "
-                    "vllm/..., openai/...); use -T mode=sampled otherwise")
-        else:
-            state = await generate(state)
+        except UNREADABLE_REPLY as ex:  # a reply the provider could not read stops the run (MalformedReply)
+            raise unreadable_reply(state.model, ex) from ex
+        if rec.logprob:
+            _answer_pairs(state.output, state.model)  # a reply without them stops the run (MalformedReply)
+        elif not state.output.choices:
+            raise malformed_reply(state.model, "choices (the answer)")
         return state
 
     return solve
-
-
-def _no_prompt_logprobs(model: Model) -> DBBLogprobsUnavailable:
-    return DBBLogprobsUnavailable(
-        f"model {model} returned no prompt log-probabilities; DBB-SG needs a provider that supports "
-        "prompt_logprobs (transformers/..., vllm/..., vllm-completions/...)")
 
 
 async def continuation_nll(prompt: str, continuation: str, separator: str = " ") -> tuple[float, int]:
@@ -105,14 +97,21 @@ async def continuation_nll(prompt: str, continuation: str, separator: str = " ")
     if n <= 0 or list(ids_full[: len(ids_prompt)]) != list(ids_prompt):
         raise ValueError(f"tokenisation of the prompt is not a prefix of prompt+continuation for "
                          f"continuation {continuation[:60]!r}; cannot isolate the continuation's tokens")
-    out = await model.generate(full, config=SCORING_CONFIG)
-    return _tail_nll(out, n, model)
+    return _tail_nll(await _scoring_request(model, full), n, model)
+
+
+async def _scoring_request(model: Model, prompt: Any) -> Any:
+    """The one prompt-log-probability request; a reply the provider could not read stops the run."""
+    try:
+        return await model.generate(prompt, config=SCORING_CONFIG)
+    except UNREADABLE_REPLY as ex:
+        raise unreadable_reply(model, ex) from ex
 
 
 def _tail_nll(out: Any, n: int, model: Model) -> tuple[float, int]:
     choice = out.choices[0] if out.choices else None
     if choice is None or choice.prompt_logprobs is None or choice.prompt_logprobs.content is None:
-        raise _no_prompt_logprobs(model)
+        raise malformed_reply(model, "prompt_logprobs (the prompt's token log-probabilities)")
     lps = choice.prompt_logprobs.content
     if len(lps) < n:
         raise ValueError(f"prompt_logprobs has {len(lps)} entries, fewer than the continuation's {n} tokens")
@@ -168,8 +167,7 @@ async def chat_continuation_nll(tok: Any, prefix_ids: list[int], continuation: s
         raise ValueError(f"continuation {continuation[:60]!r} has no tokens")
     ids = prefix_ids + opt
     message = ChatMessageUser(content=tok.decode(ids), metadata={"prompt_token_ids": ids})
-    out = await model.generate([message], config=SCORING_CONFIG)
-    return _tail_nll(out, len(opt), model)
+    return _tail_nll(await _scoring_request(model, [message]), len(opt), model)
 
 
 @solver
@@ -191,7 +189,7 @@ def dbb_sg_solver(separator: str = " ", scoring: str = "chat", system: str | Non
             jobs = [chat_continuation_nll(tok, prefix, o, bos_in_continuation) for o in options]
         else:
             jobs = [continuation_nll(md[C.META_SG_PROMPT], o, separator) for o in options]
-        res = await asyncio.gather(*jobs)
+        res = await all_at_once(jobs)
         md[C.META_SG_NLL] = [[res[2 * j][0], res[2 * j + 1][0]] for j in range(len(md[C.META_SG_OPTIONS]))]
         md[C.META_SG_TOKENS] = [[res[2 * j][1], res[2 * j + 1][1]] for j in range(len(md[C.META_SG_OPTIONS]))]
         state.completed = True
@@ -266,8 +264,8 @@ def dbb_mcq_group_solver(option_order: str = "balanced", seed: int = 0, epochs: 
     common prefix (system message, instruction) on the device; any other provider gets one request per question
     and order, all sent at once. Results per question in ``state.metadata["mcq_results"][question_id]`` =
     ``{"a": [...], "valid": [...], "a_first": [...], "error"}`` (the same either way); a request that fails marks
-    its question failed (counted, never scored); a model that returns no token log-probabilities at all stops
-    the sample with :class:`DBBLogprobsUnavailable`. ``system_message``: as for :func:`dbb_mcq_solver`."""
+    its question failed (counted, never scored); a reply without the answer token's (top) log-probabilities
+    stops the run (:class:`~stereoprobe.likelihood.MalformedReply`). ``system_message``: as for :func:`dbb_mcq_solver`."""
     tmpl = mcq_template(system_message, prompt, source)
     config = C.LOGPROB.request()
 
@@ -277,9 +275,12 @@ def dbb_mcq_group_solver(option_order: str = "balanced", seed: int = 0, epochs: 
 
     async def ask(model: Model, q: dict[str, Any], a_first: bool) -> Any:
         try:
-            return _answer_pairs(await model.generate(messages(q, a_first), config=config))
-        except Exception as exc:  # noqa: BLE001 (recorded per question, counted)
+            out = await model.generate(messages(q, a_first), config=config)
+        except UNREADABLE_REPLY as ex:  # a reply the provider could not read: the run stops
+            raise unreadable_reply(model, ex, f"question {q['id']}") from ex
+        except Exception as exc:  # noqa: BLE001 (a failed request: recorded per question, counted)
             return exc
+        return _answer_pairs(out, model, f"question {q['id']}")  # malformed: the run stops at the first
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
@@ -288,7 +289,7 @@ def dbb_mcq_group_solver(option_order: str = "balanced", seed: int = 0, epochs: 
         if getattr(model.api, "answers_prompt_batches", False):
             answers = await _ask_grouped(model, [messages(q, a) for q, a in asked], config)
         else:
-            answers = list(await asyncio.gather(*(ask(model, q, a) for q, a in asked)))
+            answers = await all_at_once(ask(model, q, a) for q, a in asked)
         results: dict[str, dict[str, Any]] = {q["id"]: {"a": [], "valid": [], "a_first": [], "error": None}
                                               for q in qs}
         for (q, a_first), pairs in zip(asked, answers):
@@ -297,11 +298,9 @@ def dbb_mcq_group_solver(option_order: str = "balanced", seed: int = 0, epochs: 
                 why = pairs if isinstance(pairs, str) else reason(pairs)
                 r["error"] = r["error"] or why[:300]
                 continue
-            if not pairs:
-                raise DBBLogprobsUnavailable(
-                    f"model {model} returned no token log-probabilities for question {q['id']}; DBB logprob mode "
-                    "needs a provider that honours logprobs/top_logprobs (transformers/..., vllm/..., "
-                    "openai/...); use -T mode=sampled otherwise")
+            if len(pairs) < 2:  # the grouped route's answer, checked as one request's (_answer_pairs)
+                raise malformed_reply(model, "top_logprobs (the answer token's top log-probabilities)" if pairs
+                                      else "logprobs (the answer token's log-probabilities)", f"question {q['id']}")
             a, valid, _, _ = SC.logprob_answer(pairs, a_first)
             r["a"].append(a)
             r["valid"].append(valid)
@@ -313,13 +312,17 @@ def dbb_mcq_group_solver(option_order: str = "balanced", seed: int = 0, epochs: 
     return solve
 
 
-def _answer_pairs(out: Any) -> list[tuple[str, float]]:
-    """The answer token's ``(token, logprob)`` then its top log-probabilities (empty: none returned)."""
+def _answer_pairs(out: Any, model: object, item: str | None = None) -> list[tuple[str, float]]:
+    """The answer token's ``(token, logprob)`` then its top log-probabilities; a reply without either (no
+    choice, no ``logprobs``, no ``top_logprobs``) raises :class:`~stereoprobe.likelihood.MalformedReply`, which
+    stops the run at the first such reply (the capability probe found them, or the model is not probed)."""
     choice = out.choices[0] if out.choices else None
     if choice is None or choice.logprobs is None or not choice.logprobs.content:
-        return []
+        raise malformed_reply(model, "logprobs (the answer token's log-probabilities)", item)
     lp = choice.logprobs.content[0]
-    return [(lp.token, lp.logprob)] + [(t.token, t.logprob) for t in (lp.top_logprobs or [])]
+    if not lp.top_logprobs:
+        raise malformed_reply(model, "top_logprobs (the answer token's top log-probabilities)", item)
+    return [(lp.token, lp.logprob)] + [(t.token, t.logprob) for t in lp.top_logprobs]
 
 
 async def _ask_grouped(model: Model, conversations: list[list[ChatMessage]], config: GenerateConfig) -> list[Any]:

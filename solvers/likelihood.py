@@ -10,8 +10,9 @@ log-probabilities gets one request per text, concurrently, the way the per-text 
 
 Before its first paid call a run sends one probe request (:mod:`stereoprobe.solvers.capability`, once per model
 and run, usually when the task is built) and stops with :class:`~stereoprobe.likelihood.LogprobsUnavailable`
-when the model returns no prompt log-probabilities; a group whose every text comes back without them stops the
-run the same way, instead of recording one error per text.
+when the model returns no prompt log-probabilities; a group whose every text comes back without them (a server
+that passed the probe) stops the run with :class:`~stereoprobe.likelihood.MalformedReply`, one line naming the
+task, the sample and the field, instead of recording one error per text.
 
 Deterministic per-text failures (a text longer than the context window, no prompt log-probabilities, a
 non-finite value, a context that does not tokenize as a prefix) are recorded for that text and the others
@@ -22,8 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import anyio
 
 from inspect_ai.model import ChatMessageUser, GenerateConfig, Model, ModelOutput, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -41,15 +44,42 @@ from stereoprobe.likelihood import (
     TEXTS_KEY,
     TEXTS_REF_KEY,
     TEXTS_METADATA,
-    LogprobsUnavailable,
     TextResult,
+    UNREADABLE_REPLY,
     check_items,
+    malformed_reply,
+    unreadable_reply,
     encode_results,
     scored_part,
-    unavailable,
 )
 
 SCORING_CONFIG = GenerateConfig(max_tokens=1, prompt_logprobs=1, temperature=0.0)
+
+
+T = TypeVar("T")
+
+
+async def all_at_once(jobs: Iterable[Awaitable[T]]) -> list[T]:
+    """Every job's result, in order, the jobs run at once; the first exception cancels the others and is
+    raised itself. ``asyncio.gather`` would leave them running (and sending requests) after their sample
+    ended, a malformed reply stopping it (:class:`~stereoprobe.likelihood.MalformedReply`)."""
+    todo = list(jobs)
+    results: list[Any] = [None] * len(todo)
+
+    async def run(k: int, job: Awaitable[T]) -> None:
+        results[k] = await job
+
+    try:
+        async with anyio.create_task_group() as group:
+            for k, job in enumerate(todo):
+                group.start_soon(run, k, job)
+    except BaseExceptionGroup as raised:
+        first = raised
+        while isinstance(first, BaseExceptionGroup):
+            first = next((e for e in first.exceptions if not isinstance(e, anyio.get_cancelled_exc_class())),
+                         first.exceptions[0])
+        raise first from None
+    return results
 
 
 def _request_item(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -101,10 +131,15 @@ async def _score_one(model: Model, item: Mapping[str, Any], config: GenerateConf
             n_cont = len(ids_full) - len(ids_ctx)
             if n_cont <= 0 or list(ids_full[: len(ids_ctx)]) != list(ids_ctx):
                 return fail("the context's tokens are not a prefix of the text's tokens")
-        meta = {k: item[k] for k in ("encoder_text", "mlm_max_length") if item.get(k) is not None} or None
-        out: ModelOutput = await model.generate([ChatMessageUser(content=text, metadata=meta)], config=config)
     except (ValueError, TypeError) as ex:  # deterministic: this text cannot be scored by this model
         return fail(reason(ex))
+    meta = {k: item[k] for k in ("encoder_text", "mlm_max_length") if item.get(k) is not None} or None
+    try:
+        out: ModelOutput = await model.generate([ChatMessageUser(content=text, metadata=meta)], config=config)
+    except ValueError as ex:  # deterministic: this text cannot be scored by this model (e.g. too long)
+        return fail(reason(ex))
+    except UNREADABLE_REPLY as ex:  # a reply the provider could not read: the run stops (MalformedReply)
+        raise unreadable_reply(model, ex) from ex
     choice = out.choices[0] if out.choices else None
     plp = choice.prompt_logprobs if choice is not None else None
     if plp is None or not plp.content:
@@ -131,7 +166,7 @@ def _stop_if_none_scored(model: Model, results: Sequence[TextResult]) -> None:
     """A group whose every text came back without prompt log-probabilities stops the run: the model does not
     return them, and every further request would be paid for nothing."""
     if results and all(r.error == NO_PROMPT_LOGPROBS for r in results):
-        raise LogprobsUnavailable(unavailable(str(model)) + f" (none for the {len(results)} texts of a group)")
+        raise malformed_reply(model, f"prompt_logprobs (none for the {len(results)} texts of a group)")
 
 
 async def score_items(items: Sequence[Mapping[str, Any]], model: Model | None = None,
@@ -158,10 +193,10 @@ async def _score_all(model: Model, items: Sequence[Mapping[str, Any]], config: G
         got = await score_prompt_list(model, items, config)  # None = score that item on its own
         todo = [k for k, r in enumerate(got) if r is None]
         one = prefill_only(config)
-        for k, r in zip(todo, await asyncio.gather(*(_score_one(model, items[k], one) for k in todo))):
+        for k, r in zip(todo, await all_at_once(_score_one(model, items[k], one) for k in todo)):
             got[k] = r
         return got  # type: ignore[return-value]
-    return list(await asyncio.gather(*(_score_one(model, it, config) for it in items)))
+    return await all_at_once(_score_one(model, it, config) for it in items)
 
 
 @solver

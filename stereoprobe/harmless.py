@@ -40,7 +40,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["HARMLESS_ERRORS", "HARMLESS_KEYS", "HARMLESS_QUERY_NAMES", "MODEL_KEYS", "REDACTED", "is_harmless_value",
+__all__ = ["safe_in_text", "HARMLESS_ERRORS", "HARMLESS_KEYS", "HARMLESS_QUERY_NAMES", "MODEL_KEYS", "REDACTED", "is_harmless_value",
            "safe_arg", "safe_error", "safe_settings", "safe_url"]
 
 REDACTED = "***"
@@ -270,3 +270,13 @@ def safe_arg(word: str) -> str:
         keep = is_harmless_value(bare.replace("-", "_"), value)
         return f"{shown}={value if keep else REDACTED}"
     return safe_url(word) if _SCHEME.match(word) else REDACTED
+
+
+def safe_in_text(text: str, outside: Mapping[str, str]) -> str:
+    """Our own ``text`` (a plan's note, a message) with each value of outside input it quotes (``outside``: the
+    value and the form in which it may be written, e.g. ``{name: safe_model(name)}``) replaced by that form,
+    longest first; the rest of the text is ours."""
+    for raw in sorted(outside, key=len, reverse=True):
+        if raw:
+            text = text.replace(raw, outside[raw])
+    return text

@@ -22,8 +22,8 @@ from typing import Any
 # such error class); a plain exception would print a traceback.
 from inspect_ai._util.error import PrerequisiteError
 
-__all__ = ["PrerequisiteError", "active_generate_config", "active_model", "ensure_entry_points", "init_hooks",
-           "parse_cli_args", "parse_cli_config", "register", "registry_find", "registry_info", "registry_lookup",
+__all__ = ["PrerequisiteError", "active_generate_config", "active_model", "active_sample", "ensure_entry_points", "init_hooks",
+           "parse_cli_args", "parse_cli_config", "register", "render_task_error_as_line", "start_provider_server", "registry_find", "registry_info", "registry_lookup",
            "set_exception_hook", "task_create"]
 
 
@@ -119,6 +119,18 @@ def active_model_roles() -> dict[str, Any]:
         return {}
 
 
+def active_sample() -> tuple[str, str]:
+    """The running sample's task name (without ``stereoprobe/``) and sample id, for a message naming the sample
+    (``"?"`` outside a sample). Public replacement: none (a solver sees its sample id, not its task's name)."""
+    from inspect_ai.log._samples import sample_active
+
+    active = sample_active()
+    if active is None:
+        return "?", "?"
+    task = str(active.task)
+    return task.split("/", 1)[1] if task.startswith("stereoprobe/") else task, str(active.sample.id)
+
+
 def parse_cli_config(args: Any, config: Any) -> dict[str, Any]:
     """``-T``/``--task-config`` values parsed as ``inspect eval`` parses them (YAML scalars, lists). Public
     replacement: none."""
@@ -141,3 +153,33 @@ def set_exception_hook() -> None:
     from inspect_ai._util.error import set_exception_hook as install
 
     install()
+
+
+def render_task_error_as_line(kind: type[BaseException], line: Callable[[BaseException], str]) -> None:
+    """Show a task that ended in an exception of ``kind`` with ``line(exception)`` instead of a traceback, in
+    every rich display (``full``, ``rich``, ``plain``: their task-result panel). Public replacement: none
+    (inspect renders every task error as a traceback)."""
+    from inspect_ai._display.core import results
+
+    previous = results.rich_traceback
+    if getattr(previous, "__stereoprobe__", False):
+        return
+
+    def render(exc_type: Any, exc_value: BaseException, exc_traceback: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(exc_value, kind):
+            from rich.text import Text
+
+            return Text(line(exc_value))
+        return previous(exc_type, exc_value, exc_traceback, *args, **kwargs)
+
+    render.__stereoprobe__ = True  # type: ignore[attr-defined]
+    results.rich_traceback = render
+
+
+async def start_provider_server(api: Any) -> None:
+    """Start the server of a provider that starts its own on the first request (``vllm/`` without a base URL),
+    so its client exists before a request is sent outside inspect's ``generate``; nothing for the others.
+    Public replacement: none (``Model.generate`` starts it as part of a request)."""
+    ensure = getattr(api, "_ensure_server_started", None)
+    if callable(ensure):
+        await ensure()

@@ -110,6 +110,44 @@ class LogprobsUnavailable(InputError, PrerequisiteError):
         self.message = message
 
 
+class MalformedReply(LogprobsUnavailable):
+    """A reply without a field the task reads, after the capability probe passed (a server whose later replies
+    differ from its first): raised at the first such reply, it fails its sample and inspect's ``fail_on_error``
+    stops the run; the command line prints its one line (:func:`stereoprobe.errors.reason`) and exits 1, with
+    no traceback (:mod:`stereoprobe.preflight.stops`). ``raised`` keeps the lines of this process's, for that
+    exit code (inspect's command line exits 0 after a run that ended in error)."""
+
+    raised: list[str] = []
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        from stereoprobe.errors import reason
+
+        if len(MalformedReply.raised) < 100:
+            MalformedReply.raised.append(reason(self, fold=True))
+
+
+def malformed_reply(model: object, field: str, item: str | None = None) -> MalformedReply:
+    """The one line of a malformed reply: the task and sample it belongs to (the running sample's, read from
+    inspect), the item of the sample (a question, a group of texts) and the missing or malformed ``field``."""
+    from stereoprobe.inspect_internals import active_sample
+
+    task, sample = active_sample()
+    part = f", {item}" if item else ""
+    return MalformedReply(f"task {task}, sample {sample}{part}: the reply of {model} has no {field}, which the "
+                          f"task reads (a malformed reply after the capability probe passed); the run stops")
+
+
+#: what a provider raises when a reply it got cannot be read (a field missing or of the wrong type, e.g.
+#: ``choices: null``); a request that fails raises the API's or the HTTP client's own errors instead
+UNREADABLE_REPLY = (TypeError, KeyError, AttributeError, IndexError)
+
+
+def unreadable_reply(model: object, ex: BaseException, item: str | None = None) -> MalformedReply:
+    """:func:`malformed_reply` for a reply the provider could not read (``ex``, one of :data:`UNREADABLE_REPLY`)."""
+    return malformed_reply(model, f"readable choices (reading it raised {type(ex).__name__})", item)
+
+
 def unavailable(model: str, what: str = "likelihood scoring") -> str:
     """The one refusal line: ``model`` returns no prompt log-probabilities, and which providers do."""
     return (f"{model} returns no prompt log-probabilities, which {what} needs (a chat API scores no given "

@@ -3,7 +3,9 @@
 - **Prompt log-probs** (``generate(prompt_logprobs=...)``, GlobalBias and DBB-SG): each whitespace-separated
   word after the first is one "token" with log-probability :func:`word_logprob`, a fixed function of the
   word, so tests compute expected totals independently (:func:`expected_sum`). A prompt containing
-  ``NOLOGPROBS`` gets no prompt log-probs, and ``no_prompt_logprobs=True`` gives none at all (a chat API).
+  ``NOLOGPROBS`` gets no prompt log-probs, and ``no_prompt_logprobs=True`` gives none at all (a chat API);
+  ``broken_after=n``: the calls after the first ``n`` (the capability probe) get no log-probabilities of any
+  kind (a server that passes the probe and then breaks).
 - **Two-option answers** (DBB multiple choice): ``p_a(context)`` is the probability of answering option A,
   recognised by ``is_a(option_text)``, in prompts of the form ``Context: ...`` / ``a) ...`` / ``b) ...``;
   with ``logprobs`` requested the answer token's top log-probs are ``log p`` and ``log(1 - p)``, otherwise
@@ -57,12 +59,14 @@ class FakeModel(ModelAPI):
     def __init__(self, model_name: str = "fake", base_url: str | None = None, api_key: str | None = None,
                  config: GenerateConfig = GenerateConfig(), p_a: Callable[[str], float] | None = None,
                  is_a: Callable[[str], bool] | None = None, always_first: bool = False, no_logprobs: bool = False,
-                 seed: int = 0, invalid_rate: float = 0.0, no_prompt_logprobs: bool = False) -> None:
+                 seed: int = 0, invalid_rate: float = 0.0, no_prompt_logprobs: bool = False,
+                 broken_after: int | None = None) -> None:
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key, config=config)
         self.p_a, self.is_a, self.always_first, self.no_logprobs = p_a, is_a, always_first, no_logprobs
         self.rng = random.Random(seed)
         self.invalid_rate = invalid_rate
         self.no_prompt_logprobs = no_prompt_logprobs
+        self.broken_after = broken_after
         self.calls = 0
 
     async def tokenize(self, text: str) -> list[int]:
@@ -85,6 +89,8 @@ class FakeModel(ModelAPI):
         self.calls += 1
         text = input[-1].text
         usage = ModelUsage(input_tokens=len(text.split()), output_tokens=1, total_tokens=len(text.split()) + 1)
+        if self.broken_after is not None and self.calls > self.broken_after:
+            return self._reply("a", usage, "max_tokens")  # no log-probabilities of any kind
         if config.prompt_logprobs:
             plp = None if "NOLOGPROBS" in text or self.no_prompt_logprobs else Logprobs(
                 content=[Logprob(token=w, logprob=word_logprob(w)) for w in text.split()[1:]])

@@ -106,3 +106,21 @@ def test_openai_at_a_base_url_from_the_environment_is_named_with_its_mode(local_
     assert "(the system said: Connection refused)" in text  # the cause, not only the client's error class
     assert "sk-not-a-key" not in text and "\n" not in text
     assert not list(tmp_path.glob("*.eval"))
+
+
+@pytest.mark.parametrize("provider", ["vllm", "sglang"])
+@pytest.mark.parametrize("how", [{"status": 500}, {"status": 429}, {"close": True}],
+                         ids=lambda h: str(h.get("status", "close")))
+def test_the_setup_step_probe_of_vllm_and_sglang_is_one_request(provider, how, monkeypatch, tmp_path) -> None:
+    """``vllm/`` and ``sglang/`` are probed in the tasks' setup step (their server may start on the first
+    request), on the run's provider: one request there too, not the OpenAI SDK's three (its two retries)."""
+    monkeypatch.setenv(TIMEOUT_ENV, "10")
+    monkeypatch.setenv(f"{provider.upper()}_API_KEY", "not-a-key")
+    name, args = GLOBALBIAS
+    served = f"local/m-{how.get('status', 'close')}"  # inspect keeps one vLLM server record per model name
+    with chat_server(**how) as server:
+        [log] = inspect_eval(f"stereoprobe/{name}", task_args=args, model=f"{provider}/{served}",
+                             model_base_url=server.base_url, log_dir=str(tmp_path), display="none")
+        assert server.requests == 1, server.requests
+    assert log.status == "error" and "capability probe" in log.error.message and "failed" in log.error.message
+    assert "\n" not in log.error.message and "not-a-key" not in log.error.message

@@ -138,7 +138,8 @@ def run(args: argparse.Namespace) -> int:
     from stereoprobe.stereotales.mining.api import stale_tables
 
     options = AssociationOptions(mining_config(args), by_language=args.by_language, examples=args.examples,
-                                 excerpt_chars=args.excerpt_chars, note=args.note or None)
+                                 excerpt_chars=args.excerpt_chars, note=args.note or None,
+                                 accept_versions=getattr(args, "accept_versions", None))
     result = analyze(args.inputs, options, progress=lambda it, what: progress(it, description=what), step=spinner)
     with atomic_output_dir(args.out) as tmp:
         write(result, tmp, report=not args.no_report, step=spinner)

@@ -259,6 +259,34 @@ def _print_plan(args: argparse.Namespace, plan: Any, prices: Any) -> None:
             _say(f"stereoprobe plan: warning: {note}", file=sys.stderr)
 
 
+def _written(plan: Any, prices: Any) -> dict[str, Any]:
+    """``plan --json``'s content through the allow-list writer (:mod:`stereoprobe.harmless`): numbers as they
+    are; role names as keys known harmless; model names (the command line's, a role binding's) as
+    :func:`~stereoprobe.harmless.safe_model` writes them; the notes (our own text) with every model name and
+    the price table's path or URL they quote in those forms; the task's name as a plain name."""
+    from stereoprobe.harmless import REDACTED, safe_in_text, safe_model, safe_settings, safe_url
+
+    d = plan.as_dict()
+    names = {m for ms in d["models"].values() for m in ms}
+    names |= {str(u).rsplit(" (", 1)[0] for u in d["unpriced"]} | {str(m) for m in d["batch_models"]}
+    source = str(getattr(prices, "source", "") or "")
+    outside = {n: safe_model(n) for n in names}
+    if source:
+        outside[source] = safe_url(source) if "://" in source else (safe_model(os.path.basename(source))
+                                                                    if os.path.basename(source) else REDACTED)
+
+    def roles(mapping: dict[str, Any]) -> dict[str, Any]:  # role names: keys written as plain identifiers only
+        return dict(zip(safe_settings(dict.fromkeys(mapping)).keys(), mapping.values()))
+
+    d["task"] = safe_model(str(d["task"]))
+    d["models"] = roles({r: [safe_model(m) for m in ms] for r, ms in d["models"].items()})
+    d["model_calls"], d["tokens_by_role"] = roles(d["model_calls"]), roles(d["tokens_by_role"])
+    d["unpriced"] = [safe_in_text(str(u), outside) for u in d["unpriced"]]
+    d["batch_models"] = [safe_model(str(m)) for m in d["batch_models"]]
+    d["notes"] = [safe_in_text(str(n), outside) for n in d["notes"]]
+    return d
+
+
 def run(args: argparse.Namespace) -> int:
     """Check, build the task, count (and time with --calibrate), print (and write --json).
 
@@ -273,7 +301,6 @@ def run(args: argparse.Namespace) -> int:
     _check_models(args, roles, prices)  # before anything imports inspect_ai (seconds)
     from stereoprobe.plan.calibrate import calibrate
     from stereoprobe.plan.core import plan_task, plan_unit, with_seconds
-    from stereoprobe.redact import redact
     implied = counting_args(args.task, task_args)
     task = load_task(args.task, {**implied, **task_args})
     if args.model is None:  # after the task's own refusals (a misspelt name, a bad -T value): one model is priced
@@ -296,5 +323,5 @@ def run(args: argparse.Namespace) -> int:
         from stereoprobe.outputs import atomic_output_file
 
         with atomic_output_file(args.json_out, inputs=[args.prices] if args.prices else []) as tmp:
-            tmp.write_text(json.dumps(redact(plan.as_dict()), indent=2) + "\n", encoding="utf-8")
+            tmp.write_text(json.dumps(_written(plan, prices), indent=2) + "\n", encoding="utf-8")
     return 0

@@ -157,6 +157,9 @@ def install() -> None:
     if ctx is None or not str(getattr(root.callback, "__module__", "")).startswith("inspect_ai."):
         return  # not inspect's command line (a script calling inspect_ai.eval, a test)
     install_excepthook()
+    from stereoprobe.preflight import stops
+
+    stops.install(ctx.find_root())
     if ctx.info_name not in COMMANDS:
         return
     try:

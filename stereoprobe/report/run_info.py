@@ -44,6 +44,12 @@ def set_version_note(note: str | None) -> None:
         _VERSION_NOTE.append(note)
 
 
+def version_note() -> str | None:
+    """The accepted note recorded by :func:`set_version_note` (None when the runs share one version), for a
+    command that writes its own ``run_info.json``."""
+    return _VERSION_NOTE[0] if _VERSION_NOTE else None
+
+
 def set_command_line(argv: Sequence[str] | None) -> None:
     """Record (or clear, with None) the command line of the running ``stereoprobe`` command."""
     _COMMAND.clear()

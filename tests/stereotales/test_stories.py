@@ -97,12 +97,33 @@ def test_refusals_and_extra_english_are_counted(tmp_path: Path) -> None:
     assert st.issues[["sample_id", "kind"]].values.tolist() == [["x1", "no_scenario"]]
 
 
-def test_mixed_task_versions_are_refused(tmp_path: Path) -> None:
+def test_task_versions_of_different_n_are_refused_by_the_one_rule(tmp_path: Path) -> None:
+    """The leaderboard's rule (issue 41.6): versions 3-A and 4-A (different N) are not comparable, one line
+    naming both runs and the option that accepts them."""
     s = [story_sample("s1", attribute="gender", value="man", profile=prof())]
-    write_log(tmp_path / "v1.eval", s, version=1)
-    write_log(tmp_path / "v2.eval", s, version=2, model="mockllm/b")
-    with pytest.raises(MixedInputsError, match=r"task versions.*v1\.eval|task versions.*v2\.eval"):
+    write_log(tmp_path / "v3.eval", s, version="3-A")
+    write_log(tmp_path / "v4.eval", s, version="4-A", model="mockllm/b")
+    with pytest.raises(MixedInputsError) as refused:
         read_stories([tmp_path])
+    line = str(refused.value)
+    assert "\n" not in line and line.startswith("associations: runs of different task versions are not comparable")
+    assert "mockllm/a (3-A, v3.eval)" in line and "mockllm/b (4-A, v4.eval)" in line and "--accept-versions" in line
+
+
+def test_task_versions_of_different_n_are_read_with_the_users_note(tmp_path: Path) -> None:
+    s = [story_sample("s1", attribute="gender", value="man", profile=prof())]
+    write_log(tmp_path / "v3.eval", s, version="3-A")
+    write_log(tmp_path / "v4.eval", s, version="4-A", model="mockllm/b")
+    st = read_stories([tmp_path], accept_versions="pilot only")
+    assert sorted(st.frame["model"].astype(str)) == ["mockllm/a", "mockllm/b"]
+
+
+def test_task_versions_that_differ_in_the_interface_only_are_comparable(tmp_path: Path) -> None:
+    """4-A and 4-B share N: results comparable, read without a note (refused before, as any difference)."""
+    s = [story_sample("s1", attribute="gender", value="man", profile=prof())]
+    write_log(tmp_path / "a.eval", s, version="4-A")
+    write_log(tmp_path / "b.eval", s, version="4-B", model="mockllm/b")
+    assert len(read_stories([tmp_path]).frame) == 2
 
 
 def test_mixed_taxonomies_are_refused(tmp_path: Path) -> None:

@@ -60,3 +60,22 @@ def test_console_notice_and_one_line_when_nothing_is_left(tmp_path, capsys) -> N
     assert main(["associations", str(none.parent), "--out", str(tmp_path / "out2")]) == 2
     [line] = capsys.readouterr().err.strip().splitlines()
     assert "no usable stories" in line and "language_not_in_taxonomy" in line and not (tmp_path / "out2").exists()
+
+
+def test_associations_compares_runs_of_two_task_versions_with_the_note(tmp_path, capsys) -> None:
+    """``stereoprobe associations`` applies the one comparability rule (issue 41.6): logs at 3-A and 4-A are
+    refused in one line without ``--accept-versions``, analysed with it (the note in run_info.json)."""
+    import json
+
+    for name, version in (("a", "3-A"), ("b", "4-A")):  # two models (one model's two versions: one run twice)
+        _log(tmp_path / name, {"en": 30},
+             lambda h, v=version, m=name: set_path(set_path(h, "eval.task_version", v), "eval.model", f"mockllm/{m}"))
+    logs = [str(tmp_path / "a" / "logs"), str(tmp_path / "b" / "logs")]
+    assert main(["associations", *logs, "--out", str(tmp_path / "refused")]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert "not comparable" in line and "(3-A, run.eval)" in line and "(4-A, run.eval)" in line
+    out = tmp_path / "out"
+    assert main(["associations", *logs, "--out", str(out), "--resamples", "200", "--no-report",
+                 "--accept-versions", "pilot only"]) == 0
+    info = json.loads((out / "run_info.json").read_text())
+    assert "accepted with the note: pilot only" in info.get("version_note", ""), (info, capsys.readouterr())

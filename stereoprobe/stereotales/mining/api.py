@@ -126,6 +126,7 @@ class AssociationOptions:
     examples: int = 3
     excerpt_chars: int = 400
     note: str | None = None
+    accept_versions: str | None = None  # the note accepting logs of different task versions (--accept-versions)
 
     def __post_init__(self) -> None:
         if self.examples < 0 or self.excerpt_chars < 1:
@@ -145,7 +146,7 @@ def analyze(inputs: Sequence[str | Path], options: AssociationOptions = Associat
     excerpt_chars, note = options.excerpt_chars, options.note
     timings: dict[str, float] = {}
     t = time.perf_counter()
-    stories = read_stories(inputs, progress=progress)
+    stories = read_stories(inputs, progress=progress, accept_versions=options.accept_versions)
     timings["read_s"] = time.perf_counter() - t
     frame, attributes = stories.frame, stories.attributes
     if frame.empty:
@@ -172,7 +173,7 @@ def _manifest(inputs: Sequence[str | Path], stories: Stories, tables: dict[str, 
               by_language: bool, note: str | None, timings: dict[str, float]) -> dict[str, Any]:
     from stereoprobe import __version__
 
-    from stereoprobe.report.run_info import command_line
+    from stereoprobe.report.run_info import command_line, version_note
     from stereoprobe.report.run_settings import log_run_settings
 
     frame, pair_tests, associations = stories.frame, tables["pair_tests"], tables["associations"]
@@ -200,6 +201,7 @@ def _manifest(inputs: Sequence[str | Path], stories: Stories, tables: dict[str, 
         "associations_global": int((associations["slice"] == ALL_SLICE).sum()),
         "subtitle": note or None,
         "timings": {k: round(v, 3) for k, v in timings.items()},
+        **({"version_note": version_note()} if version_note() else {}),  # --accept-versions (cli._versions)
     }
 
 

@@ -80,9 +80,11 @@ def _split(inputs: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
     return part.logs, part.tables
 
 
-def read_stories(inputs: Sequence[str | Path], progress: Progress = no_progress) -> Stories:
+def read_stories(inputs: Sequence[str | Path], progress: Progress = no_progress,
+                 accept_versions: str | None = None) -> Stories:
     """Read eval logs or release tables (not both) into a :class:`Stories` bundle. ``progress``: a callback
-    of the input layer (:data:`stereoprobe.inputs.Progress`; the CLI draws a bar)."""
+    of the input layer (:data:`stereoprobe.inputs.Progress`; the CLI draws a bar); ``accept_versions``: the
+    user's note accepting logs of different task versions (``--accept-versions``)."""
     logs, release = _split(inputs)
     if logs and release:
         raise MixedInputsError(
@@ -90,7 +92,7 @@ def read_stories(inputs: Sequence[str | Path], progress: Progress = no_progress)
             f"(e.g. {logs[0]} and {release[0]}); analyse them separately"
         )
     if logs:
-        return read_stories_from_logs(logs, progress=progress)
+        return read_stories_from_logs(logs, progress=progress, accept_versions=accept_versions)
     return read_stories_from_release(list(inputs), progress=progress)
 
 

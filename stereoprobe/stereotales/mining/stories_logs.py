@@ -160,19 +160,31 @@ def _error_issue(error_id: str, task: str, message: str = "") -> dict[str, Any]:
 class _Sources:
     """Per input log: what was read and used (the ``input_sources`` table), and the one-taxonomy check."""
 
-    def __init__(self, task: str) -> None:
+    def __init__(self, task: str, accept_versions: str | None = None) -> None:
         self.task = task
+        self.accept_versions = accept_versions
         self.rows: dict[Path, dict[str, Any]] = {}
-        self.versions: dict[str, Path] = {}
+        self.runs: list[dict[str, str]] = []
         self.fingerprint: tuple[str, Path] | None = None
+
+    def _check_versions(self, info: Any) -> None:
+        """The one comparability rule (:func:`stereoprobe.leaderboard.versions.version_note`, as every command
+        that compares runs applies it): logs whose task versions differ in N are refused in one line naming
+        them, unless ``accept_versions`` gives the note; versions that differ in X only are comparable."""
+        from stereoprobe.leaderboard.versions import version_note
+        from stereoprobe.model_labels import model_label
+
+        self.runs.append({"task": str(info.task).split("/")[-1], "task_version": str(info.task_version),
+                          "model": model_label(str(info.model)), "folder": Path(info.path).name})
+        try:
+            version_note(self.runs, self.accept_versions, command="associations")
+        except InputError as exc:
+            raise MixedInputsError(str(exc)) from None
 
     def seen(self, info: Any) -> dict[str, Any]:
         row = self.rows.get(info.path)
         if row is None:
-            self.versions.setdefault(str(info.task_version), info.path)
-            if len(self.versions) > 1:
-                detail = ", ".join(f"version {v} ({p})" for v, p in self.versions.items())
-                raise MixedInputsError(f"logs of different '{self.task}' task versions cannot be mixed: {detail}")
+            self._check_versions(info)
             row = self.rows[info.path] = {
                 "path": str(info.path), "kind": "log", "task": info.task, "used": True, "model": info.model,
                 "status": info.status, "created": str(info.created), "task_version": str(info.task_version),
@@ -239,22 +251,23 @@ def _language_issue(row: dict[str, Any], info: Any, languages: frozenset[str] | 
 
 
 def read_stories_from_logs(inputs: Sequence[str | Path], task: str = TASK_STORIES,
-                           progress: Progress = no_progress) -> Stories:
+                           progress: Progress = no_progress, accept_versions: str | None = None) -> Stories:
     """Build the stories frame from inspect eval logs of ``task``, streaming one sample at a time.
 
     Logs are read through :func:`stereoprobe.inputs.iter_samples`: files and folders (``inspect eval-set``
     folders included), one record per model x task arguments x sample id x epoch across all files, the newest
     complete record winning (an ``eval-retry`` log supersedes the interrupted original). Error samples are
     never scored; those without a complete copy anywhere are ``error`` issues. Logs of other tasks are
-    listed in ``sources`` with ``used = False``. All logs must share one task version and one taxonomy
-    fingerprint (sample metadata ``taxonomy_fingerprint``), else :class:`MixedInputsError` names two files
-    that disagree. A story in a language its run does not cover (``-T languages``, else the recorded
+    listed in ``sources`` with ``used = False``. Logs of task versions that differ in N (``N-X``) are refused
+    by the one comparability rule (:mod:`stereoprobe.leaderboard.versions`) unless ``accept_versions`` gives
+    the user's note, and all logs must share one taxonomy fingerprint (sample metadata
+    ``taxonomy_fingerprint``): else :class:`MixedInputsError` in one line names the files that disagree. A story in a language its run does not cover (``-T languages``, else the recorded
     taxonomy's languages) is a ``language_not_in_taxonomy`` issue, not analysed. ``progress``: the input
     layer's callback (:data:`stereoprobe.inputs.Progress`).
     """
     stats = ReadStats()
     acc = _Accumulator()
-    src = _Sources(task)
+    src = _Sources(task, accept_versions)
     run_languages = _RunLanguages()
     try:
         for info, d in progress(iter_samples(inputs, task, stats=stats, string_ids=True), "reading StereoTales logs"):
