@@ -137,7 +137,7 @@ def globalbias_end_to_end(model: Any, tokenizer: Any, args: Any, dtype: torch.dt
         shape = m.api.shape
         rows.append(row("inspect_eval" + suffix, meter.wall, gpu_busy_share=busy, gpu_busy_measure=how,
                         post_processing_seconds=post_s, batch_tokens=m.api.batch_tokens,
-                        fixed_shapes=None if shape is None else shape.tokens, cuda_graphs=m.api.scorer.graphs.status))
+                        fixed_shapes=None if shape is None else shape.tokens, cuda_graphs=m.api.scorer.graphs_status))
         scorer = scorer_cls(model, pad_id=int(m.api.pad_id))
         sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
         sync()
