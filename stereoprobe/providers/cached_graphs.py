@@ -109,6 +109,7 @@ class CachedForward:
         self.runner = GraphedForward(self._run, graphs_on, reason, max_graphs=max_graphs)
         self.caches: dict[tuple[int, int, int], FixedCache] = {}
         self.arena: torch.Tensor | None = None
+        self.dynamic = False  # the model's mask is not one tensor: transformers' dynamic cache, reason recorded
         self._cache_kw = "cache" if "cache" in inspect.signature(create_causal_mask).parameters else "past_key_values"
 
     @property
@@ -119,6 +120,8 @@ class CachedForward:
 
     def __call__(self, ids: torch.Tensor, prefix_cache: Any, attention_mask: torch.Tensor,
                  position_ids: torch.Tensor) -> torch.Tensor:
+        if self.dynamic:
+            return self.forward(ids, cache=prefix_cache, attention_mask=attention_mask, position_ids=position_ids)[0]
         rows, width = ids.shape
         key = (rows, attention_mask.shape[1] - width, width)
         cache = self._cache(key, prefix_cache)
@@ -126,8 +129,10 @@ class CachedForward:
         embeds = torch.empty((rows, width, 1), dtype=cache.layers[0].keys.dtype, device=ids.device)  # type: ignore
         mask = create_causal_mask(config=self.config, inputs_embeds=embeds, attention_mask=attention_mask,
                                   position_ids=position_ids, **{self._cache_kw: cache})
-        if not isinstance(mask, torch.Tensor):  # sliding-window or flash-attention masks: dynamic path semantics
-            raise ValueError(f"static_cache needs one mask tensor, the model's attention gives {type(mask).__name__}")
+        if not isinstance(mask, torch.Tensor):  # e.g. flash attention's 2-D mask: the dynamic cache from now on
+            self.runner.on, self.dynamic = False, True
+            self.runner.reason = f"fell back: the model's attention takes no mask tensor ({type(mask).__name__})"
+            return self.forward(ids, cache=prefix_cache, attention_mask=attention_mask, position_ids=position_ids)[0]
         return self.runner(ids, mask, position_ids)
 
     def _run(self, ids: torch.Tensor, mask: torch.Tensor, position_ids: torch.Tensor) -> torch.Tensor:

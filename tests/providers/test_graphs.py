@@ -47,10 +47,10 @@ def test_capture_once_per_shape_then_replay(monkeypatch):
     runner = GraphedForward(_forward, True)
     graphs: list[_Graph] = []
 
-    def capture(ids: torch.Tensor) -> tuple[Any, torch.Tensor, torch.Tensor]:
+    def capture(ids: torch.Tensor) -> tuple[Any, tuple[torch.Tensor], torch.Tensor]:
         static_in, static_out = ids.clone(), _forward(ids)
         graphs.append(_Graph(lambda: static_out.copy_(_forward(static_in))))
-        return graphs[-1], static_in, static_out
+        return graphs[-1], (static_in,), static_out
 
     monkeypatch.setattr(runner, "_capture", capture)
     a, b = torch.arange(6).reshape(2, 3), torch.arange(6, 12).reshape(2, 3)
@@ -62,7 +62,7 @@ def test_capture_once_per_shape_then_replay(monkeypatch):
 
 def test_a_replay_that_differs_falls_back_with_the_reason(monkeypatch):
     runner = GraphedForward(_forward, True)
-    monkeypatch.setattr(runner, "_capture", lambda ids: (_Graph(lambda: None), ids.clone(), torch.zeros(ids.shape)))
+    monkeypatch.setattr(runner, "_capture", lambda ids: (_Graph(lambda: None), (ids.clone(),), torch.zeros(ids.shape)))
     ids = torch.arange(6).reshape(2, 3)
     assert torch.equal(runner(ids), _forward(ids)) and not runner.on
     assert runner.status == "fell back: RuntimeError: the replayed graph differs from the eager forward"
