@@ -3,9 +3,10 @@
 Eager transformers launches every kernel of every layer from Python, on the interpreter that also runs inspect;
 on a fast card the host then leaves the device idle. Fixed micro-batch shapes (:mod:`.microbatch`) make every
 forward pass of a plan key the same shape, so each shape can be **captured once as a CUDA graph and replayed**:
-one launch per forward instead of hundreds. Only the forwards without a key/value cache are captured (texts
-scored without a shared prefix, continuations of one-token prompts without one): transformers' dynamic cache
-changes its tensors from call to call, which a graph cannot follow.
+one launch per forward instead of hundreds. Here the forwards without a key/value cache (texts scored without a
+shared prefix); the continuations of shared prefixes go through the fixed-shape cache of :mod:`.cached_graphs`
+(transformers' dynamic cache changes its tensors from call to call, which a graph cannot follow), whose graphs
+are this class too. The shared-prefix passes themselves stay eager.
 
 Selection (:func:`graph_choice`): ``auto`` (default) is on where it can work, CUDA with fixed shapes; ``true``
 asks for it (refused in one line where it cannot be); ``false`` is off. The first time a shape is seen its
@@ -52,13 +53,14 @@ class GraphedForward:
         self.forward, self.on, self.reason, self.max_graphs = forward, on, reason, max_graphs
         self.graphs: dict[tuple[tuple[int, ...], ...], tuple[Any, tuple[torch.Tensor, ...], torch.Tensor]] = {}
         self.pool: Any = None  # one memory pool for every graph: outputs are read before the next forward
-        self.eager_shapes = 0  # shapes run eagerly because the limit was reached
+        self.eager_shapes: set[tuple[tuple[int, ...], ...]] = set()  # shapes run eagerly: the limit was reached
 
     @property
     def status(self) -> str:
         if not self.on:
             return self.reason
-        beyond = f", {self.eager_shapes} more eager beyond the limit of {self.max_graphs}" if self.eager_shapes else ""
+        beyond = (f", {len(self.eager_shapes)} more eager beyond the limit of {self.max_graphs}" if self.eager_shapes
+                  else "")
         return f"on ({len(self.graphs)} shapes captured{beyond})"
 
     def __call__(self, *inputs: torch.Tensor) -> torch.Tensor:
@@ -67,7 +69,7 @@ class GraphedForward:
         key = tuple(tuple(t.shape) for t in inputs)
         if key not in self.graphs:
             if self.max_graphs and len(self.graphs) >= self.max_graphs:
-                self.eager_shapes += 1
+                self.eager_shapes.add(key)
                 return self.forward(*inputs)
             try:
                 eager = self.forward(*inputs)

@@ -109,12 +109,17 @@ class CausalScorer:
         self.cached_off = ""  # why the cached forwards use transformers' dynamic cache (when it differs)
 
     @property
+    def cached_status(self) -> str:
+        """The cached forwards' graph status (:mod:`.cached_graphs`), or why they use the dynamic cache."""
+        return self.cached.status if self.cached is not None else self.cached_off
+
+    @property
     def graphs_status(self) -> str | None:
         """The CUDA-graph status every grouped output records (``cuda_graphs``): the cache-free forwards'
-        (:mod:`.graphs`), then the cached forwards' (:mod:`.cached_graphs`) when it differs."""
+        (:mod:`.graphs`), then the cached forwards' (:mod:`.cached_graphs`) unless both are off for one reason."""
         free = self.graphs.status if self.graphs is not None else None
-        cached = self.cached.status if self.cached is not None else self.cached_off
-        return free if not cached or cached == free else f"{free}; cached forwards: {cached}"
+        same = self.cached is None and self.cached_off in ("", free)
+        return free if same else f"{free}; cached forwards: {self.cached_status}"
 
     @torch.inference_mode()
     def _split_matches(self) -> bool:

@@ -67,7 +67,8 @@ def _fake_capture(cached: CachedForward, graphs: list[_Graph], right: bool = Tru
     def capture(*inputs: torch.Tensor) -> tuple[Any, tuple[torch.Tensor, ...], torch.Tensor]:
         static_in = tuple(t.clone() for t in inputs)
         static_out = cached.runner.forward(*static_in).clone()
-        graphs.append(_Graph((lambda: static_out.copy_(cached.runner.forward(*static_in))) if right else (lambda: None)))
+        rerun = (lambda: static_out.copy_(cached.runner.forward(*static_in))) if right else (lambda: None)
+        graphs.append(_Graph(rerun))
         if not right:
             static_out.zero_()
         return graphs[-1], static_in, static_out
@@ -138,7 +139,8 @@ def test_captures_beyond_the_limit_run_eagerly(tiny_models):
     graphs: list[_Graph] = []
     scorer.cached.runner._capture = _fake_capture(scorer.cached, graphs)
     assert _logprobs(scorer, seqs, groups, policy) == dynamic and len(graphs) == 1
-    assert scorer.cached.status.startswith("on (1 shapes captured, ") and "beyond the limit of 1" in scorer.cached.status
+    status = scorer.cached.status
+    assert status.startswith("on (1 shapes captured, ") and "beyond the limit of 1" in status
 
 
 @torch.inference_mode()
@@ -165,7 +167,8 @@ def test_fallbacks_keep_the_numbers_and_record_the_reason(tiny_models, monkeypat
 
 def test_provider_static_cache_option(tiny_models):
     path = f"transformers/{tiny_models['llama']}"
-    texts = [{"text": f"my name is {n}, i was {t}"} for n in ("alice", "bob") for t in ("kind.", "very clever.", "rude.")]
+    texts = [{"text": f"my name is {n}, i was {t}"} for n in ("alice", "bob")
+             for t in ("kind.", "very clever.", "rude.")]
     message = ChatMessageUser(content="6 texts", metadata={TEXTS_KEY: texts})
     config = GenerateConfig(prompt_logprobs=1, max_tokens=1, temperature=0.0)
     outs = {}
@@ -173,8 +176,8 @@ def test_provider_static_cache_option(tiny_models):
         model = get_model(path, device="cpu", memoize=False, **({"static_cache": flag} if flag else {}))
         outs[flag] = asyncio.run(model.generate([message], config=config)).metadata
     assert outs[None][RESULTS_KEY][SUM_LOGPROB] == outs["true"][RESULTS_KEY][SUM_LOGPROB]  # bit for bit
-    assert outs[None][EFFECTIVE_SETTINGS_KEY][CUDA_GRAPHS_KEY] == CPU == outs["false"][EFFECTIVE_SETTINGS_KEY][CUDA_GRAPHS_KEY]
-    assert outs["true"][EFFECTIVE_SETTINGS_KEY][CUDA_GRAPHS_KEY] == f"{CPU}; cached forwards: {CPU} (fixed-shape cache, eager)"
+    recorded = {flag: out[EFFECTIVE_SETTINGS_KEY][CUDA_GRAPHS_KEY] for flag, out in outs.items()}
+    assert recorded == {None: CPU, "false": CPU, "true": f"{CPU}; cached forwards: {CPU} (fixed-shape cache, eager)"}
     with pytest.raises(Exception, match="static_cache must be true, false or auto"):
         get_model(path, device="cpu", static_cache="sometimes", memoize=False)
 
