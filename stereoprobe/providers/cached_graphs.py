@@ -79,8 +79,10 @@ class FixedLayer(DynamicLayer):
     def get_seq_length(self) -> int:
         return self.offset
 
-    def get_mask_sizes(self, query_length: int) -> tuple[int, int]:
-        return self.offset + query_length, 0
+    def get_mask_sizes(self, query: Any) -> tuple[int, int]:
+        """(key length, offset) of the mask: the query length (older transformers: the cache positions) after
+        the prefix."""
+        return self.offset + (query if isinstance(query, int) else int(query.shape[0])), 0
 
     def get_max_length(self) -> int:
         return self.keys.shape[-2]
@@ -110,7 +112,7 @@ class CachedForward:
         self.caches: dict[tuple[int, int, int], FixedCache] = {}
         self.arena: torch.Tensor | None = None
         self.dynamic = False  # the model's mask is not one tensor: transformers' dynamic cache, reason recorded
-        self._cache_kw = "cache" if "cache" in inspect.signature(create_causal_mask).parameters else "past_key_values"
+        self._mask_params = set(inspect.signature(create_causal_mask).parameters)  # names moved across versions
 
     @property
     def status(self) -> str:
@@ -126,14 +128,24 @@ class CachedForward:
         key = (rows, attention_mask.shape[1] - width, width)
         cache = self._cache(key, prefix_cache)
         cache.fill(prefix_cache)
-        embeds = torch.empty((rows, width, 1), dtype=cache.layers[0].keys.dtype, device=ids.device)  # type: ignore
-        mask = create_causal_mask(config=self.config, inputs_embeds=embeds, attention_mask=attention_mask,
-                                  position_ids=position_ids, **{self._cache_kw: cache})
+        mask = create_causal_mask(**self._mask_args(ids, cache, attention_mask, position_ids, key[1]))
         if not isinstance(mask, torch.Tensor):  # e.g. flash attention's 2-D mask: the dynamic cache from now on
             self.runner.on, self.dynamic = False, True
             self.runner.reason = f"fell back: the model's attention takes no mask tensor ({type(mask).__name__})"
             return self.forward(ids, cache=prefix_cache, attention_mask=attention_mask, position_ids=position_ids)[0]
         return self.runner(ids, mask, position_ids)
+
+    def _mask_args(self, ids: torch.Tensor, cache: FixedCache, attention_mask: torch.Tensor,
+                   position_ids: torch.Tensor, prefix_width: int) -> dict[str, Any]:
+        """``create_causal_mask``'s arguments as the model passes them, under this transformers' names."""
+        rows, width = ids.shape
+        embeds = torch.empty((rows, width, 1), dtype=cache.layers[0].keys.dtype, device=ids.device)  # type: ignore
+        args = {"config": self.config, "attention_mask": attention_mask, "position_ids": position_ids,
+                ("inputs_embeds" if "inputs_embeds" in self._mask_params else "input_embeds"): embeds,
+                ("cache" if "cache" in self._mask_params else "past_key_values"): cache}
+        if "cache_position" in self._mask_params:
+            args["cache_position"] = torch.arange(prefix_width, prefix_width + width, device=ids.device)
+        return args
 
     def _run(self, ids: torch.Tensor, mask: torch.Tensor, position_ids: torch.Tensor) -> torch.Tensor:
         cache = self.caches[(ids.shape[0], mask.shape[-1] - ids.shape[1], ids.shape[1])]
