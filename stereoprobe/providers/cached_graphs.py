@@ -37,7 +37,7 @@ from stereoprobe.providers.scoring import CausalScorer
 
 __all__ = ["MAX_CACHED_GRAPHS", "CachedForward", "FixedCache", "FixedLayer", "attach_cached", "static_cache_choice"]
 
-MAX_CACHED_GRAPHS = 64  # plan keys captured at most; GlobalBias- and DBB-shaped plans meet 2-3 (bench/cached_forwards.py)
+MAX_CACHED_GRAPHS = 64  # plan keys captured at most; GlobalBias-/DBB-shaped plans meet 2-3 (bench/cached_forwards.py)
 
 
 def static_cache_choice(flag: Any, graphs_on: bool, graphs_reason: str) -> tuple[bool, str]:
