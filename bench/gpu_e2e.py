@@ -156,7 +156,8 @@ def dbb_end_to_end(model: Any, tokenizer: Any, args: Any, dtype: torch.dtype, va
                 "max_abs_diff_per_text_sum": None, **extra}
 
     return [row("inspect_eval", meter.wall, gpu_busy_share=busy, gpu_busy_measure=how, requests=len(reqs),
-                samples=n_samples, cuda_graphs=m.api.scorer.graphs.status),
+                samples=n_samples, cuda_graphs=m.api.scorer.graphs_status,
+                cached_graphs=m.api.scorer.cached_status),
             row("provider_direct", t_direct, requests=len(reqs))]
 
 

@@ -139,7 +139,8 @@ def globalbias_end_to_end(model: Any, tokenizer: Any, args: Any, dtype: torch.dt
         shape = m.api.shape
         rows.append(row("inspect_eval" + suffix, meter.wall, gpu_busy_share=busy, gpu_busy_measure=how,
                         post_processing_seconds=post_s, batch_tokens=m.api.batch_tokens,
-                        fixed_shapes=None if shape is None else shape.tokens, cuda_graphs=m.api.scorer.graphs.status))
+                        fixed_shapes=None if shape is None else shape.tokens, cuda_graphs=m.api.scorer.graphs_status,
+                        cached_graphs=m.api.scorer.cached_status))
         scorer = scorer_cls(model, pad_id=int(m.api.pad_id))
         sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
         sync()
@@ -161,32 +162,59 @@ def globalbias_end_to_end(model: Any, tokenizer: Any, args: Any, dtype: torch.dt
     return rows
 
 
+def _grouped_sums(m: Any, groups: list[list[str]]) -> list[float]:
+    """Per-text sums of one grouped request per group of texts, all sent at once (concurrent requests)."""
+    from inspect_ai.model import ChatMessageUser, GenerateConfig
+
+    from stereoprobe.likelihood import RESULTS_KEY, SUM_LOGPROB, TEXTS_KEY
+
+    config = GenerateConfig(max_tokens=1, prompt_logprobs=1, temperature=0.0)
+
+    async def run() -> list[Any]:
+        msgs = [ChatMessageUser(content="texts", metadata={TEXTS_KEY: [
+            {"id": f"{i}:{j}", "text": t} for j, t in enumerate(g)]}) for i, g in enumerate(groups)]
+        return list(await asyncio.gather(*(m.generate([msg], config=config) for msg in msgs)))
+
+    return [x for o in asyncio.run(run()) for x in o.metadata[RESULTS_KEY][SUM_LOGPROB]]
+
+
 def batch_stability(model: Any, tokenizer: Any, groups: list[list[str]], args: Any, dtype: torch.dtype,
                     model_args: dict[str, Any] | None = None) -> dict[str, Any]:
     """Per-text sums of the same grouped requests at batch sizes 64, 512 and auto (concurrent requests);
     ``model_args``: extra ``-M`` settings (e.g. ``batch_invariant=false``)."""
-    from inspect_ai.model import ChatMessageUser, GenerateConfig, get_model
-
-    from stereoprobe.likelihood import RESULTS_KEY, SUM_LOGPROB, TEXTS_KEY
+    from inspect_ai.model import get_model
 
     name = register(model, tokenizer, args.device, dtype, "gpu-throughput-stability-llama")
-    config = GenerateConfig(max_tokens=1, prompt_logprobs=1, temperature=0.0)
     sums: dict[str, list[float]] = {}
     for label, size in (("64", 64), ("512", 512), ("auto", None)):
         m = get_model(name, device=args.device, dtype=str(dtype).removeprefix("torch."), batch_size=size,
                       memoize=False, **(model_args or {}))
-
-        async def run() -> list[Any]:
-            msgs = [ChatMessageUser(content="texts", metadata={TEXTS_KEY: [
-                {"id": f"{i}:{j}", "text": t} for j, t in enumerate(g)]}) for i, g in enumerate(groups)]
-            return list(await asyncio.gather(*(m.generate([msg], config=config) for msg in msgs)))
-
-        sums[label] = [x for o in asyncio.run(run()) for x in o.metadata[RESULTS_KEY][SUM_LOGPROB]]
+        sums[label] = _grouped_sums(m, groups)
     ref = sums["64"]
     return {"dtype": str(dtype).removeprefix("torch."), "texts": len(ref), "model_args": dict(model_args or {}),
             "fixed_shapes": None if m.api.shape is None else m.api.shape.tokens,
             "identical": {k: v == ref for k, v in sums.items()},
             "max_abs_diff_per_text_sum": {k: max(abs(a - b) for a, b in zip(v, ref)) for k, v in sums.items()}}
+
+
+def cached_graphs_check(model: Any, tokenizer: Any, groups: list[list[str]], args: Any, dtype: torch.dtype
+                        ) -> dict[str, Any]:
+    """The prefix-sharing forwards through the fixed-shape cache and its CUDA graphs (the default on CUDA;
+    stereoprobe.providers.cached_graphs) against transformers' dynamic cache (``static_cache=false``): per-text
+    sums of the same grouped requests, and both graph statuses."""
+    from inspect_ai.model import get_model
+
+    name = register(model, tokenizer, args.device, dtype, "gpu-throughput-cached-llama")
+    out: dict[str, Any] = {"dtype": str(dtype).removeprefix("torch.")}
+    sums = {}
+    for label, extra in (("fixed", {"static_cache": "true"}), ("dynamic", {"static_cache": "false"})):
+        m = get_model(name, device=args.device, dtype=out["dtype"], memoize=False, **extra)
+        sums[label] = _grouped_sums(m, groups)
+        out[f"{label}_cuda_graphs"] = m.api.scorer.graphs_status
+        out[f"{label}_cached_graphs"] = m.api.scorer.cached_status
+    out.update(texts=len(sums["fixed"]), identical=sums["fixed"] == sums["dynamic"],
+               max_abs_diff_per_text_sum=max(abs(a - b) for a, b in zip(sums["fixed"], sums["dynamic"])))
+    return out
 
 
 def story_prompts(n: int) -> list[str]:

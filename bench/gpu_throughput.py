@@ -398,6 +398,7 @@ def run_routes(model: Any, tokenizer: Any, args: argparse.Namespace, dtype: torc
         add("batch_stability", lambda: gpu_routes.batch_stability(model, tokenizer, groups, args, dtype), 10)
         add("batch_stability_unfixed", lambda: gpu_routes.batch_stability(
             model, tokenizer, groups, args, dtype, {"batch_invariant": "false"}), 10)
+        add("cached_graphs", lambda: gpu_routes.cached_graphs_check(model, tokenizer, groups, args, dtype), 10)
     if "generation" not in args.skip:
         add("generation", lambda: gpu_routes.generation(model, tokenizer, args, dtype), 45)
     if dtype == torch.float32:
@@ -472,7 +473,7 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> None:
               f"{dt:>13} {ds:>11}")
         if "gpu_busy_share" in r:
             print(f"    GPU busy {100 * r['gpu_busy_share']:.0f} % ({r['gpu_busy_measure']}); CUDA graphs "
-                  f"{r.get('cuda_graphs', 'not recorded')}"
+                  f"{r.get('cuda_graphs', 'not recorded')}; cached forwards {r.get('cached_graphs', 'not recorded')}"
                   + (f"; stereoprobe globalbias {r['post_processing_seconds']:.1f} s" if "post_processing_seconds" in r
                      else ""))
     for c in result.get("float32_check") or []:
@@ -483,6 +484,11 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> None:
             b = result[key]
             print(f"{key} ({b['dtype']}, {b['texts']} texts, fixed shapes {b['fixed_shapes']}): identical to batch 64: "
                   f"{b['identical']}; max |Δ| per text sum: {b['max_abs_diff_per_text_sum']}")
+    if "cached_graphs" in result:
+        c = result["cached_graphs"]
+        print(f"cached-forward graphs ({c['dtype']}, {c['texts']} texts): {c['fixed_cached_graphs']}; fixed-shape "
+              f"cache vs dynamic cache ({c['dynamic_cached_graphs'] or 'eager'}): identical {c['identical']}, max |Δ| "
+              f"per text sum {c['max_abs_diff_per_text_sum']:.2e}")
     for t, c in result.get("fixed_shape_cost_by_tokens", {}).items():
         print(f"fixed shapes of {t} tokens: throughput cost {100 * c['provider_direct']:.1f} % provider direct, "
               f"{100 * c['inspect_eval']:.1f} % through inspect (against free shapes, same run)")

@@ -51,7 +51,8 @@ _MODEL_ARGS = frozenset({
     "device", "dtype", "batch_size", "batch_tokens", "gen_batch_size", "prefix_sharing", "score_first_token", "kind",
     "tokenizer", "mlm_max_length", "repetition_penalty", "top_k", "revision", "trust_remote_code",
     "attn_implementation", "max_connections", "batch_invariant", "microbatch_tokens", "continuous_batching",
-    "cuda_graphs", "scorer_process", "gpu_memory_utilization", "tensor_parallel_size", "max_model_len", "max_num_seqs",
+    "cuda_graphs", "scorer_process", "static_cache",
+    "gpu_memory_utilization", "tensor_parallel_size", "max_model_len", "max_num_seqs",
     "enforce_eager", "quantization", "load_in_8bit", "load_in_4bit", "base_url", "model_path", "pretrained",
     "emulate_tools", "responses_api", "stream", "region", "api_version",
 })

@@ -3,9 +3,10 @@
 Eager transformers launches every kernel of every layer from Python, on the interpreter that also runs inspect;
 on a fast card the host then leaves the device idle. Fixed micro-batch shapes (:mod:`.microbatch`) make every
 forward pass of a plan key the same shape, so each shape can be **captured once as a CUDA graph and replayed**:
-one launch per forward instead of hundreds. Only the forwards without a key/value cache are captured (texts
-scored without a shared prefix, continuations of one-token prompts without one): transformers' dynamic cache
-changes its tensors from call to call, which a graph cannot follow.
+one launch per forward instead of hundreds. Here the forwards without a key/value cache (texts scored without a
+shared prefix); the continuations of shared prefixes go through the fixed-shape cache of :mod:`.cached_graphs`
+(transformers' dynamic cache changes its tensors from call to call, which a graph cannot follow), whose graphs
+are this class too. The shared-prefix passes themselves stay eager.
 
 Selection (:func:`graph_choice`): ``auto`` (default) is on where it can work, CUDA with fixed shapes; ``true``
 asks for it (refused in one line where it cannot be); ``false`` is off. The first time a shape is seen its
@@ -43,50 +44,63 @@ def graph_choice(flag: Any, device_type: str, shape: MicroBatchShape | None) -> 
 
 
 class GraphedForward:
-    """``forward(ids) -> hidden`` (cache-free) through one CUDA graph per input shape, or eagerly once off."""
+    """``forward(*inputs) -> output`` through one CUDA graph per input shapes, or eagerly once off. The inputs
+    are copied into the graph's static inputs at every replay (a cache-free forward: the token ids; a cached
+    one, :mod:`.cached_graphs`: ids, mask and positions, its fixed key/value buffers being static memory).
+    ``max_graphs`` (0: no limit): shapes captured at most, the others run eagerly."""
 
-    def __init__(self, forward: Callable[[torch.Tensor], torch.Tensor], on: bool, reason: str = "") -> None:
-        self.forward, self.on, self.reason = forward, on, reason
-        self.graphs: dict[tuple[int, ...], tuple[Any, torch.Tensor, torch.Tensor]] = {}
+    def __init__(self, forward: Callable[..., torch.Tensor], on: bool, reason: str = "", max_graphs: int = 0) -> None:
+        self.forward, self.on, self.reason, self.max_graphs = forward, on, reason, max_graphs
+        self.graphs: dict[tuple[tuple[int, ...], ...], tuple[Any, tuple[torch.Tensor, ...], torch.Tensor]] = {}
         self.pool: Any = None  # one memory pool for every graph: outputs are read before the next forward
+        self.eager_shapes: set[tuple[tuple[int, ...], ...]] = set()  # shapes run eagerly: the limit was reached
 
     @property
     def status(self) -> str:
-        return f"on ({len(self.graphs)} shapes captured)" if self.on else self.reason
-
-    def __call__(self, ids: torch.Tensor) -> torch.Tensor:
         if not self.on:
-            return self.forward(ids)
-        key = tuple(ids.shape)
+            return self.reason
+        beyond = (f", {len(self.eager_shapes)} more eager beyond the limit of {self.max_graphs}" if self.eager_shapes
+                  else "")
+        return f"on ({len(self.graphs)} shapes captured{beyond})"
+
+    def __call__(self, *inputs: torch.Tensor) -> torch.Tensor:
+        if not self.on:
+            return self.forward(*inputs)
+        key = tuple(tuple(t.shape) for t in inputs)
         if key not in self.graphs:
+            if self.max_graphs and len(self.graphs) >= self.max_graphs:
+                self.eager_shapes.add(key)
+                return self.forward(*inputs)
             try:
-                eager = self.forward(ids)
-                self.graphs[key] = self._capture(ids)
-                _, static_in, static_out = self.graphs[key]
-                static_in.copy_(ids)
-                self.graphs[key][0].replay()
+                eager = self.forward(*inputs)
+                self.graphs[key] = self._capture(*inputs)
+                graph, static_in, static_out = self.graphs[key]
+                for dst, src in zip(static_in, inputs):
+                    dst.copy_(src)
+                graph.replay()
                 if not torch.equal(static_out, eager):
                     raise RuntimeError("the replayed graph differs from the eager forward")
                 return eager
             except Exception as ex:  # noqa: BLE001 - any capture failure: eager from now on, reason recorded
                 self.on, self.graphs = False, {}
                 self.reason = f"fell back: {reason(ex)}"[:300]
-                return self.forward(ids)
+                return self.forward(*inputs)
         graph, static_in, static_out = self.graphs[key]
-        static_in.copy_(ids)
+        for dst, src in zip(static_in, inputs):
+            dst.copy_(src)
         graph.replay()
         return static_out  # overwritten by the next replay of this shape: read before the next forward
 
-    def _capture(self, ids: torch.Tensor) -> tuple[Any, torch.Tensor, torch.Tensor]:
-        static_in = ids.clone()
+    def _capture(self, *inputs: torch.Tensor) -> tuple[Any, tuple[torch.Tensor, ...], torch.Tensor]:
+        static_in = tuple(t.clone() for t in inputs)
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):  # warm-up outside the graph (lazy initialisations, autotuning)
             for _ in range(2):
-                self.forward(static_in)
+                self.forward(*static_in)
         torch.cuda.current_stream().wait_stream(side)
         graph = torch.cuda.CUDAGraph()
         self.pool = self.pool if self.pool is not None else torch.cuda.graph_pool_handle()
         with torch.cuda.graph(graph, pool=self.pool):
-            static_out = self.forward(static_in)
+            static_out = self.forward(*static_in)
         return graph, static_in, static_out

@@ -105,6 +105,21 @@ class CausalScorer:
         # transformers ≥ 5.2x renamed ``past_key_values`` to ``cache``
         self._cache_kw = "cache" if "cache" in inspect.signature(forward).parameters else "past_key_values"
         self.graphs: Any = None  # cache-free forwards through CUDA graphs per shape (.graphs.GraphedForward)
+        self.cached: Any = None  # continuations of shared prefixes through a fixed cache (.cached_graphs)
+        self.cached_off = ""  # why the cached forwards use transformers' dynamic cache (when it differs)
+
+    @property
+    def cached_status(self) -> str:
+        """The cached forwards' graph status (:mod:`.cached_graphs`), or why they use the dynamic cache."""
+        return self.cached.status if self.cached is not None else self.cached_off
+
+    @property
+    def graphs_status(self) -> str | None:
+        """The CUDA-graph status every grouped output records (``cuda_graphs``): the cache-free forwards'
+        (:mod:`.graphs`), then the cached forwards' (:mod:`.cached_graphs`) unless both are off for one reason."""
+        free = self.graphs.status if self.graphs is not None else None
+        same = self.cached is None and self.cached_off in ("", free)
+        return free if same else f"{free}; cached forwards: {self.cached_status}"
 
     @torch.inference_mode()
     def _split_matches(self) -> bool:
@@ -323,6 +338,8 @@ class CausalScorer:
             extra_kw["attention_mask"] = self.to_device(
                 [[1] * p + [0] * (prefix_width - p) + [1] * width for p in starts])
             extra_kw["position_ids"] = self.to_device([list(range(p, p + width)) for p in starts])
+        if cache is not None and self.cached is not None:  # fixed-shape cache, graphed per plan key
+            return self.cached(ids, cache, extra_kw["attention_mask"], extra_kw["position_ids"]), ids
         hidden, _ = self.forward(ids, cache=cache, **extra_kw)
         return hidden, ids
 

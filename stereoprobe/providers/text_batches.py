@@ -187,7 +187,7 @@ def answers_output(api: TransformersProvider, n: int, positions: list[int], answ
         message=ChatMessageAssistant(content="", model=api.model_name, source="generate"), stop_reason="max_tokens")
     metadata: dict[str, Any] = {RESULTS_KEY: {ANSWER_LOGPROBS: per, RESULT_ERROR: errors}}
     if record is not None:
-        graphs = api.scorer.graphs.status if api.scorer is not None else None
+        graphs = api.scorer.graphs_status if api.scorer is not None else None
         metadata[EFFECTIVE_SETTINGS_KEY] = {**record, CUDA_GRAPHS_KEY: graphs}
     return ModelOutput(model=api.model_name, choices=[choice], metadata=metadata,
                        usage=ModelUsage(input_tokens=input_tokens, output_tokens=len(positions),

@@ -51,10 +51,11 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 
 from stereoprobe.likelihood import TEXTS_KEY, TEXTS_REF_KEY
 from stereoprobe import params as P
-from stereoprobe.providers.args import WorkerRequest
+from stereoprobe.providers.args import MODEL_ARGS, WorkerRequest
 from stereoprobe.providers.budget import MIN_TOKENS, free_memory, generation_rows, scoring_token_budget
 from stereoprobe.providers.generation import run_generate
 from stereoprobe.providers.gathering import gather
+from stereoprobe.providers.cached_graphs import attach_cached, static_cache_choice
 from stereoprobe.providers.graphs import GraphedForward, graph_choice
 from stereoprobe.providers.microbatch import auto_flag, resolve_shape
 from stereoprobe.providers.loading import DEFAULT_NAME, context_window, load, model_kind, pick_device, pick_dtype
@@ -118,6 +119,7 @@ class TransformersAPI(ModelAPI):
         self.shape = resolve_shape(args.pop("batch_invariant", None), args.pop("microbatch_tokens", None),
                                    str(self.device).split(":")[0])
         graphs = graph_choice(args.pop("cuda_graphs", None), str(self.device).split(":")[0], self.shape)  # .graphs
+        cached = static_cache_choice(args.pop("static_cache", None), *graphs)  # .cached_graphs
         cb = auto_flag(args.pop("continuous_batching", None), "continuous_batching")  # .generation_batching
         self.continuous_batching = str(self.device).startswith("cuda") if cb is None else cb
         self.score_first_token = strict_bool(args.pop("score_first_token", None), "score_first_token", False)
@@ -140,11 +142,7 @@ class TransformersAPI(ModelAPI):
                                                            False)
         if args:
             raise ModelArgError(
-                f"transformers provider: unknown model args {sorted(args)} (known: device, dtype, batch_size, "
-                "batch_tokens, gen_batch_size, prefix_sharing, score_first_token, kind, tokenizer, chat_template, "
-                "mlm_max_length, repetition_penalty, top_k, revision, trust_remote_code, attn_implementation, "
-                "max_connections, batch_invariant, microbatch_tokens, continuous_batching, cuda_graphs, scorer_process)"
-            )
+                f"transformers provider: unknown model args {sorted(args)} (known: {', '.join(MODEL_ARGS)})")
 
         self.model, self.tokenizer, self.kind = load(model_name, self.device, self.dtype, kind, tokenizer_id, load_kwargs)
         if chat_template:
@@ -162,6 +160,7 @@ class TransformersAPI(ModelAPI):
         self.answers_prompt_batches = self.kind == "causal"  # the grouped one-token route runs on the scorer
         if self.scorer is not None:
             self.scorer.graphs = GraphedForward(lambda ids: self.scorer.forward(ids)[0], *graphs)  # type: ignore
+            attach_cached(self.scorer, cached, graphs[0], self.shape.tokens if self.shape else 0)
         self.scorer_process = scorer_process(own_process, LoadSpec(model_name, self.device, str(self.dtype).removeprefix(
             "torch."), self.kind, tokenizer_id, tuple(sorted(load_kwargs.items())), self.pad_id, graphs))
         self._free_memory = free_memory(self.device)  # measured once, after the weights are loaded
@@ -252,7 +251,7 @@ class TransformersAPI(ModelAPI):
             top_k = int(config.prompt_logprobs or 0)
             request = WorkerRequest("score", ("score", top_k if top_k > 1 else 0), {"batch": payloads})
             scores = await self._submit(request)
-        graphs = self.scorer.graphs.status if self.scorer is not None else None
+        graphs = self.scorer.graphs_status if self.scorer is not None else None
         return results_output(self.model_name, len(items), positions, scores, n_conts, errors, graphs)
 
     async def _answer_prompt_batch(self, items: list[dict[str, Any]], config: GenerateConfig) -> ModelOutput:

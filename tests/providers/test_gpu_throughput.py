@@ -64,5 +64,9 @@ def test_tiny_run_agrees_and_writes_json(bench, tmp_path: Path, refdata: Path, m
     # float32 on CPU: the same sums at batch 64, 512 and auto, with fixed shapes (CPU default: off) or not
     assert res["batch_stability"]["identical"] == {"64": True, "512": True, "auto": True}
     assert res["batch_stability_unfixed"]["identical"] == {"64": True, "512": True, "auto": True}
+    # the prefix-sharing forwards through the fixed-shape cache (eager on CPU): the dynamic cache's sums, bit for bit
+    cached = res["cached_graphs"]
+    assert cached["identical"] and cached["fixed_cached_graphs"] == "off: not a CUDA device (fixed-shape cache, eager)"
+    assert e2e["inspect_eval"]["cached_graphs"] == "off: not a CUDA device"  # CPU default: the dynamic cache
     gen = {g["route"]: g for g in res["generation"]}
     assert set(gen) == {"provider", "plain_generate"} and all(g["generated_tokens"] > 0 for g in gen.values())

@@ -47,10 +47,10 @@ def test_capture_once_per_shape_then_replay(monkeypatch):
     runner = GraphedForward(_forward, True)
     graphs: list[_Graph] = []
 
-    def capture(ids: torch.Tensor) -> tuple[Any, torch.Tensor, torch.Tensor]:
+    def capture(ids: torch.Tensor) -> tuple[Any, tuple[torch.Tensor], torch.Tensor]:
         static_in, static_out = ids.clone(), _forward(ids)
         graphs.append(_Graph(lambda: static_out.copy_(_forward(static_in))))
-        return graphs[-1], static_in, static_out
+        return graphs[-1], (static_in,), static_out
 
     monkeypatch.setattr(runner, "_capture", capture)
     a, b = torch.arange(6).reshape(2, 3), torch.arange(6, 12).reshape(2, 3)
@@ -60,9 +60,25 @@ def test_capture_once_per_shape_then_replay(monkeypatch):
     assert runner.status == "on (2 shapes captured)"
 
 
+def test_shapes_beyond_the_limit_run_eagerly(monkeypatch):
+    runner = GraphedForward(_forward, True, max_graphs=1)
+    captured: list[tuple[int, ...]] = []
+
+    def capture(ids: torch.Tensor) -> tuple[Any, tuple[torch.Tensor], torch.Tensor]:
+        captured.append(tuple(ids.shape))
+        static_in, static_out = ids.clone(), _forward(ids)
+        return _Graph(lambda: static_out.copy_(_forward(static_in))), (static_in,), static_out
+
+    monkeypatch.setattr(runner, "_capture", capture)
+    for ids in (torch.ones(2, 3), torch.ones(4, 3), torch.ones(2, 3), torch.ones(5, 3), torch.ones(4, 3)):
+        assert torch.equal(runner(ids), _forward(ids))
+    assert captured == [(2, 3)] and runner.on
+    assert runner.status == "on (1 shapes captured, 2 more eager beyond the limit of 1)"
+
+
 def test_a_replay_that_differs_falls_back_with_the_reason(monkeypatch):
     runner = GraphedForward(_forward, True)
-    monkeypatch.setattr(runner, "_capture", lambda ids: (_Graph(lambda: None), ids.clone(), torch.zeros(ids.shape)))
+    monkeypatch.setattr(runner, "_capture", lambda ids: (_Graph(lambda: None), (ids.clone(),), torch.zeros(ids.shape)))
     ids = torch.arange(6).reshape(2, 3)
     assert torch.equal(runner(ids), _forward(ids)) and not runner.on
     assert runner.status == "fell back: RuntimeError: the replayed graph differs from the eager forward"
