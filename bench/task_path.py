@@ -250,7 +250,7 @@ def run(args: argparse.Namespace) -> int:
     if prof:
         print_profile(prof, args.profile)
     ratio = task_wall / direct
-    print(f"\nCPU seconds task/direct = {cpu_task / cpu_direct:.2f} (less sensitive to load than the wall ratio); "
+    print(f"\nCPU seconds task/direct = {cpu_task / cpu_direct:.2f} (all threads, OpenMP's spin-waiting included: not a measure of work); "
           f"inspect's main thread {cpu_main:.2f} s CPU during the eval")
     print(f"\ntexts/s: task {rates['task (inspect eval)']:.1f}, provider direct {rates['provider direct']:.1f}"
           + "".join(f", lm-eval batch {b} {r:.1f}" for b, r in lm_rates.items()))
