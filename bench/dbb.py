@@ -6,6 +6,7 @@ questions, same model, same process. Prints questions/s and test instances/s of 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/dbb.py --model transformers/meta-llama/Llama-3.1-8B-Instruct \
         --templates 20                                                  # a GPU machine
     HF_HUB_OFFLINE=1 .venv/bin/python bench/dbb.py --harness --templates 8 --categories age,gender,race,ses,religion
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/dbb.py --direct --templates 4     # task/direct of logprob and DBB-SG
 
 The paper needed ~18 h per 7B model for 77,350 questions x >= 10 samples on an A100 (paper §5 and
 Appendix A); the script extrapolates logprob mode's time for the full 77,350 questions on the machine it runs
@@ -75,6 +76,47 @@ def harness(model: str, templates: int, categories: str) -> None:
         print(f"  {name:12s} ratio question/template wall time: {times['question'] / times['template']:.1f}x")
 
 
+def direct(model_name: str, templates: int, categories: str, max_ratio: float) -> int:
+    """Task/direct per likelihood task (logprob MCQ, DBB-SG; their default grouped layout): the ``inspect eval``
+    wall over the same requests replayed straight to the same provider object (``bench/replay.py``), one line
+    each; exit 1 when a ratio is above ``max_ratio``."""
+    import os
+    import sys
+
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
+
+    from stereoprobe.tasks.dbb import dbb, dbb_sg
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from replay import Recorder
+
+    model = get_model(model_name, device="cpu")
+    sel = {"source": "bundled", "limit_templates": templates, "categories": categories}  # the tasks' defaults else
+    worst = 0.0
+    for name, make in (("dbb logprob", lambda: dbb(**sel, mode="logprob")), ("dbb_sg", lambda: dbb_sg(**sel))):
+        for warm in (True, False):  # the first run of each warms the model and the chat template up
+            task = make()
+            rec = Recorder(model.api)
+            t0 = time.perf_counter()
+            [log] = inspect_eval(task, model=model, display="none", log_dir="/tmp/stereoprobe-bench-dbb",
+                                 max_connections=512, max_samples=512)
+            wall = time.perf_counter() - t0
+            rec.stop()
+            if log.status != "success":
+                raise SystemExit(f"{name} failed: {log.error}")
+            if warm:
+                continue
+            replay = rec.replay()
+            la = os.getloadavg()
+            worst = max(worst, wall / replay)
+            print(f"  {name:12s} {len(task.dataset)} samples, {len(rec.requests)} requests: task {wall:6.1f} s, "
+                  f"provider direct {replay:6.1f} s, task/direct = {wall / replay:.2f} (load {la[0]:.1f})",
+                  flush=True)
+    print(f"guard: task/direct at most {max_ratio}: {'ok' if worst <= max_ratio else 'TOO SLOW'}")
+    return 0 if worst <= max_ratio else 1
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="transformers/default")
@@ -83,7 +125,13 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=256, help="sampled-mode answer length (task default)")
     ap.add_argument("--harness", action="store_true",
                     help="compare one sample per question with one per template (logprob MCQ and DBB-SG)")
+    ap.add_argument("--direct", action="store_true",
+                    help="task/direct ratio of logprob MCQ and DBB-SG (the same requests replayed to the provider)")
+    ap.add_argument("--max-ratio", type=float, default=1.3, help="with --direct: exit 1 above this task/direct")
     a = ap.parse_args()
+    if a.direct:
+        print(f"model {a.model}, {a.templates} bundled template(s), {a.categories}:")
+        raise SystemExit(direct(a.model, a.templates, a.categories, a.max_ratio))
     if a.harness:
         print(f"model {a.model}, {a.templates} bundled template(s), {a.categories}:")
         harness(a.model, a.templates, a.categories)

@@ -76,6 +76,60 @@ class Counter:
         setattr(owner, name, awrapped if is_async else wrapped)
 
 
+class Sampler:
+    """A low-overhead stack sampler (py-spy's idea in-process): every ``interval`` seconds it records the main
+    thread's and the provider worker's stacks; :meth:`report` prints, per thread, the share of samples in which
+    each function was on the stack (cumulative) and the share spent waiting (innermost frame a wait/select)."""
+
+    def __init__(self, interval: float = 0.005) -> None:
+        import threading
+
+        self.interval, self.stop_flag = interval, False
+        self.counts: dict[str, dict[str, int]] = {"main": {}, "worker": {}}
+        self.totals = {"main": 0, "worker": 0}
+        self.main_id = threading.get_ident()
+        self.thread = threading.Thread(target=self._run, name="bench-sampler", daemon=True)
+
+    def _run(self) -> None:
+        import sys
+        import threading
+
+        while not self.stop_flag:
+            time.sleep(self.interval)
+            names = {t.ident: t.name for t in threading.enumerate()}
+            for tid, frame in sys._current_frames().items():
+                who = "main" if tid == self.main_id else (
+                    "worker" if names.get(tid) == "stereoprobe-transformers" else None)
+                if who is None:
+                    continue
+                self.totals[who] += 1
+                seen: set[str] = set()
+                f, first = frame, True
+                while f is not None:
+                    co = f.f_code
+                    key = f"{co.co_filename.rsplit('site-packages/', 1)[-1].rsplit('/perf44/', 1)[-1]}:{co.co_name}"
+                    if first:
+                        seen.add("<innermost> " + key)
+                        first = False
+                    seen.add(key)
+                    f = f.f_back
+                for k in seen:
+                    self.counts[who][k] = self.counts[who].get(k, 0) + 1
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def report(self, top: int) -> None:
+        self.stop_flag = True
+        self.thread.join()
+        for who in ("main", "worker"):
+            n = max(1, self.totals[who])
+            print(f"\n{who} thread: {self.totals[who]} stack samples; functions on the stack (share of samples):")
+            rows = sorted(self.counts[who].items(), key=lambda x: -x[1])[:top]
+            for k, c in rows:
+                print(f"  {100 * c / n:5.1f} %  {k}")
+
+
 def eval_split(log: object, t_call: float, t_return: float, wall0: float) -> dict[str, float]:
     """inspect's own timings of one eval: start-up before the first sample, the samples' span, the finish."""
     from datetime import datetime
@@ -109,6 +163,9 @@ def run(args: argparse.Namespace) -> int:
 
     stages.append(("imports (torch, transformers, inspect_ai, task)", time.perf_counter() - t, ""))
     loads = Counter(loading, "_from_pretrained")
+    from stereoprobe.providers.transformers_api import TransformersAPI
+
+    providers = Counter(TransformersAPI, "__init__")  # provider objects built (inspect's model-info lookup built a 2nd)
     probes = Counter(capability, "_probe", is_async=True)
 
     t = time.perf_counter()
@@ -138,11 +195,15 @@ def run(args: argparse.Namespace) -> int:
           f"{args.model}, torch threads {torch.get_num_threads()}, load average {la[0]:.1f} {la[1]:.1f} {la[2]:.1f}",
           flush=True)
     prof = None
+    sampler = Sampler() if args.sample else None
+    if sampler:
+        sampler.start()
     if args.profile:
         import cProfile
 
         prof = cProfile.Profile()
     with tempfile.TemporaryDirectory() as log_dir:
+        cpu0, main0 = time.process_time(), time.thread_time()
         t_call = time.perf_counter()
         if prof:
             prof.enable()
@@ -151,6 +212,11 @@ def run(args: argparse.Namespace) -> int:
         if prof:
             prof.disable()
         t_return = time.perf_counter()
+        cpu_task, cpu_main = time.process_time() - cpu0, time.thread_time() - main0
+        if sampler:
+            sampler.report(args.sample)
+        print(f"inspect eval call {t_return - t_call:.2f} s wall, {cpu_task:.2f} s CPU (main thread {cpu_main:.2f}); "
+              f"worker score_ids {scoring.seconds:.2f} s in {scoring.calls} calls", flush=True)
         if log.status != "success":
             print(f"inspect eval failed: {log.error}")
             return 2
@@ -165,12 +231,16 @@ def run(args: argparse.Namespace) -> int:
                    split["eval started to completed (samples, metrics)"] - scoring.seconds, "the rest"))
     stages.append(("  after completed (log finish, return)", split["after completed (log finish, return)"], ""))
     stages.append(("model loads during the eval", 0.0, f"{loads.calls} from_pretrained in all"))
+    stages.append(("provider objects built", providers.seconds, f"{providers.calls} in all (1 before the eval)"))
 
-    t = time.perf_counter()
+    t, cpu0 = time.perf_counter(), time.process_time()
     for c in chunks:
         api.score_texts(c, group=args.unit == "group")
     direct = time.perf_counter() - t
+    cpu_direct = time.process_time() - cpu0
     stages.append(("provider direct (score_texts, same requests)", direct, ""))
+    stages.append(("CPU seconds (all threads): inspect eval call", cpu_task, f"main thread {cpu_main:.2f}"))
+    stages.append(("CPU seconds (all threads): provider direct", cpu_direct, ""))
 
     rates = {"task (inspect eval)": n / task_wall, "provider direct": n / direct}
     lm_rates = lm_eval_rates(api, [x for c in chunks for x in c], args.lm_eval_batch_sizes)
@@ -180,6 +250,8 @@ def run(args: argparse.Namespace) -> int:
     if prof:
         print_profile(prof, args.profile)
     ratio = task_wall / direct
+    print(f"\nCPU seconds task/direct = {cpu_task / cpu_direct:.2f} (all threads, OpenMP's spin-waiting included: not a measure of work); "
+          f"inspect's main thread {cpu_main:.2f} s CPU during the eval")
     print(f"\ntexts/s: task {rates['task (inspect eval)']:.1f}, provider direct {rates['provider direct']:.1f}"
           + "".join(f", lm-eval batch {b} {r:.1f}" for b, r in lm_rates.items()))
     if lm_rates:
@@ -239,6 +311,8 @@ def main() -> int:
     ap.add_argument("--batch-size", type=int, default=64, help="provider forward batch size (0: auto)")
     ap.add_argument("--lm-eval-batch-sizes", default="64")
     ap.add_argument("--profile", type=int, default=0, metavar="N", help="cProfile the eval, print the top N")
+    ap.add_argument("--sample", type=int, default=0, metavar="N",
+                    help="sample the main and worker threads' stacks during the eval, print the top N functions")
     ap.add_argument("--max-ratio", type=float, default=1.3,
                     help="exit 1 when the inspect eval call takes more than this multiple of the direct scoring")
     args = ap.parse_args()

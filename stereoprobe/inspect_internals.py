@@ -22,9 +22,10 @@ from typing import Any
 # such error class); a plain exception would print a traceback.
 from inspect_ai._util.error import PrerequisiteError
 
-__all__ = ["PrerequisiteError", "active_generate_config", "active_model", "active_sample", "ensure_entry_points", "init_hooks",
-           "parse_cli_args", "parse_cli_config", "register", "render_task_error_as_line", "start_provider_server", "registry_find", "registry_info", "registry_lookup",
-           "set_exception_hook", "task_create"]
+__all__ = ["PrerequisiteError", "active_generate_config", "active_model", "active_model_roles", "active_sample", "custom_model_info",
+           "ensure_entry_points", "init_hooks", "parse_cli_args", "parse_cli_config", "register", "registry_find",
+           "registry_info", "registry_lookup", "render_task_error_as_line", "set_exception_hook",
+           "start_provider_server", "task_create"]
 
 
 def registry_lookup(kind: str, name: str) -> Any:
@@ -96,6 +97,16 @@ def active_generate_config() -> Any:
     from inspect_ai.model._generate_config import active_generate_config as active
 
     return active()
+
+
+def custom_model_info(model: str) -> Any:
+    """The ``ModelInfo`` registered for ``model`` (``provider/name``) with ``set_model_info``, or ``None``: the
+    ``transformers`` provider registers its context window only where the user registered none. Public
+    replacement: none without side effects (``inspect_ai.model.get_model_info`` instantiates the provider when
+    no information is registered, which for an in-process model builds a second provider object)."""
+    from inspect_ai.model._model_info import _get_custom_model_info
+
+    return _get_custom_model_info(model)
 
 
 def active_model() -> Any:

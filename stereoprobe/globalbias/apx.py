@@ -139,11 +139,36 @@ def reference_flags(
     """
     _need(scores, ["descriptor", "score"])
     g = scores.groupby("descriptor")["score"]
-    thr = g.transform("mean") - z * g.transform(lambda s: s.std(ddof=1))
+    thr = g.transform("mean") - z * _group_sd(scores["descriptor"], scores["score"])
     flagged = pd.Series(scores["score"] < thr, dtype="boolean")
     if "axis" in scores.columns and exclude_axes:
         flagged[scores["axis"].isin(list(exclude_axes))] = pd.NA
     return flagged
+
+
+def _group_sd(keys: pd.Series, values: pd.Series) -> pd.Series:
+    """Per row, the sample sd (ddof = 1) of ``values`` over the rows of its key: bit-identical to
+    ``values.groupby(keys).transform(lambda s: s.std(ddof=1))`` (pandas' two-pass ``nanvar``: numpy sums of the
+    group's values in row order, then of the squared deviations; NaN for one row), one numpy pass per key
+    instead of a pandas Series per group. Missing values or keys take pandas' own path (its NaN handling)."""
+    v = values.to_numpy()
+    if v.dtype != np.float64 or np.isnan(v).any() or keys.isna().any():
+        return values.groupby(keys).transform(lambda s: s.std(ddof=1))
+    codes, _ = pd.factorize(keys, sort=False)
+    order = np.argsort(codes, kind="stable")  # each key's rows contiguous, in row order
+    starts = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1]])
+    bounds = np.r_[starts, len(v)]
+    out = np.empty(len(v), dtype=np.float64)
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        rows = order[a:b]
+        x = v[rows]
+        n = b - a
+        if n < 2:
+            out[rows] = np.nan
+            continue
+        avg = x.sum(dtype=np.float64) / n
+        out[rows] = np.sqrt(((avg - x) ** 2).sum(dtype=np.float64) / (n - 1))
+    return pd.Series(out, index=values.index)
 
 
 # ----------------------------------------------------------------------------------------- stricter test

@@ -75,6 +75,19 @@ def context_window(config: Any, tokenizer: Any) -> int | None:
     return None
 
 
+def register_model_info(model: str, context_length: int | None) -> None:
+    """Tell inspect the context window of ``model`` (``transformers/<name>``), as inspect's own vLLM provider
+    does, unless the user registered information for it (``set_model_info``). Without it inspect looks the
+    model up by instantiating the provider again (a second provider object, and its imports, on the event
+    loop at the first sample's model event)."""
+    from inspect_ai.model import ModelInfo, set_model_info
+
+    from stereoprobe.inspect_internals import custom_model_info
+
+    if custom_model_info(model) is None:
+        set_model_info(model, ModelInfo(model=model, context_length=context_length))
+
+
 _LOADED: dict[tuple[Any, ...], tuple[Any, Any, str]] = {}
 _LOADED_LOCK = threading.Lock()
 

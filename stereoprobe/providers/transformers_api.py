@@ -58,7 +58,8 @@ from stereoprobe.providers.gathering import gather
 from stereoprobe.providers.cached_graphs import attach_cached, static_cache_choice
 from stereoprobe.providers.graphs import GraphedForward, graph_choice
 from stereoprobe.providers.microbatch import auto_flag, resolve_shape
-from stereoprobe.providers.loading import DEFAULT_NAME, context_window, load, model_kind, pick_device, pick_dtype
+from stereoprobe.providers.loading import (DEFAULT_NAME, context_window, load, model_kind, pick_device, pick_dtype,
+                                           register_model_info)
 from stereoprobe.providers.planning import BatchPolicy
 from stereoprobe.providers.sampling import is_sampling
 from stereoprobe.providers.scoring import CausalScorer, TokenScores, masked_pll, seq2seq_logprobs
@@ -156,6 +157,7 @@ class TransformersAPI(ModelAPI):
         pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
         self.pad_id = int(pad) if pad is not None else 0
         self.context_window = context_window(self.model.config, tok)
+        register_model_info(f"transformers/{self.model_name}", self.context_window)  # inspect: no 2nd provider
         self.scorer = CausalScorer(self.model, pad_id=self.pad_id) if self.kind == "causal" else None
         self.answers_prompt_batches = self.kind == "causal"  # the grouped one-token route runs on the scorer
         if self.scorer is not None:

@@ -84,6 +84,45 @@ def test_reference_flag_rule_threshold():
     assert A.reference_flags(sc).isna().all()
 
 
+def _sd_per_key_by_pandas(keys: pd.Series, values: pd.Series) -> np.ndarray:
+    """The reference: pandas' own ``Series.std(ddof=1)`` of each key's rows, one Series per key (a plain loop)."""
+    out = np.empty(len(values))
+    for k in pd.unique(keys):
+        rows = np.flatnonzero((keys == k).to_numpy())
+        out[rows] = pd.Series(values.to_numpy()[rows]).std(ddof=1)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_group_sd_is_bit_identical_to_pandas_series_std(seed):
+    """The reference flag's sd per descriptor (one numpy pass per key) equals pandas' ``Series.std(ddof=1)`` to
+    the last bit: shuffled keys, groups of 1 to 299 rows (numpy's pairwise sums change at 8 and 128), magnitudes
+    from 1e-3 to 1e5; a missing value takes pandas' path (its NaN rule) and stays equal."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 300, size=rng.integers(1, 25))
+    keys = pd.Series(np.repeat([f"d{i}" for i in range(len(sizes))], sizes))
+    keys = keys.sample(frac=1.0, random_state=seed).reset_index(drop=True)
+    scale = 10.0 ** rng.integers(-3, 4)
+    values = pd.Series(rng.random(len(keys)) * scale + rng.random() * 100 * scale)
+    got = A._group_sd(keys, values).to_numpy()
+    assert np.array_equal(got, _sd_per_key_by_pandas(keys, values), equal_nan=True)
+    assert np.isnan(got[keys.map(keys.value_counts()).to_numpy() == 1]).all()
+    values.iloc[0] = np.nan
+    assert np.array_equal(A._group_sd(keys, values).to_numpy(),
+                          values.groupby(keys).transform(lambda s: s.std(ddof=1)).to_numpy(), equal_nan=True)
+
+
+def test_reference_flags_unchanged_on_real_shaped_scores():
+    """Flags from the per-key sd equal flags from pandas' per-group ``transform(lambda s: s.std(ddof=1))`` (the
+    rule as first written) on 40 groups x 300 descriptors of bias scores with ties and exact 0/1 ends."""
+    rng = np.random.default_rng(7)
+    sc = pd.DataFrame([(f"g{g}", f"d{d}", "x", float(np.round(rng.random(), rng.integers(1, 17))))
+                       for d in range(300) for g in range(40)], columns=["group", "descriptor", "axis", "score"])
+    g = sc.groupby("descriptor")["score"]
+    thr = g.transform("mean") - A.Z_ONE_PERCENT * g.transform(lambda s: s.std(ddof=1))
+    assert A.reference_flags(sc).astype(bool).tolist() == (sc["score"] < thr).tolist()
+
+
 def test_perplexity_normalisations():
     assert A.token_perplexity(-6.0, 3) == pytest.approx(np.exp(2.0))
     assert A.byte_perplexity(-6.0, 12) == pytest.approx(np.exp(0.5))

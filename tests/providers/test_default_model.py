@@ -153,3 +153,31 @@ def test_agrees_with_lm_eval_loglikelihood_rolling(reference):
         n = len(o.logprobs)
         assert n == len(tok(text).input_ids)
         assert abs(o.total - t) <= sum_tolerance(n), text  # a sum of n per-token values
+
+
+def test_inspect_gets_the_model_info_without_a_second_provider(tmp_path, monkeypatch):
+    """inspect looks the model up at the first model event (its context window); the provider registers it,
+    so an ``inspect eval`` builds the provider once (it built a second one, with a second scorer, on the event
+    loop before); information the user registered for the model is kept."""
+    from inspect_ai.model import ModelInfo, get_model_info, set_model_info
+
+    from stereoprobe.providers.transformers_api import TransformersAPI
+
+    built: list[str] = []
+    init = TransformersAPI.__init__
+
+    def counting(self, model_name, *a, **k):
+        built.append(model_name)
+        init(self, model_name, *a, **k)
+
+    monkeypatch.setattr(TransformersAPI, "__init__", counting)
+    task = Task(dataset=[Sample(input="Alice is kind.")], solver=generate(), scorer=perplexity(),
+                config=GenerateConfig(max_tokens=1, prompt_logprobs=1, temperature=0.0))
+    [log] = eval(task, model="transformers/default", log_dir=str(tmp_path), display="none")
+    assert log.status == "success" and built == ["default"]
+    info = get_model_info("transformers/default")
+    assert info is not None and info.context_length == 8192 and built == ["default"]  # config.json: 8192
+    set_model_info("transformers/default", ModelInfo(context_length=77))
+    get_model("transformers/default", memoize=False)
+    assert get_model_info("transformers/default").context_length == 77
+    set_model_info("transformers/default", ModelInfo(model="transformers/default", context_length=8192))  # as built
