@@ -47,6 +47,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from stereoprobe.dbb.contract import LOGPROB
 from stereoprobe.inspect_internals import active_model
 from stereoprobe.preflight import built
+from stereoprobe.providers.vllm_neutral import neutral_vllm_config
 from stereoprobe.likelihood import (
     NO_PROMPT_LOGPROB_PROVIDERS,
     LogprobsUnavailable,
@@ -202,7 +203,9 @@ async def _probe(model: Model, direct: bool, requirement: str | None = "prompt")
         with anyio.fail_after(timeout):
             api = model.api if direct else await _no_retry_api(model)
             if api is not None:
-                out = await api.generate(message, [], "none", model.config.merge(config))
+                sent = model.config.merge(config)
+                neutral_vllm_config(str(model), sent)  # outside inspect's hooks: vLLM's neutral values here too
+                out = await api.generate(message, [], "none", sent)
                 out = out[0] if isinstance(out, tuple) else out
                 if isinstance(out, BaseException):
                     raise out
