@@ -71,7 +71,9 @@ def test_scorer_records_sum_logprob_tokens_and_bytes(tmp_path):
     assert metrics["unscored_sentences"].value == 0
 
 
-def test_missing_prompt_logprobs_counted(tmp_path):
+def test_missing_prompt_logprobs_stop_the_run(tmp_path):
+    """A reply without prompt log-probabilities after the probe passed is malformed (issue 41): the run stops
+    with one line naming the sample and the missing field, instead of counting the sentence as unscored."""
     from inspect_ai import Task
     from inspect_ai.dataset import Sample
     from inspect_ai.model import GenerateConfig
@@ -84,9 +86,9 @@ def test_missing_prompt_logprobs_counted(tmp_path):
         solver=generate(), scorer=sentence_logprob(), config=GenerateConfig(max_tokens=1, prompt_logprobs=1),
     )
     [log] = inspect_eval(task, model=fake_model(), log_dir=str(tmp_path), display="none")
-    by_id = {s.id: s.scores["sentence_logprob"] for s in log.samples}
-    assert math.isnan(by_id["a"].value["sum_logprob"]) and "unscored" in by_id["a"].explanation
-    assert log.results.scores[0].metrics["unscored_sentences"].value == 1
+    assert log.status == "error", log.status
+    message = log.error.message
+    assert "sample a:" in message and "prompt_logprobs" in message and "\n" not in message, message
 
 
 def test_encoder_decoder_split(tmp_path):

@@ -23,6 +23,7 @@ from stereoprobe.providers.planning import BatchPolicy
 from stereoprobe.providers.sampling import EFFECTIVE_SETTINGS_KEY
 from stereoprobe.providers.scoring import CausalScorer
 from tests.tolerances import LOGPROB_ABS
+from tests.fake_graph import FakeGraph as _Graph
 
 SHAPE = MicroBatchShape(tokens=48, project_rows=16)
 CPU = "off: not a CUDA device"
@@ -48,17 +49,6 @@ def _scorer(folder: Any) -> CausalScorer:
 
 def _logprobs(scorer: CausalScorer, seqs: list[list[int]], groups: list[int], policy: BatchPolicy) -> list[list[float]]:
     return [s.logprobs for s in scorer.score(seqs, policy, prefix_sharing=True, groups=groups)]
-
-
-class _Graph:
-    """Stands in for torch.cuda.CUDAGraph: replay runs ``fn`` (right or wrong) and counts."""
-
-    def __init__(self, fn: Any) -> None:
-        self.fn, self.replays = fn, 0
-
-    def replay(self) -> None:
-        self.replays += 1
-        self.fn()
 
 
 def _fake_capture(cached: CachedForward, graphs: list[_Graph], right: bool = True) -> Any:

@@ -173,7 +173,10 @@ def test_inspect_gets_the_model_info_without_a_second_provider(tmp_path, monkeyp
     monkeypatch.setattr(TransformersAPI, "__init__", counting)
     task = Task(dataset=[Sample(input="Alice is kind.")], solver=generate(), scorer=perplexity(),
                 config=GenerateConfig(max_tokens=1, prompt_logprobs=1, temperature=0.0))
-    [log] = eval(task, model="transformers/default", log_dir=str(tmp_path), display="none")
+    # a model argument of its own: a provider another test of this process built (inspect's model cache) is not
+    # reused, so this eval builds one, and only one
+    [log] = eval(task, model="transformers/default", model_args={"gen_batch_size": 3}, log_dir=str(tmp_path),
+                 display="none")
     assert log.status == "success" and built == ["default"]
     info = get_model_info("transformers/default")
     assert info is not None and info.context_length == 8192 and built == ["default"]  # config.json: 8192

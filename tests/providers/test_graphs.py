@@ -14,6 +14,7 @@ from stereoprobe.likelihood import RESULTS_KEY, TEXTS_KEY
 from stereoprobe.providers.graphs import CUDA_GRAPHS_KEY, GraphedForward, graph_choice
 from stereoprobe.providers.microbatch import MicroBatchShape
 from stereoprobe.providers.sampling import EFFECTIVE_SETTINGS_KEY
+from tests.fake_graph import FakeGraph as _Graph
 
 
 def test_graph_choice():
@@ -26,17 +27,6 @@ def test_graph_choice():
         graph_choice("true", "cpu", shape)
     with pytest.raises(ValueError, match="cuda_graphs must be true, false or auto"):
         graph_choice("sometimes", "cuda", shape)
-
-
-class _Graph:
-    """Stands in for torch.cuda.CUDAGraph: replay runs ``fn`` (right or wrong) and counts."""
-
-    def __init__(self, fn: Any) -> None:
-        self.fn, self.replays = fn, 0
-
-    def replay(self) -> None:
-        self.replays += 1
-        self.fn()
 
 
 def _forward(ids: torch.Tensor) -> torch.Tensor:
