@@ -309,3 +309,28 @@ def goal_lines(result: dict[str, Any]) -> list[tuple[str, bool | None, str]]:
 def print_goals(result: dict[str, Any]) -> None:
     for goal, ok, figures in goal_lines(result):
         print(f"goal {goal}: {_verdict(ok)} ({figures})")
+
+
+def print_extras(result: dict[str, Any]) -> None:
+    """The bench's figures beside its table: float32 check, batch stability, cached-forward graphs, fixed-shape
+    cost and generation (bench/gpu_throughput.py's report)."""
+    for c in result.get("float32_check") or []:
+        print(f"float32 check, {c['workload']}: {c['texts']} texts, provider vs plain max |Δ| per token "
+              f"{c['max_abs_diff_per_token']:.2e} nats")
+    for key in ("batch_stability", "batch_stability_unfixed", "batch_stability_float32"):
+        if key in result:
+            b = result[key]
+            print(f"{key} ({b['dtype']}, {b['texts']} texts, fixed shapes {b['fixed_shapes']}): identical to batch 64: "
+                  f"{b['identical']}; max |Δ| per text sum: {b['max_abs_diff_per_text_sum']}")
+    if "cached_graphs" in result:
+        c = result["cached_graphs"]
+        print(f"cached-forward graphs ({c['dtype']}, {c['texts']} texts): {c['fixed_cached_graphs']}; fixed-shape "
+              f"cache vs dynamic cache ({c['dynamic_cached_graphs'] or 'eager'}): identical {c['identical']}, max |Δ| "
+              f"per text sum {c['max_abs_diff_per_text_sum']:.2e}")
+    for t, c in result.get("fixed_shape_cost_by_tokens", {}).items():
+        print(f"fixed shapes of {t} tokens: throughput cost {100 * c['provider_direct']:.1f} % provider direct, "
+              f"{100 * c['inspect_eval']:.1f} % through inspect (against free shapes, same run)")
+    for g in result.get("generation", []):
+        print(f"generation, {g['route']:<15} {g['texts']} stories x {g['max_new_tokens']} tokens: "
+              f"{g['generated_tokens']} tokens in {g['seconds']:.1f} s = {g['tokens_per_s']:.0f} tokens/s"
+              + (f"; worker batches {g['worker_batches']}" if "worker_batches" in g else ""))

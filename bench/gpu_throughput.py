@@ -476,26 +476,7 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> None:
                   f"{r.get('cuda_graphs', 'not recorded')}; cached forwards {r.get('cached_graphs', 'not recorded')}"
                   + (f"; stereoprobe globalbias {r['post_processing_seconds']:.1f} s" if "post_processing_seconds" in r
                      else ""))
-    for c in result.get("float32_check") or []:
-        print(f"float32 check, {c['workload']}: {c['texts']} texts, provider vs plain max |Δ| per token "
-              f"{c['max_abs_diff_per_token']:.2e} nats")
-    for key in ("batch_stability", "batch_stability_unfixed", "batch_stability_float32"):
-        if key in result:
-            b = result[key]
-            print(f"{key} ({b['dtype']}, {b['texts']} texts, fixed shapes {b['fixed_shapes']}): identical to batch 64: "
-                  f"{b['identical']}; max |Δ| per text sum: {b['max_abs_diff_per_text_sum']}")
-    if "cached_graphs" in result:
-        c = result["cached_graphs"]
-        print(f"cached-forward graphs ({c['dtype']}, {c['texts']} texts): {c['fixed_cached_graphs']}; fixed-shape "
-              f"cache vs dynamic cache ({c['dynamic_cached_graphs'] or 'eager'}): identical {c['identical']}, max |Δ| "
-              f"per text sum {c['max_abs_diff_per_text_sum']:.2e}")
-    for t, c in result.get("fixed_shape_cost_by_tokens", {}).items():
-        print(f"fixed shapes of {t} tokens: throughput cost {100 * c['provider_direct']:.1f} % provider direct, "
-              f"{100 * c['inspect_eval']:.1f} % through inspect (against free shapes, same run)")
-    for g in result.get("generation", []):
-        print(f"generation, {g['route']:<15} {g['texts']} stories x {g['max_new_tokens']} tokens: "
-              f"{g['generated_tokens']} tokens in {g['seconds']:.1f} s = {g['tokens_per_s']:.0f} tokens/s"
-              + (f"; worker batches {g['worker_batches']}" if "worker_batches" in g else ""))
+    gpu_e2e.print_extras(result)
     agree = {True: "yes", False: "NO", None: "not measured"}[result["agree"]]
     print(f"agreement within {args.tolerance:g} nats per token (float32): {agree}; "
           f"bench {result['bench_seconds']:.0f} s; skipped {result['skipped']}; errors {result['errors']}")

@@ -435,8 +435,7 @@ class TransformersAPI(ModelAPI):
         """Score prepared requests synchronously (the worker's path; also the direct API used by benchmarks).
         ``groups[i]``: the planning group of payload ``i`` (prefixes are shared within a group only)."""
         if self.scorer is not None:
-            scorer = self.scorer_process or self.scorer
-            return scorer.score([p["ids"] for p in payloads], self.policy, self.prefix_sharing, top_k, groups)
+            return (self.scorer_process or self.scorer).score([p["ids"] for p in payloads], self.policy, self.prefix_sharing, top_k, groups)
         rows = self.batch_size
         if rows is None:  # masked and encoder-decoder models: rows of the longest input within the budget
             longest = max((len(p.get("ids") or p.get("enc") or ()) + len(p.get("dec") or ()) for p in payloads),

@@ -25,8 +25,8 @@ from inspect_ai.model import get_model
 from stereoprobe.cli import main
 from stereoprobe.redact import REDACTED, check_public_url, is_secret_name, redact, redact_text
 from stereoprobe.errors import InputError
-from planted_secrets import (BASIC, HEXISH, JWT_HEAD, JWT_SIG, NEW_ARGS, NEW_ERROR, NEW_SECRETS, PEM_BODY,
-                             PLAIN_LOWER, RANDOM_KEY_NAME, SAS_SIG)
+from planted_secrets import (BASIC, HEXISH, JWT_SIG, NEW_ARGS, NEW_ERROR, NEW_SECRETS, PLAIN_LOWER,
+                             RANDOM_KEY_NAME, SAS_SIG)
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "stereotales"))
 sys.path.insert(0, str(Path(__file__).parents[1] / "globalbias"))
@@ -401,24 +401,6 @@ def test_plan_never_echoes_a_key(extra: list[str], tmp_path, capsys) -> None:
     console = capsys.readouterr()
     texts = [(tmp_path / "plan.json", (tmp_path / "plan.json").read_text())] if code == 0 else []
     _assert_clean(texts, console.out + console.err)
-
-
-@pytest.mark.parametrize("model, secret", [(f"openai-api/x/{HEXISH}", HEXISH), (f"openai-api/{JWT_HEAD}/m", JWT_HEAD),
-                                           (f"openai-api/x/{BASIC}", BASIC), (f"vllm/org/{PEM_BODY}", PEM_BODY)])
-def test_plan_json_writes_only_what_is_known_harmless(model: str, secret: str, tmp_path, capsys) -> None:
-    """``plan --json`` goes through the allow-list writer (issue 41.1): a model name holding a token of a shape
-    no deny-list names is written as ``***``, in the plan's models and in every note quoting it; the plan is
-    still written (exit 0)."""
-    out = tmp_path / "plan.json"
-    code = main(["plan", "dbb", "-T", "source=bundled", "-T", "prompt=stereoprobe", "-T", "categories=ses",
-                 "--model", model, "--json", str(out)])
-    capsys.readouterr()
-    assert code == 0
-    text = out.read_text()
-    assert secret not in text
-    written = json.loads(text)
-    assert written["models"] and all(ms == [REDACTED] for ms in written["models"].values())
-    assert written["samples"] > 0 and written["task"] == "dbb"
 
 
 def test_hub_source_url_must_be_http(results, tmp_path, capsys) -> None:
