@@ -250,13 +250,14 @@ async def check_logprobs(model: Model | None, requirement: str, what: str = "lik
 
 
 def _named_url(api: Any) -> str:
-    """The base URL the provider sends to, credentials redacted: the one given (``-M base_url``,
+    """The base URL the provider sends to, credentials hidden: the one given (``-M base_url``,
     ``--model-base-url``) or, for ``openai/``, the one its client took from ``OPENAI_BASE_URL`` (the provider
-    keeps ``base_url`` None then); "" where neither names one."""
-    from stereoprobe.redact import redact_text
+    keeps ``base_url`` None then), through the allow-list writer (:func:`stereoprobe.harmless.safe_url`); ""
+    where neither names one."""
+    from stereoprobe.harmless import safe_url
 
     url = api.base_url or getattr(getattr(api, "client", None), "base_url", None)
-    return redact_text(str(url).rstrip("/")) if url else ""
+    return safe_url(str(url).rstrip("/")) if url else ""
 
 
 def _fresh_probe(model: Model, requirement: str | None = "prompt") -> Verdict:
