@@ -33,7 +33,9 @@ __all__ = ["LoadSpec", "ScorerProcess", "scorer_process"]
 @dataclass(frozen=True)
 class LoadSpec:
     """What the scorer process loads: the arguments of :func:`stereoprobe.providers.loading.load`, the padding
-    token and the CUDA-graph choice of the provider (:func:`stereoprobe.providers.graphs.graph_choice`)."""
+    token, the CUDA-graph choice of the provider (:func:`stereoprobe.providers.graphs.graph_choice`) and its
+    cached-forward choice (:func:`stereoprobe.providers.cached_graphs.static_cache_choice`, with the arena's
+    tokens), so the process scores exactly as the provider's own scorer would."""
 
     model_name: str
     device: str
@@ -43,11 +45,14 @@ class LoadSpec:
     load_kwargs: tuple[tuple[str, Any], ...]
     pad_id: int
     graphs: tuple[bool, str]
+    cached: tuple[bool, str] = (False, "off: not asked")
+    arena_tokens: int = 0
 
 
 def _serve(conn: Any, spec: LoadSpec) -> None:
     """The scorer process: load, say ready (or why not), then answer score calls until the pipe closes."""
     try:
+        from stereoprobe.providers.cached_graphs import attach_cached
         from stereoprobe.providers.graphs import GraphedForward
         from stereoprobe.providers.loading import load
         from stereoprobe.providers.scoring import CausalScorer
@@ -56,6 +61,7 @@ def _serve(conn: Any, spec: LoadSpec) -> None:
                            dict(spec.load_kwargs))
         scorer = CausalScorer(model, pad_id=spec.pad_id)
         scorer.graphs = GraphedForward(lambda ids: scorer.forward(ids)[0], *spec.graphs)  # type: ignore[attr-defined]
+        attach_cached(scorer, spec.cached, spec.graphs[0], spec.arena_tokens)
     except BaseException as ex:  # noqa: BLE001 - reported to the provider, which raises it
         conn.send(("error", f"{type(ex).__name__}: {ex}"))
         return

@@ -164,7 +164,8 @@ class TransformersAPI(ModelAPI):
             self.scorer.graphs = GraphedForward(lambda ids: self.scorer.forward(ids)[0], *graphs)  # type: ignore
             attach_cached(self.scorer, cached, graphs[0], self.shape.tokens if self.shape else 0)
         self.scorer_process = scorer_process(own_process, LoadSpec(model_name, self.device, str(self.dtype).removeprefix(
-            "torch."), self.kind, tokenizer_id, tuple(sorted(load_kwargs.items())), self.pad_id, graphs))
+            "torch."), self.kind, tokenizer_id, tuple(sorted(load_kwargs.items())), self.pad_id, graphs, cached,
+            self.shape.tokens if self.shape else 0))
         self._free_memory = free_memory(self.device)  # measured once, after the weights are loaded
         if self.batch_tokens is None:
             self.batch_tokens = scoring_token_budget(self.model, self.device, self._free_memory)
@@ -181,8 +182,7 @@ class TransformersAPI(ModelAPI):
         getattr(self.scorer_process, "close", lambda: None)()
 
     def max_tokens(self) -> int | None:
-        # None keeps config.max_tokens unset, so a scoring request (prompt_logprobs) generates nothing;
-        # chat generation without max_tokens uses DEFAULT_MAX_TOKENS
+        # None: max_tokens unset, a scoring request generates nothing; chat without it uses DEFAULT_MAX_TOKENS
         return None
 
     async def tokenize(self, text: str) -> list[int]:

@@ -88,3 +88,16 @@ def test_globalbias_through_inspect_same_numbers(tmp_path: Path) -> None:
     assert ours and set(ours) == set(theirs)
     assert all(ours[k][1] == theirs[k][1] for k in ours)
     assert max(abs(ours[k][0] - theirs[k][0]) for k in ours) <= TOL * max(n for _, n in ours.values())
+
+
+def test_the_process_gets_the_providers_cached_forward_choice(tiny_models) -> None:
+    """``-M static_cache`` travels to the scorer process with the graph choice (it was dropped there: the
+    process scored through transformers' dynamic cache whatever the provider was asked)."""
+    from inspect_ai.model import get_model
+
+    asked = get_model(f"transformers/{tiny_models['llama']}", device="cpu", memoize=False, scorer_process="true",
+                      static_cache="true")
+    spec = asked.api.scorer_process.spec  # type: ignore[attr-defined]
+    assert spec.cached[0] is True and asked.api.scorer.cached is not None  # type: ignore[attr-defined]
+    default = get_model(f"transformers/{tiny_models['llama']}", device="cpu", memoize=False, scorer_process="true")
+    assert default.api.scorer_process.spec.cached[0] is False  # type: ignore[attr-defined]  (auto: no graphs on CPU)
