@@ -46,7 +46,7 @@ test: $(STAMP) vllm-venv
 	$(OFFLINE) $(PY) -m pytest -n 2 --dist loadgroup --durations=15
 
 test-fast: $(STAMP)
-	$(OFFLINE) $(PY) -m pytest -n 2 -m "not slow"
+	$(OFFLINE) $(PY) -m pytest -n 2 -m "not slow and not network"
 
 clean-demo:
 	rm -rf $(DEMO_OUT)
