@@ -370,14 +370,20 @@ def _slice_jobs(stories: pd.DataFrame, attributes: list[str], config: MiningConf
 
 def _run_jobs(jobs: list, config: MiningConfig, progress: Progress) -> list:
     """The slices' results in job order, in ``config.n_jobs`` processes (each keeps its step-1 cache across
-    the slices it runs)."""
+    the slices it runs). With several processes the slices go out one at a time, largest first (stories as
+    the measure of work: a global slice holds its model's every language), so no process is left with a
+    batch of large slices at the end (longest-processing-time-first scheduling)."""
     label = "association tests" + (" and bootstrap" if config.bootstrap_reps else "") + " (model x slice)"
     try:
         if config.n_jobs > 1 and len(jobs) > 1:
             _RUN_CACHE.clear()  # workers start with an empty cache
+            order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i][0].target))
+            out: list = [None] * len(jobs)
             with ProcessPoolExecutor(max_workers=config.n_jobs) as ex:
-                chunk = max(1, len(jobs) // (4 * config.n_jobs))
-                return list(progress(_Counted(ex.map(_run_slice, jobs, chunksize=chunk), len(jobs)), label))
+                done = ex.map(_run_slice, [jobs[i] for i in order], chunksize=1)
+                for i, res in zip(order, progress(_Counted(done, len(jobs)), label)):
+                    out[i] = res
+            return out
         return [_run_slice(j) for j in progress(jobs, label)]
     finally:
         _RUN_CACHE.clear()
