@@ -262,14 +262,15 @@ class McCounter:
         n = int(t.sum())
         self.continuable = bool(n > np.log(n + 1) * rows.size * cols.size)
         self._rows, self._cols = rows, cols
-        self._dist = stats.random_table(rows, cols, seed=np.random.default_rng(seed))
-        self._obs = np.asarray(self._dist.pmf(t))
-        self._cut = self._obs + np.abs(np.finfo(float).eps * 100 * self._obs)
+        self._dist = None  # the stream (scipy's frozen random_table), made at the first draw
         # scipy's random_table.logpmf, term by term: const − Σ gammaln(x + 1); the table lookup returns the
-        # same doubles as gammaln, so the pmf values (and the comparisons) are scipy's bit for bit
+        # same doubles as gammaln, so the pmf values (and the comparisons) are scipy's bit for bit, the observed
+        # table's included (``random_table(R, C).pmf(T)``: exp of the same terms, summed over both axes)
         self._lnfac = special.gammaln(np.arange(n + 1) + 1)
         self._const = np.sum(special.gammaln(rows + 1), axis=-1) + np.sum(special.gammaln(cols + 1), axis=-1) \
             - special.gammaln(n + 1)
+        self._obs = np.exp(self._const - np.sum(self._lnfac[t], axis=(-1, -2)))
+        self._cut = self._obs + np.abs(np.finfo(float).eps * 100 * self._obs)
 
     def _hit(self, sims: np.ndarray) -> np.ndarray:
         pmf = np.exp(self._const - np.sum(self._lnfac[sims], axis=(-1, -2)))
@@ -284,6 +285,8 @@ class McCounter:
         if total <= self.draws:
             return
         if self.continuable:
+            if self._dist is None:
+                self._dist = stats.random_table(self._rows, self._cols, seed=np.random.default_rng(self.seed))
             while self.draws < total:
                 k = min(self.chunk, total - self.draws)
                 self.exceed += self._count(self._dist.rvs(size=k))

@@ -179,3 +179,17 @@ def test_memory_layout_does_not_change_ties():
     c = McCounter(t, 42)
     c.draw_to(20_000)
     assert c.pvalue == ref
+
+
+@pytest.mark.parametrize("table", [[[8, 2, 3], [1, 5, 4]], [[39, 13], [24, 22]],
+                                   [[30, 12, 4, 9], [11, 25, 14, 6], [9, 8, 20, 30]], [[0, 3, 1], [2, 0, 5], [1, 1, 0]]])
+def test_counter_observed_pmf_and_cut_are_scipys(table):
+    """The observed table's pmf (the cut every draw is compared with) is ``random_table(R, C).pmf(T)`` bit for
+    bit, and so is each drawn table's."""
+    t = np.array(table)
+    c = McCounter(t, 42)
+    dist = stats.random_table(t.sum(axis=1), t.sum(axis=0))
+    assert c._obs == dist.pmf(t)
+    sims = stats.random_table(t.sum(axis=1), t.sum(axis=0), seed=np.random.default_rng(7)).rvs(size=500)
+    want = dist.pmf(sims) <= dist.pmf(t) + abs(np.finfo(float).eps * 100 * dist.pmf(t))
+    np.testing.assert_array_equal(c._hit(sims), want)
