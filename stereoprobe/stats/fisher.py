@@ -26,6 +26,7 @@ __all__ = [
     "exact_ffh_pvalue",
     "McCounter",
     "clopper_pearson",
+    "binom_quantile",
     "expected_counts",
     "cochran_ok",
 ]
@@ -216,6 +217,37 @@ def reference_mc_pvalue(table, n_resamples: int = 500_000, seed: int = 42) -> fl
     return float(stats.fisher_exact(t, method=method).pvalue)
 
 
+# scipy's own quantile ufuncs behind ``stats.binom.ppf`` / ``stats.beta.ppf`` (``binom_gen._ppf``, ``beta_gen._ppf``):
+# the public methods check and broadcast their arguments in Python on every call (about half a millisecond),
+# which the sequential Monte Carlo test pays thousands of times on a handful of values; where the arguments are
+# valid the methods return exactly these ufuncs' values (times scale 1, plus loc 0)
+_BINOM_PPF = getattr(special._ufuncs, "_binom_ppf", None)
+_BETA_PPF = getattr(special._ufuncs, "_beta_ppf", None)
+
+
+def binom_quantile(q: float, n, p) -> np.ndarray:
+    """``scipy.stats.binom.ppf(q, n, p)`` (vectorised over ``n`` and ``p``), the same doubles, for ``0 < q < 1``.
+
+    >>> binom_quantile(0.5, [10, 0], [0.5, 0.3]).tolist()
+    [5.0, 0.0]
+    """
+    n = np.asarray(n, dtype=float)
+    p = np.asarray(p, dtype=float)
+    valid = 0 < q < 1 and bool(np.all((n >= 0) & (n == np.floor(n)) & (p >= 0) & (p <= 1)))
+    if _BINOM_PPF is None or not valid:
+        return np.asarray(stats.binom.ppf(q, n, p), dtype=float)
+    return np.asarray(_BINOM_PPF(q, n, p), dtype=float) + 0.0
+
+
+def _beta_quantile(q: float, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``scipy.stats.beta.ppf(q, a, b)`` where ``a, b > 0`` (the same doubles); elsewhere any value (the caller
+    replaces those entries)."""
+    if _BETA_PPF is None or not 0 < q < 1:
+        return np.asarray(stats.beta.ppf(q, a, b), dtype=float)
+    ok = (a > 0) & (b > 0)
+    return np.where(ok, _BETA_PPF(q, np.where(ok, a, 1.0), np.where(ok, b, 1.0)) * 1.0 + 0.0, np.nan)
+
+
 def clopper_pearson(x, k, delta):
     """Two-sided Clopper–Pearson (1934) interval of level ``1 − delta`` for a binomial proportion with
     ``x`` successes in ``k`` trials (vectorised): ``[Beta(δ/2; x, k−x+1), Beta(1−δ/2; x+1, k−x)]``.
@@ -227,8 +259,8 @@ def clopper_pearson(x, k, delta):
     x = np.asarray(x, dtype=float)
     k = np.asarray(k, dtype=float)
     with np.errstate(invalid="ignore"):
-        lo = np.where(x > 0, stats.beta.ppf(delta / 2, x, k - x + 1), 0.0)
-        hi = np.where(x < k, stats.beta.ppf(1 - delta / 2, x + 1, k - x), 1.0)
+        lo = np.where(x > 0, _beta_quantile(delta / 2, x, k - x + 1), 0.0)
+        hi = np.where(x < k, _beta_quantile(1 - delta / 2, x + 1, k - x), 1.0)
     return lo, hi
 
 

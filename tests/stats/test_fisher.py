@@ -193,3 +193,22 @@ def test_counter_observed_pmf_and_cut_are_scipys(table):
     sims = stats.random_table(t.sum(axis=1), t.sum(axis=0), seed=np.random.default_rng(7)).rvs(size=500)
     want = dist.pmf(sims) <= dist.pmf(t) + abs(np.finfo(float).eps * 100 * dist.pmf(t))
     np.testing.assert_array_equal(c._hit(sims), want)
+
+
+def test_quantiles_are_scipys_public_ones_bit_for_bit():
+    """The sequential test's quantiles go to scipy's ufuncs directly; the values are ``binom.ppf`` /
+    ``beta.ppf`` exactly (they decide when a Monte Carlo test stops, hence its reported p-value)."""
+    from stereoprobe.stats.fisher import binom_quantile
+
+    rng = np.random.default_rng(45)
+    n = np.concatenate([[0, 1, 500_000], rng.integers(0, 500_000, size=200)]).astype(float)
+    p = np.concatenate([[0.0, 1.0, 0.5], rng.beta(0.3, 3, size=200)])
+    for q in (1e-6, 1 - 1e-6, 0.3):
+        np.testing.assert_array_equal(binom_quantile(q, n, p), stats.binom.ppf(q, n, p))
+    k = rng.integers(1, 300_000, size=300).astype(float)
+    x = np.minimum(k, rng.integers(0, 2000, size=300)).astype(float)
+    x[:3], k[:3] = [0, 5, 7], [5, 5, 9]
+    lo, hi = clopper_pearson(x, k, 1e-7)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(lo, np.where(x > 0, stats.beta.ppf(5e-8, x, k - x + 1), 0.0))
+        np.testing.assert_array_equal(hi, np.where(x < k, stats.beta.ppf(1 - 5e-8, x + 1, k - x), 1.0))

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
+from scipy import special
 
 from stereoprobe.stats.fisher import (
     McCounter,
+    binom_quantile,
     clopper_pearson,
     cochran_ok,
     exact_ffh_pvalue,
@@ -266,8 +267,8 @@ class _DecisionLoop:
         k = np.array([s.draws for s in states], dtype=float)
         plo = np.array([s.lo for s in states])
         phi = np.array([s.hi for s in states])
-        lo = (x + stats.binom.ppf(q, n_ref - k, plo) + 1.0) / (n_ref + 1.0)
-        hi = np.minimum(1.0, (x + stats.binom.ppf(1 - q, n_ref - k, phi) + 1.0) / (n_ref + 1.0))
+        lo = (x + binom_quantile(q, n_ref - k, plo) + 1.0) / (n_ref + 1.0)
+        hi = np.minimum(1.0, (x + binom_quantile(1 - q, n_ref - k, phi) + 1.0) / (n_ref + 1.0))
         fin = np.array([s.final for s in states])
         pv = np.array([s.p for s in states])
         return np.where(fin, pv, lo), np.where(fin, pv, hi)
