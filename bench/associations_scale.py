@@ -64,6 +64,7 @@ STAGES: list[tuple[str, str, str]] = [
     ("stereoprobe.stats.fisher", "McCounter.draw_to", "r×c Monte Carlo draws"),
     ("stereoprobe.stats.fisher", "McCounter.__init__", "r×c Monte Carlo draws"),
     (M + "associations", "family_pvalues", "r×c decision loop (BH, intervals)"),
+    (M + "associations", "family_columns", "r×c decision loop (BH, intervals)"),
     (M + "associations", "fisher_cells_greater", "per-cell tests"),
     (M + "associations", "adjust_by", "multiple testing (cells, BY)"),
     (M + "associations", "adjust_bh", "multiple testing (run BH)"),

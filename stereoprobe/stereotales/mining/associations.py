@@ -45,7 +45,7 @@ from stereoprobe.stereotales.mining.aggregate import (
     provider_of,
 )
 from stereoprobe.stereotales.mining.config import MiningConfig, PMethod, config_dict
-from stereoprobe.stereotales.mining.pvalues import StepOneCache, family_pvalues
+from stereoprobe.stereotales.mining.pvalues import StepOneCache, family_columns, family_pvalues
 
 T = TypeVar("T")
 
@@ -215,9 +215,10 @@ def _mine_group(inp: _SliceInput, a_idx: int, rows: np.ndarray | None, config: M
         built = _group_tables(inp, a_idx, rows, config)
     if not built:
         return [], []
-    fam = family_pvalues([t for _, t, _, _ in built], config, cache)
+    fam = family_columns([t for _, t, _, _ in built], config, cache)
     pairs, values = [], []
-    for (b, table, row_vals, col_vals), f in zip(built, fam.to_dict("records")):
+    rows_f = [dict(zip(fam, vals)) for vals in zip(*fam.values())]
+    for (b, table, row_vals, col_vals), f in zip(built, rows_f):
         r, c = table.shape
         v = cramers_v_corrected(table)
         eff = effect_category(v, min(r, c) - 1)

@@ -169,9 +169,18 @@ def family_pvalues(tables: Sequence[np.ndarray], config: MiningConfig = MiningCo
     ``cache`` (:class:`StepOneCache` of the same configuration): work shared with the other families of a run;
     the result is the same with or without it.
     """
-    cols = ["p", "p_method", "n_resamples", "p_bh", "significant"]
+    return pd.DataFrame(family_columns(tables, config, cache), columns=FAMILY_COLUMNS)
+
+
+FAMILY_COLUMNS = ["p", "p_method", "n_resamples", "p_bh", "significant"]
+
+
+def family_columns(tables: Sequence[np.ndarray], config: MiningConfig = MiningConfig(),
+                   cache: StepOneCache | None = None) -> dict[str, list]:
+    """:func:`family_pvalues` as plain columns (lists of Python numbers, in :data:`FAMILY_COLUMNS` order): what
+    the mining reads row by row, without a frame per family."""
     if len(tables) == 0:
-        return pd.DataFrame(columns=cols)
+        return {c: [] for c in FAMILY_COLUMNS}
     if cache is None or cache.config != config:
         cache = StepOneCache(config)
     keys = [table_key(t) for t in tables]
@@ -180,10 +189,16 @@ def family_pvalues(tables: Sequence[np.ndarray], config: MiningConfig = MiningCo
     if hit is None:
         hit = cache.families[fkey] = _family(tables, keys, config, cache)
         cache.release()
-    return hit.copy()
+    return {c: list(v) for c, v in hit.items()}
 
 
-def _family(tables: Sequence[np.ndarray], keys: list[tuple], config: MiningConfig, cache: StepOneCache) -> pd.DataFrame:
+def _columns(p: np.ndarray, method: Sequence[str], draws: Sequence[int], significant: np.ndarray) -> dict[str, list]:
+    return {"p": [float(x) for x in p], "p_method": list(method), "n_resamples": [int(d) for d in draws],
+            "p_bh": [float(x) for x in adjust_bh(p)], "significant": [bool(x) for x in significant]}
+
+
+def _family(tables: Sequence[np.ndarray], keys: list[tuple], config: MiningConfig,
+            cache: StepOneCache) -> dict[str, list]:
     if config.p_method == "reference-mc":
         return _reference_family(tables, config)
     if config.p_method == "asymptotic":
@@ -197,28 +212,20 @@ def _family(tables: Sequence[np.ndarray], keys: list[tuple], config: MiningConfi
     for i, s in enumerate(states):
         if s.method == "sequential-mc":
             p[i] = min(max(p[i], lo_ref[i]), hi_ref[i])
-    return pd.DataFrame(
-        {"p": p, "p_method": [s.method for s in states], "n_resamples": [s.draws for s in states],
-         "p_bh": adjust_bh(p), "significant": significant}
-    )
+    return _columns(p, [s.method for s in states], [s.draws for s in states], significant)
 
 
-def _reference_family(tables: Sequence[np.ndarray], config: MiningConfig) -> pd.DataFrame:
+def _reference_family(tables: Sequence[np.ndarray], config: MiningConfig) -> dict[str, list]:
     """Upstream's computation itself: scipy's Monte Carlo p-value per table, then BH."""
     p = np.array([reference_mc_pvalue(t, config.mc_resamples, config.seed) for t in tables])
-    return pd.DataFrame(
-        {"p": p, "p_method": "reference-mc", "n_resamples": config.mc_resamples, "p_bh": adjust_bh(p),
-         "significant": bh_reject(p, config.alpha)}
-    )
+    return _columns(p, ["reference-mc"] * len(p), [config.mc_resamples] * len(p), bh_reject(p, config.alpha))
 
 
-def _asymptotic_family(tables: Sequence[np.ndarray], config: MiningConfig) -> pd.DataFrame:
+def _asymptotic_family(tables: Sequence[np.ndarray], config: MiningConfig) -> dict[str, list]:
     """The FFH chi-square approximation everywhere (exact for 2x2): fastest, no decision guarantee."""
     p = np.array([exact_ffh_pvalue(t) if t.shape == (2, 2) else ffh_asymptotic_pvalue(t) for t in tables])
     meth = ["exact" if t.shape == (2, 2) else "asymptotic" for t in tables]
-    return pd.DataFrame(
-        {"p": p, "p_method": meth, "n_resamples": 0, "p_bh": adjust_bh(p), "significant": bh_reject(p, config.alpha)}
-    )
+    return _columns(p, meth, [0] * len(p), bh_reject(p, config.alpha))
 
 
 def _shortcut(t: np.ndarray, config: MiningConfig) -> tuple[str, float, float, float] | None:
