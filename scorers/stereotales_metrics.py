@@ -21,7 +21,7 @@ from typing import Any
 
 from inspect_ai.scorer import Metric, SampleScore, metric
 
-from stereoprobe.metric_values import defined
+from stereoprobe.metric_values import defined, live_name
 from stereoprobe.stereotales import contract as C
 from stereoprobe.stereotales.contract import ALL_SLICE
 from stereoprobe.stereotales.extraction.agreement import RatingCodes
@@ -85,7 +85,7 @@ def _headline(name: str, figures: Callable[[list[SampleScore]], dict[str, float]
     """The metric function of the figure ``name`` of ``figures``' mapping, when defined."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
-        return defined(name, figures(scores).get(name))
+        return defined(live_name(name, scores), figures(scores).get(name))
 
     return compute
 
