@@ -20,19 +20,24 @@ if __name__ == "stereoprobe":
 
     _clone = os.path.dirname(os.path.abspath(__file__))  # as Python found it (a link is not followed)
 
+    def _usable(spec):  # type: ignore[no-untyped-def]
+        """A regular package that is not this file (a finder searching ``sys.path`` finds this file again)."""
+        return (spec is not None and spec.origin not in (None, "namespace")
+                and os.path.abspath(spec.origin) != os.path.abspath(__file__))
+
     def _installed_spec():  # type: ignore[no-untyped-def]
         """The spec of the installed stereoprobe: a regular package on ``sys.path`` other than the clone's parent
         folder, else the one an import hook offers (setuptools' editable finder)."""
         parent = os.path.dirname(_clone)
         paths = [p for p in sys.path if os.path.abspath(p or os.curdir) != parent]
         spec = PathFinder.find_spec("stereoprobe", paths)
-        if spec is not None and spec.origin not in (None, "namespace"):
+        if _usable(spec):
             return spec
         for finder in sys.meta_path:
             if finder is PathFinder or not hasattr(finder, "find_spec"):
                 continue
             spec = finder.find_spec("stereoprobe", None)
-            if spec is not None and spec.origin not in (None, "namespace"):
+            if _usable(spec):
                 return spec
         return None
 
