@@ -25,6 +25,7 @@ from inspect_ai.solver import TaskState
 
 from stereoprobe.globalbias.contract import PERPLEXITY, SCORE_KEYS
 from stereoprobe.likelihood import N_BYTES, N_TOKENS, SUM_LOGPROB, TEXTS_METADATA, malformed_reply, read_results
+from stereoprobe.metric_values import live_figure
 from stereoprobe.scorers.likelihood import mean_perplexity, text_logprobs, texts, unscored
 
 __all__ = ["KEYS", "flagged_pairs", "globalbias_metrics", "sentence_logprob", "sentence_mean_perplexity",
@@ -54,7 +55,7 @@ def sentence_mean_perplexity() -> Metric:
         ]
         return sum(ppl) / len(ppl) if ppl else float("nan")
 
-    return compute
+    return live_figure("sentence_mean_perplexity", compute)
 
 
 @metric
@@ -64,7 +65,7 @@ def unscored_sentences() -> Metric:
     def compute(scores: list[SampleScore]) -> float:
         return float(sum(1 for v in _vals(scores) if not (v.get(N_TOKENS) == v.get(N_TOKENS))))
 
-    return compute
+    return live_figure("unscored_sentences", compute)
 
 
 @scorer(metrics=[sentence_mean_perplexity(), unscored_sentences()])
@@ -155,7 +156,7 @@ def flagged_pairs() -> Metric:
             return float("nan")
         return float(table["flagged"].fillna(False).astype(bool).sum())
 
-    return compute
+    return live_figure("flagged_pairs", compute)
 
 
 def globalbias_metrics(unit: str = "group") -> list[Metric]:

@@ -20,6 +20,7 @@ from stereoprobe.likelihood import (
     encode_results,
     read_results,
 )
+from stereoprobe.metric_values import live_figure
 
 
 def _values(scores: list[SampleScore]) -> list[dict]:
@@ -39,7 +40,7 @@ def mean_perplexity() -> Metric:
                 n += k
         return total / n if n else float("nan")
 
-    return compute
+    return live_figure("mean_perplexity", compute)
 
 
 @metric
@@ -49,7 +50,7 @@ def unscored() -> Metric:
     def compute(scores: list[SampleScore]) -> float:
         return float(sum(v.get(VALUE_UNSCORED, 0.0) for v in _values(scores)))
 
-    return compute
+    return live_figure("unscored", compute)
 
 
 @metric
@@ -59,7 +60,7 @@ def texts() -> Metric:
     def compute(scores: list[SampleScore]) -> float:
         return float(sum(v.get(VALUE_TEXTS, 0.0) for v in _values(scores)))
 
-    return compute
+    return live_figure("texts", compute)
 
 
 @scorer(metrics=[mean_perplexity(), unscored(), texts()])

@@ -7,8 +7,9 @@ The console and the log's results carry the headline figures only, each over eve
 ``parse_failure_rate``, ``api_error_rate``, ``extraction_failure_rate``, ``unknown_rate`` and
 ``fleiss_kappa_mean``. The per-language and per-attribute figures stay in the log's sample scores, from
 which :func:`breakdown` computes them (``<rate>_<language>``, ``unknown_rate_<attribute>[_<language>]``,
-``fleiss_kappa_<attribute>[_<language>]``), and ``stereoprobe associations`` tabulates refusals and unknown
-answers per language and attribute (``refusal_rates.csv``, ``unknown_rates.csv``) from the same samples.
+``fleiss_kappa_<attribute>[_<language>]``), and ``stereoprobe associations`` tabulates refusals, unknown
+answers and the extractors' kappa per language and attribute (``refusal_rates.csv``, ``unknown_rates.csv``,
+``extractor_agreement.csv``) from the same samples.
 """
 
 from __future__ import annotations
@@ -18,15 +19,14 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
 from inspect_ai.scorer import Metric, SampleScore, metric
 
-from stereoprobe.metric_values import defined
-from stereoprobe.stats.agreement import fleiss_kappa
+from stereoprobe.metric_values import defined, live_name
 from stereoprobe.stereotales import contract as C
-from stereoprobe.stereotales.contract import UNKNOWN
+from stereoprobe.stereotales.contract import ALL_SLICE
+from stereoprobe.stereotales.extraction.agreement import RatingCodes
 
-ALL = "all"
+ALL = ALL_SLICE  # the pooled "language" of the figures
 
 # ----------------------------------------------------------------------------------------------- metrics
 def _stories(scores: list[SampleScore]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
@@ -85,7 +85,7 @@ def _headline(name: str, figures: Callable[[list[SampleScore]], dict[str, float]
     """The metric function of the figure ``name`` of ``figures``' mapping, when defined."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
-        return defined(name, figures(scores).get(name))
+        return defined(live_name(name, scores), figures(scores).get(name))
 
     return compute
 
@@ -177,60 +177,24 @@ def unknown_rate() -> Metric:
     return _headline("unknown_rate", unknown_rates)
 
 
-def _valid_ratings(meta: Mapping[str, Any]) -> list[Mapping[str, str]] | None:
-    """The extractors' value dicts when the story was extracted and every extractor (≥ 2) answered validly."""
-    if meta.get(C.MD_REFUSED):
-        return None
-    extractions = meta.get(C.MD_EXTRACTIONS) or []
-    if len(extractions) < 2 or any(e.get("status") != "ok" for e in extractions):
-        return None
-    return [e.get("values") or {} for e in extractions]
-
-
-def _kappa(codes: np.ndarray) -> float:
-    """Fleiss' kappa of a stories x raters array of integer category codes (vectorised count table)."""
-    if codes.shape[0] == 0:
-        return math.nan
-    k = int(codes.max()) + 1
-    flat = (np.arange(codes.shape[0])[:, None] * k + codes).ravel()
-    counts = np.bincount(flat, minlength=codes.shape[0] * k).reshape(codes.shape[0], k)
-    return fleiss_kappa(counts)
-
-
 def agreement(scores: list[SampleScore]) -> dict[str, float]:
-    """Fleiss' kappa between extractors per attribute (stories where all extractors answered validly);
-    keys ``fleiss_kappa_<attribute>`` and ``fleiss_kappa_<attribute>_<language>``, left out when no story
-    was rated by two or more extractors (one extractor: only ``fleiss_kappa_mean``, NaN).
-    ``fleiss_kappa_mean``: the mean of the defined per-attribute kappas. A log mixing ensemble sizes uses the
-    stories of the first size seen (Fleiss' kappa needs a fixed number of raters)."""
+    """Fleiss' kappa between extractors per attribute (stories where all extractors answered validly;
+    :class:`stereoprobe.stereotales.extraction.agreement.RatingCodes`, the computation of the
+    ``extractor_agreement`` table of ``stereoprobe associations``); keys ``fleiss_kappa_<attribute>`` and
+    ``fleiss_kappa_<attribute>_<language>``, left out when no story was rated by two or more extractors (one
+    extractor: only ``fleiss_kappa_mean``, NaN). ``fleiss_kappa_mean``: the mean of the defined per-attribute
+    kappas. A log mixing ensemble sizes uses the stories of the first size seen (Fleiss' kappa needs a fixed
+    number of raters)."""
     stories = _stories(scores)
     attrs = _attributes(stories)
-    rows: list[list[Mapping[str, str]]] = []
-    row_langs: list[str] = []
-    n_raters: int | None = None
+    codes = RatingCodes(attrs)
     for lang, _, meta in stories:
-        row = _valid_ratings(meta)
-        if row is None:
-            continue
-        n_raters = len(row) if n_raters is None else n_raters
-        if len(row) == n_raters:
-            rows.append(row)
-            row_langs.append(lang)
-    lang_of = np.array(row_langs, dtype=object)
-    langs = sorted({lang for lang, _, _ in stories})
+        codes.add(lang, meta)
+    kappas = codes.kappas()
     out: dict[str, float] = {"fleiss_kappa_mean": math.nan}
-    if not rows or (n_raters or 0) < 2:  # no story rated by two or more extractors: every kappa undefined
-        return out
-    for attr in attrs:
-        index: dict[str, int] = {}
-        codes = np.array(
-            [[index.setdefault(str(v.get(attr, UNKNOWN)), len(index)) for v in row] for row in rows],
-            dtype=np.int64,
-        ).reshape(len(rows), n_raters or 0)
-        out[f"fleiss_kappa_{attr}"] = _kappa(codes)
-        for lang in langs:
-            out[f"fleiss_kappa_{attr}_{lang}"] = _kappa(codes[lang_of == lang] if rows else codes)
-    finite = [out[f"fleiss_kappa_{a}"] for a in attrs if not math.isnan(out[f"fleiss_kappa_{a}"])]
+    for (attr, lang), k in kappas.items():
+        out[f"fleiss_kappa_{attr}" if lang == ALL else f"fleiss_kappa_{attr}_{lang}"] = k.kappa
+    finite = [kappas[(a, ALL)].kappa for a in attrs if (a, ALL) in kappas and not math.isnan(kappas[(a, ALL)].kappa)]
     out["fleiss_kappa_mean"] = sum(finite) / len(finite) if finite else math.nan
     return out
 

@@ -22,7 +22,7 @@ from typing import Any
 # such error class); a plain exception would print a traceback.
 from inspect_ai._util.error import PrerequisiteError
 
-__all__ = ["PrerequisiteError", "active_generate_config", "active_model", "active_model_roles", "active_sample", "custom_model_info",
+__all__ = ["PrerequisiteError", "active_generate_config", "active_model", "active_model_roles", "active_sample", "custom_model_info", "in_live_metrics_update",
            "ensure_entry_points", "init_hooks", "parse_cli_args", "parse_cli_config", "register", "registry_find",
            "registry_info", "registry_lookup", "render_task_error_as_line", "set_exception_hook",
            "start_provider_server", "task_create"]
@@ -194,3 +194,25 @@ async def start_provider_server(api: Any) -> None:
     ensure = getattr(api, "_ensure_server_started", None)
     if callable(ensure):
         await ensure()
+
+
+#: the code of inspect's live-progress metric update: ``update_metrics_display_fn``'s inner ``compute``
+#: (``inspect_ai/_eval/task/run.py``), which recomputes the metrics at most about once a second as samples
+#: complete, and not after the last one; the run's results are computed elsewhere (``task_run``)
+_LIVE_UPDATE = ("update_metrics_display_fn.<locals>.compute", "run.py")
+
+
+def in_live_metrics_update() -> bool:
+    """Whether the metric being computed is for inspect's live progress line (over the samples completed so
+    far, possibly not all of them: the line is not refreshed after the last sample) rather than the run's
+    results. Read from the call stack: the frame of inspect's live update, by its qualified name and file.
+    Public replacement: none (a metric receives only the scores)."""
+    import sys
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_qualname == _LIVE_UPDATE[0] and code.co_filename.endswith(_LIVE_UPDATE[1]):
+            return True
+        frame = frame.f_back  # type: ignore[assignment]
+    return False

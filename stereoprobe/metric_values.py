@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["defined", "defined_metric", "defined_only"]
+__all__ = ["defined", "defined_metric", "defined_only", "live_figure", "live_name"]
 
 
 def _is_defined(value: float | None) -> bool:
@@ -41,11 +41,39 @@ def defined_only(values: Mapping[str, float | None]) -> dict[str, float]:
     return {k: float(v) for k, v in values.items() if _is_defined(v)}  # type: ignore[arg-type]
 
 
+def live_name(name: str, scores: Sequence[Any]) -> str:
+    """The key of figure ``name`` over ``scores``: ``name`` in the run's results; on inspect's live progress
+    line ``name (n=N)``, N the scores it is over (issue 42.8, "the live and final figures agree").
+
+    inspect recomputes the live line at most about once a second and not after the last sample, so a batch
+    of samples that completes together leaves the line with a figure over the first of them (profiles'
+    parse-failure rate 0.00 live over 1 response, 0.667 in the results over 3). Labelled with its N, the
+    live figure is right at every moment: it states what it is computed over, and the results give the
+    figure over every sample under the plain name.
+    """
+    from stereoprobe.inspect_internals import in_live_metrics_update
+
+    return f"{name} (n={len(scores)})" if in_live_metrics_update() else name
+
+
 def defined_metric(name: str, compute: Callable[[Sequence[Any]], float]) -> Callable[[Sequence[Any]], dict[str, float]]:
     """The metric function that hands inspect :func:`defined` ``(name, compute(scores))``: the figure under
-    ``name`` when it is defined, nothing when not."""
+    ``name`` (on the live progress line, :func:`live_name`'s) when it is defined, nothing when not."""
 
     def metric_value(scores: Sequence[Any]) -> dict[str, float]:
-        return defined(name, compute(scores))
+        return defined(live_name(name, scores), compute(scores))
+
+    return metric_value
+
+
+def live_figure(name: str, compute: Callable[[Sequence[Any]], float]) -> Callable[[Sequence[Any]], float | dict[str, float]]:
+    """The metric function of a figure that is a plain number in the run's results (under the metric's own
+    ``name``, NaN included): ``compute(scores)`` there, ``{live_name(name, scores): compute(scores)}`` on
+    inspect's live progress line."""
+
+    def metric_value(scores: Sequence[Any]) -> float | dict[str, float]:
+        value = compute(scores)
+        key = live_name(name, scores)
+        return value if key == name else {key: value}
 
     return metric_value

@@ -132,6 +132,7 @@ TABLES: Mapping[str, str] = {
     "attribute_distributions_by_scenario": "extracted attribute values per model and scenario (languages pooled)",
     "refusal_rates": "stories, refusals and errored samples per model, language, prompted attribute",
     "unknown_rates": "unknown/other answers per model, language, attribute",
+    "extractor_agreement": "Fleiss' kappa between the extractors per model, language, attribute (eval logs)",
     "association_examples": "a few stories (ids + excerpt) per association",
     "input_issues": "samples that are not stories of the analysis (errored, no profile, extra set)",
     "input_sources": "input files read",

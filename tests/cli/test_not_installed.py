@@ -1,7 +1,7 @@
 """``python -m stereoprobe`` in a Python that cannot run it says so in one line (issue 42.7), each case in a
 subprocess: stereoprobe not installed (``python -S``: no site-packages, the source tree only), a dependency
-missing, and the clone's own folder shadowing the package when ``python -m stereoprobe`` runs from the clone's
-parent folder."""
+missing; and from the clone's parent folder, where the clone's folder comes first under the name
+``stereoprobe``, the clone's root ``__init__.py`` hands the import to the installed package."""
 
 from __future__ import annotations
 
@@ -38,6 +38,33 @@ def test_a_missing_dependency() -> None:
 
 
 def test_the_clone_shadowing_the_package_from_its_parent_folder(tmp_path) -> None:
+    """From the clone's parent folder the clone's root ``__init__.py`` hands the import to the installed package:
+    ``python -m stereoprobe`` runs the command line (it used to stop with the shadowing line)."""
     (tmp_path / "stereoprobe").symlink_to(ROOT, target_is_directory=True)  # a clone named stereoprobe
-    line = _one_line(_run(["-m", "stereoprobe", "tasks"], tmp_path))
-    assert "shadows the installed package" in line and str(tmp_path / "stereoprobe") in line, line
+    done = _run(["-m", "stereoprobe", "tasks"], tmp_path)
+    assert done.returncode == 0 and "stereoprobe/globalbias" in done.stdout, done.stderr[-2000:]
+
+
+def test_the_python_api_from_the_clone_parent_folder_with_a_logs_folder(tmp_path) -> None:
+    """The README's Python import run from the parent of a clone that holds a pilot's ``logs/`` folder: without
+    the root ``__init__.py`` the clone was a namespace package and ``stereoprobe.logs`` the ``logs/`` folder
+    ("cannot import name 'LogInfo' from 'stereoprobe.logs' (unknown location)")."""
+    clone = tmp_path / "stereoprobe"
+    (clone / "logs" / "pilot_st").mkdir(parents=True)
+    (clone / "__init__.py").write_text((ROOT / "__init__.py").read_text())
+    code = "from stereoprobe.logs import LogInfo; import stereoprobe; print(LogInfo.__module__, stereoprobe.__file__)"
+    done = _run(["-c", code], tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    module, origin = done.stdout.split()
+    assert module == "stereoprobe.logs" and Path(origin).resolve() != (clone / "__init__.py").resolve()
+
+
+def test_the_clone_shadowing_with_no_package_installed(tmp_path) -> None:
+    """No stereoprobe installed (``python -S``: no site-packages): the import fails with a line naming the folder."""
+    clone = tmp_path / "stereoprobe"
+    clone.mkdir()
+    (clone / "__init__.py").write_text((ROOT / "__init__.py").read_text())
+    done = _run(["-S", "-c", "import stereoprobe"], tmp_path)
+    last = done.stderr.strip().splitlines()[-1]
+    assert done.returncode != 0 and last.startswith("ImportError: stereoprobe: the folder") and str(clone) in last
+    assert "shadows the package" in last and "not installed in this Python" in last, done.stderr[-2000:]

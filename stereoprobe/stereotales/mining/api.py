@@ -28,6 +28,7 @@ import pandas as pd
 from stereoprobe.inputs import Progress, Step, no_progress, no_step
 from stereoprobe.report.run_info import RUN_INFO
 from stereoprobe.stereotales.contract import ALL_SLICE, TABLES
+from stereoprobe.stereotales.extraction.agreement import extractor_agreement_table
 from stereoprobe.stereotales.mining import tables as T
 from stereoprobe.stereotales.mining.aggregate import aggregate_across_languages, aggregate_across_models
 from stereoprobe.stereotales.mining.associations import mine_associations, mine_global_and_by_language
@@ -164,9 +165,20 @@ def analyze(inputs: Sequence[str | Path], options: AssociationOptions = Associat
         excerpts = {}
     ex["excerpt"] = [excerpts.get((r.model, r.sample_id, int(r.epoch)), "") for r in ex.itertuples(index=False)]
     tables["association_examples"] = ex
+    tables["extractor_agreement"] = extractor_agreement_table(_log_files(stories), attributes)
     timings["tables_s"] = time.perf_counter() - t
     info = _manifest(inputs, stories, tables, config, by_language, note, timings)
     return AssociationsResult(tables, info)
+
+
+def _log_files(stories: Stories) -> list[Path]:
+    """The eval logs the stories were read from (none for the release tables, which hold no extractor's own
+    answers: their ``extractor_agreement`` table is empty)."""
+    src = stories.sources
+    if src.empty or "kind" not in src.columns:
+        return []
+    used = src["used"].fillna(False).astype(bool) if "used" in src.columns else True
+    return [Path(p) for p in src.loc[(src["kind"] == "log") & used, "path"]]
 
 
 def _manifest(inputs: Sequence[str | Path], stories: Stories, tables: dict[str, pd.DataFrame], config: MiningConfig,
