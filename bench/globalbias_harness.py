@@ -188,10 +188,17 @@ def e2e(model_path: Path, source: str, n_desc: int, work: Path, pythonpath: str 
     desc = "[" + ",".join(map(str, range(n_desc))) + "]"
     cpu0 = _children_cpu()
     t0 = time.perf_counter()
-    subprocess.run([str(bin_dir / "inspect"), "eval", "stereoprobe/globalbias", "--model",
-                    f"transformers/{model_path}", "-T", f"source={source}", "-T", f"descriptors={desc}",
-                    "--log-dir", str(logs), "--display", "none"], check=True, env=env)
+    # inspect's command line, run by bench/harness_stages.py (the same main as the `inspect` script, with clocks
+    # on the stages: it prints one STAGES line)
+    done = subprocess.run([sys.executable, str(Path(__file__).with_name("harness_stages.py")), "eval",
+                           "stereoprobe/globalbias", "--model", f"transformers/{model_path}", "-T", f"source={source}",
+                           "-T", f"descriptors={desc}", "--log-dir", str(logs), "--display", "none"],
+                          check=True, env=env, stdout=subprocess.PIPE, text=True)
     t1, cpu1 = time.perf_counter(), _children_cpu()
+    stages = [ln for ln in done.stdout.splitlines() if ln.startswith("STAGES ")]
+    print(done.stdout.replace(stages[-1], "").strip() if stages else done.stdout.strip(), flush=True)
+    if stages:
+        print(f"  stages of inspect eval ({label}): {stages[-1].removeprefix('STAGES ')}", flush=True)
     subprocess.run([str(bin_dir / "stereoprobe"), "--quiet", "globalbias", str(logs), "--out", str(out)], check=True,
                    env=env)
     t2, cpu2 = time.perf_counter(), _children_cpu()
