@@ -188,10 +188,17 @@ def e2e(model_path: Path, source: str, n_desc: int, work: Path, pythonpath: str 
     desc = "[" + ",".join(map(str, range(n_desc))) + "]"
     cpu0 = _children_cpu()
     t0 = time.perf_counter()
-    subprocess.run([str(bin_dir / "inspect"), "eval", "stereoprobe/globalbias", "--model",
-                    f"transformers/{model_path}", "-T", f"source={source}", "-T", f"descriptors={desc}",
-                    "--log-dir", str(logs), "--display", "none"], check=True, env=env)
+    # inspect's command line, run by bench/harness_stages.py (the same main as the `inspect` script, with clocks
+    # on the stages: it prints one STAGES line)
+    done = subprocess.run([sys.executable, str(Path(__file__).with_name("harness_stages.py")), "eval",
+                           "stereoprobe/globalbias", "--model", f"transformers/{model_path}", "-T", f"source={source}",
+                           "-T", f"descriptors={desc}", "--log-dir", str(logs), "--display", "none"],
+                          check=True, env=env, stdout=subprocess.PIPE, text=True)
     t1, cpu1 = time.perf_counter(), _children_cpu()
+    stages = [ln for ln in done.stdout.splitlines() if ln.startswith("STAGES ")]
+    print(done.stdout.replace(stages[-1], "").strip() if stages else done.stdout.strip(), flush=True)
+    if stages:
+        print(f"  stages of inspect eval ({label}): {stages[-1].removeprefix('STAGES ')}", flush=True)
     subprocess.run([str(bin_dir / "stereoprobe"), "--quiet", "globalbias", str(logs), "--out", str(out)], check=True,
                    env=env)
     t2, cpu2 = time.perf_counter(), _children_cpu()
@@ -215,9 +222,10 @@ def main() -> None:
     ap.add_argument("--e2e", action="store_true", help="also the inspect eval + stereoprobe globalbias commands")
     ap.add_argument("--e2e-first", action="store_true", help="run the command-line target first")
     ap.add_argument("--e2e-only", action="store_true", help="only the command-line target (with --compare)")
-    ap.add_argument("--compare", default=None, metavar="PYTHONPATH",
+    ap.add_argument("--compare", action="append", default=None, metavar="PYTHONPATH",
                     help="also run the command-line target with this PYTHONPATH (another stereoprobe copy, in a "
-                         "folder whose path contains site-packages), before and after ours, and print the ratio")
+                         "folder whose path contains site-packages), before and after ours, and print the ratio; "
+                         "repeatable (e.g. several earlier commits, for a bisect)")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
@@ -227,14 +235,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tiny = make_tiny_model(Path(tmp) / "tiny-llama")
         if args.e2e_only:
-            times: dict[str, list[float]] = {"compared": [], "this": []}
-            order = ["compared", "this", "this", "compared"] if args.compare else ["this"]
-            for label in order:  # interleaved, so a change of load hits both
-                times[label].append(e2e(tiny, args.source, args.descriptors, Path(tmp),
-                                        args.compare if label == "compared" else None, label))
-            if args.compare:
-                a, b = sum(times["compared"]) / 2, sum(times["this"]) / 2
-                print(f"\nmean wall: compared {a:.1f} s, this checkout {b:.1f} s: {a / b:.2f}x faster")
+            paths = {f"compared{k + 1}": p for k, p in enumerate(args.compare or [])}
+            times: dict[str, list[float]] = {label: [] for label in [*paths, "this"]}
+            order = [*paths, "this"]
+            order += order[::-1] if paths else []
+            for label in order:  # interleaved (A B C C B A), so a change of load hits every copy alike
+                times[label].append(e2e(tiny, args.source, args.descriptors, Path(tmp), paths.get(label), label))
+            b = sum(times["this"]) / len(times["this"])
+            for label, path in paths.items():
+                a = sum(times[label]) / len(times[label])
+                print(f"\nmean wall: {label} ({path}) {a:.1f} s, this checkout {b:.1f} s: {a / b:.2f}x faster")
             return
         if args.e2e_first:
             e2e(tiny, args.source, args.descriptors, Path(tmp))
