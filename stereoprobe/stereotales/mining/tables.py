@@ -22,6 +22,7 @@ import pandas as pd
 
 # the association id is shared with the harm judge, so association tables, judge ratings and harm labels join on it
 from stereoprobe.stereotales.contract import ALL_SLICE, KEY_COLUMNS, OTHER, UNKNOWN, association_id
+from stereoprobe.stereotales.mining.examples import pick_examples  # noqa: F401  (one columnar pass, :mod:`.examples`)
 
 ASSOCIATION_COLUMNS = [
     "model",
@@ -249,40 +250,3 @@ def unknown_rates(frame: pd.DataFrame, attributes: Sequence[str]) -> pd.DataFram
     out["unknown_rate"] = out["unknown"] / out["n"]
     out["other_rate"] = out["other"] / out["n"]
     return out.sort_values(["model", "language", "attribute"]).reset_index(drop=True)
-
-
-def pick_examples(frame: pd.DataFrame, associations: pd.DataFrame, per_association: int = 3) -> pd.DataFrame:
-    """Up to ``per_association`` stories per association row (model, slice, A=a → B=b) that show it.
-
-    A story shows the association when it was prompted with A = a and its extracted B is b (same model; same
-    language unless the slice is global). Chosen deterministically (by sample id and epoch within a language,
-    spread over the languages of a global slice).
-    """
-    cols = ["association_id", "model", "slice", *KEY_COLUMNS, "language", "sample_id", "epoch"]
-    if associations.empty or frame.empty:
-        return pd.DataFrame(columns=cols)
-    complied = frame[~frame["refused"].astype(bool)]
-    out = []
-    for (model, A), assoc in associations.groupby(["model", "base_attribute"], sort=False):
-        sub = complied[(complied["model"] == model) & (complied["target_attribute"] == A)]
-        if sub.empty:
-            continue
-        # deterministic and spread over languages: the first story of each language, then the second, ...
-        sub = sub.sort_values(["sample_id", "epoch"])
-        sub = sub.assign(_rank=sub.groupby("language", observed=True).cumcount()).sort_values(
-            ["_rank", "language"], kind="stable")
-        for rec in assoc.itertuples(index=False):
-            if rec.compared_attribute not in sub.columns:
-                continue
-            m = (sub["attribute_value_key"] == rec.base_value) & (sub[rec.compared_attribute] == rec.compared_value)
-            if rec.slice != GLOBAL_SLICE:
-                m &= sub["language"] == rec.slice
-            hit = sub.loc[m, ["language", "sample_id", "epoch"]].head(per_association)
-            for h in hit.itertuples(index=False):
-                out.append(
-                    {"association_id": association_id(A, rec.base_value, rec.compared_attribute, rec.compared_value),
-                     "model": model, "slice": rec.slice, "base_attribute": A, "base_value": rec.base_value,
-                     "compared_attribute": rec.compared_attribute, "compared_value": rec.compared_value,
-                     "language": h.language, "sample_id": h.sample_id, "epoch": int(h.epoch)}
-                )
-    return pd.DataFrame(out, columns=cols)
