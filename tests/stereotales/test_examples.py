@@ -80,3 +80,4 @@ def test_examples_are_the_plain_loops_choice(categorical: bool, k: int) -> None:
 def test_no_association_or_no_story_gives_the_empty_table() -> None:
     assert list(pick_examples(_frame(True), _associations().iloc[:0]).columns) == EXAMPLE_COLUMNS
     assert pick_examples(_frame(True).iloc[:0], _associations()).empty
+
