@@ -114,3 +114,25 @@ def test_the_reader_joins_chunks_into_the_categoricals_pandas_gives(tmp_path, mo
     for a in st.attributes:
         assert st.frame[a].cat.categories.dtype == want[a].cat.categories.dtype
     assert st.frame["refused"].tolist() == [False] * 6
+
+
+def test_analysing_a_release_table_never_imports_inspect_ai(tmp_path) -> None:
+    """Reading a release table and writing its tables needs no inspect-ai (whose import takes seconds, paid by
+    each of the two commands a user runs): the taxonomy package loads its sample builders on first use."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from stereoprobe.stereotales.mining import AssociationOptions, analyze, write\n"
+        "from stereoprobe.stereotales.mining.synthetic import ATTRIBUTE_SHAPES, release_table, synthetic_stories\n"
+        "shapes = {a: ATTRIBUTE_SHAPES[a] for a in ('age', 'gender', 'religion')}\n"
+        "st = synthetic_stories(['p/m'], ['en'], attributes=shapes, planted=[], seed=1)\n"
+        f"path = Path({str(tmp_path)!r}) / 'stories.parquet'\n"
+        "release_table(st, list(shapes)).to_parquet(path, index=False)\n"
+        "write(analyze([path], AssociationOptions(examples=1)), path.parent / 'out', report=False)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'inspect_ai')[:3])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
