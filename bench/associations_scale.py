@@ -19,6 +19,7 @@ The load average before and after is printed with the figures (the development m
     .venv/bin/python bench/associations_scale.py --models 3 --profile     # 85k stories while iterating
     .venv/bin/python bench/associations_scale.py --models 2 --languages 3 --compare OLD_CHECKOUT
     .venv/bin/python bench/associations_scale.py --models 23 --languages 1 --compare-io OLD_CHECKOUT
+    .venv/bin/python bench/associations_scale.py --compare-tables OLD_CHECKOUT   # 654k, ~10 min
 
 ``--compare OLD_CHECKOUT`` (a checkout of an earlier commit, e.g. ``git worktree add /tmp/old e38b47b``):
 the mining alone (global + per-language, ``--jobs 1``) on the same synthetic frame with the old code and with
