@@ -19,12 +19,18 @@ The load average before and after is printed with the figures (the development m
     .venv/bin/python bench/associations_scale.py --models 3 --profile     # 85k stories while iterating
     .venv/bin/python bench/associations_scale.py --models 2 --languages 3 --compare OLD_CHECKOUT
     .venv/bin/python bench/associations_scale.py --models 23 --languages 1 --compare-io OLD_CHECKOUT
+    .venv/bin/python bench/associations_scale.py --compare-tables OLD_CHECKOUT   # 654k, ~10 min
 
 ``--compare OLD_CHECKOUT`` (a checkout of an earlier commit, e.g. ``git worktree add /tmp/old e38b47b``):
 the mining alone (global + per-language, ``--jobs 1``) on the same synthetic frame with the old code and with
 this one, in one command (old, new, new, old), CPU seconds of each and whether every pair and value test is
 identical. ``--compare-io OLD_CHECKOUT``: the same for the two stages outside the statistics, reading the
-table and rebuilding the report of its output folder (CPU seconds, old/new/new/old).
+table and rebuilding the report of its output folder (CPU seconds, old/new/new/old). ``--compare-tables
+OLD_CHECKOUT``: the stages of ``--by-language`` outside the statistics and the report (reading, the other
+tables, the example stories, the manifest, writing the tables), old/new/new/old, with the mining replaced by
+one result made beforehand (``p_method="asymptotic"``: the tables have the sizes of a real run, in minutes),
+CPU seconds of each stage and whether the two output folders are byte-identical (``run_info.json`` but its
+time stamps and timings).
 """
 
 from __future__ import annotations
@@ -287,6 +293,94 @@ def compare_io(args: argparse.Namespace, old: Path) -> None:
         print(f"{name}: old {o:.2f} CPU-s, new {n:.2f} CPU-s, ratio {o / n:.2f}x")
 
 
+def tables_only(table: Path, mined: Path, out: Path) -> None:
+    """``analyze`` (``--by-language``) + ``write`` without the report, the mining replaced by the pickled
+    result ``mined``, with the ``stereoprobe`` on ``sys.path``; prints the CPU seconds of each stage (JSON)."""
+    import json
+    import pickle
+
+    import pandas as pd
+
+    from stereoprobe.stereotales.mining import AssociationOptions, api
+    from stereoprobe.stereotales.mining import tables as T
+
+    gp, gv, lp, lv = pickle.loads(mined.read_bytes())
+    api._mine = lambda *a, **k: (pd.concat([gp, lp[lp["slice"] != "all"]], ignore_index=True),
+                                 pd.concat([gv, lv[lv["slice"] != "all"]], ignore_index=True))
+    clock: dict[str, float] = defaultdict(float)
+
+    def timed(fn: Callable[..., Any], stage: str) -> Callable[..., Any]:
+        def run(*a: Any, **k: Any) -> Any:
+            t = time.process_time()
+            try:
+                return fn(*a, **k)
+            finally:
+                clock[stage] += time.process_time() - t
+        return run
+
+    for mod, name, stage in ((api, "read_stories", "reading"), (api, "_tables", "other tables"),
+                             (T, "pick_examples", "examples"), (api, "read_story_excerpts", "excerpts"),
+                             (api, "_manifest", "manifest")):
+        setattr(mod, name, timed(getattr(mod, name), stage))
+    run = timed(api.analyze, "analyze")([table], AssociationOptions(by_language=True))
+    timed(api.write, "writing tables")(run, out, report=False)
+    clock["analyze"] -= sum(v for k, v in clock.items() if k not in ("analyze", "writing tables"))
+    clock["rest of analyze"] = clock.pop("analyze")
+    print(json.dumps(clock))
+
+
+def _same_folders(a: Path, b: Path) -> str:
+    import filecmp
+    import json
+
+    names = sorted(p.name for p in a.iterdir())
+    if names != sorted(p.name for p in b.iterdir()):
+        return "different files"
+    bad = []
+    for name in names:
+        if name == "run_info.json":
+            x, y = (json.loads((d / name).read_text()) for d in (a, b))
+            for j in (x, y):
+                j.pop("created", None), j.pop("timings", None)
+            bad += [name] if x != y else []
+        elif not filecmp.cmp(a / name, b / name, shallow=False):
+            bad.append(name)
+    return f"{len(names)} files byte-identical" if not bad else f"DIFFERENT: {bad}"
+
+
+def compare_tables(args: argparse.Namespace, old: Path) -> None:
+    """Old code vs this code on the stages outside the statistics and the report, old/new/new/old."""
+    import json
+    import pickle
+
+    from stereoprobe.stereotales.mining.associations import mine_global_and_by_language
+    from stereoprobe.stereotales.mining.config import MiningConfig
+    from stereoprobe.stereotales.mining.stories import read_stories
+
+    here = Path(__file__).resolve().parents[1]
+    cpu: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
+    with tempfile.TemporaryDirectory() as d:
+        path, n = make_table(args.models, args.languages, args.planted, args.seed, Path(d))
+        st = read_stories([path])
+        g, lang = mine_global_and_by_language(st.frame, st.attributes, MiningConfig(p_method="asymptotic"))
+        mined = Path(d) / "mined.pkl"
+        mined.write_bytes(pickle.dumps((g.pair_tests, g.value_tests, lang.pair_tests, lang.value_tests)))
+        del st, g, lang
+        print(f"{n:,} stories ({args.models} models × {args.languages} languages); mined once", flush=True)
+        for k, which in enumerate(("old", "new", "new", "old")):
+            root = old.resolve() if which == "old" else here
+            env = {**os.environ, "PYTHONPATH": str(root)}
+            cmd = [sys.executable, __file__, "--tables-only", str(path), str(mined), f"{d}/{which}{k}"]
+            out = subprocess.run(cmd, env=env, cwd=root, check=True, capture_output=True, text=True).stdout
+            cpu[which].append(json.loads(out.strip().splitlines()[-1]))
+            print(f"{which}: " + ", ".join(f"{s} {v:.2f}" for s, v in cpu[which][-1].items()) + " CPU-s", flush=True)
+        print(f"outputs old vs new: {_same_folders(Path(d) / 'old0', Path(d) / 'new1')}")
+    stages = list(cpu["new"][0])
+    for s in stages + ["total"]:
+        o, w = (sum(sum(r.values()) if s == "total" else r.get(s, 0.0) for r in cpu[x]) / 2 for x in ("old", "new"))
+        print(f"  {s:<18} old {o:7.2f}  new {w:7.2f} CPU-s  ratio {o / w if w else float('nan'):.2f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", type=int, default=23)
@@ -298,7 +392,10 @@ def main() -> None:
     ap.add_argument("--cli", action="store_true", help="time the two commands as subprocesses")
     ap.add_argument("--compare", metavar="OLD_CHECKOUT", help="mining alone: an earlier checkout vs this one")
     ap.add_argument("--compare-io", metavar="OLD_CHECKOUT", help="reading and report: an earlier checkout vs this one")
+    ap.add_argument("--compare-tables", metavar="OLD_CHECKOUT",
+                    help="reading, other tables, examples, writing (--by-language): an earlier checkout vs this one")
     ap.add_argument("--io-only", nargs=2, metavar=("TABLE", "TABLES"), help=argparse.SUPPRESS)  # --compare-io side
+    ap.add_argument("--tables-only", nargs=3, metavar=("TABLE", "PKL", "OUT"), help=argparse.SUPPRESS)
     ap.add_argument("--make-only", metavar="DIR", help=argparse.SUPPRESS)  # the table, in a child process
     ap.add_argument("--mine-only", metavar="PKL", help=argparse.SUPPRESS)  # one side of --compare
     args = ap.parse_args()
@@ -307,6 +404,14 @@ def main() -> None:
         return
     if args.io_only:
         io_only(Path(args.io_only[0]), Path(args.io_only[1]))
+        return
+    if args.tables_only:
+        tables_only(*map(Path, args.tables_only))
+        return
+    if args.compare_tables:
+        load0 = os.getloadavg()
+        compare_tables(args, Path(args.compare_tables))
+        print(f"load average (1 min) before/after: {load0[0]:.1f} / {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         return
     if args.compare or args.compare_io:
         load0 = os.getloadavg()

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 __all__ = ["csv_cell", "csv_value", "public_cells", "read_table", "restore_csv_cells", "write_csv", "write_table"]
@@ -52,12 +53,37 @@ def _is_text(col: pd.Series) -> bool:
     return not (types.is_numeric_dtype(col) or types.is_bool_dtype(col) or types.is_datetime64_any_dtype(col))
 
 
+def _map_distinct(col: pd.Series, fn: Any) -> pd.Series:
+    """``col.map(fn)``, same values and dtype, with ``fn`` applied once per distinct text (a table repeats its
+    models, attributes, values): the distinct cells are mapped as a small Series of ``col``'s dtype and
+    spread back. Columns of other cells (numbers, lists, mixed types) are mapped cell by cell."""
+    if isinstance(col.dtype, pd.CategoricalDtype) or len(col) < 1000:
+        return col.map(fn)  # a categorical maps its categories already
+    try:
+        codes, uniq = pd.factorize(col, use_na_sentinel=True)
+    except TypeError:  # unhashable cells
+        return col.map(fn)
+    if not all(type(u) is str for u in uniq):
+        return col.map(fn)
+    na = codes < 0
+    firsts = [uniq.to_numpy(dtype=object)]
+    if na.any():  # every missing cell is one of a few objects (None, nan): each mapped as itself
+        na_values = col[na].to_numpy(dtype=object)
+        kinds = list({(type(v), v is None): v for v in na_values}.values())
+        if len(kinds) > 1:
+            return col.map(fn)
+        firsts.append(np.array(kinds, dtype=object))
+        codes = np.where(na, len(uniq), codes)
+    small = pd.Series(np.concatenate(firsts), dtype=col.dtype).map(fn)
+    return pd.Series(small.array.take(codes), index=col.index, name=col.name)
+
+
 def _cells(df: pd.DataFrame, fn: Any) -> pd.DataFrame:
     """``df`` with ``fn`` applied to every cell of its text columns and to its column names."""
     out = df.copy()
     for i in range(df.shape[1]):
         if _is_text(df.iloc[:, i]):
-            out.isetitem(i, df.iloc[:, i].map(fn))
+            out.isetitem(i, _map_distinct(df.iloc[:, i], fn))
     if not isinstance(out.columns, pd.MultiIndex):
         out.columns = [fn(c) for c in out.columns]
     return out

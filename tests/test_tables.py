@@ -106,3 +106,33 @@ def test_every_leaderboard_csv_including_runs_is_safe(tmp_path: Path) -> None:
     assert out / "runs.csv" in written and len(pd.read_csv(out / "runs.csv")) == len(names)
     assert {p.name: _formula_cells(p) for p in written} == {p.name: [] for p in written}
     assert set(pd.read_parquet(out / "leaderboard.parquet")["model"]) == set(names)
+
+
+def _columns() -> dict[str, pd.Series]:
+    n = 3000
+    words = np.array(["=SUM(A1)", "plain", "-1.5", "@x", "model/a", "'=y"], dtype=object)
+    picks = np.arange(n) % len(words)
+    with_none = words[picks].copy()
+    with_none[::7] = None
+    with_nan = words[picks].copy()
+    with_nan[::5] = np.nan
+    mixed = words[picks].copy()
+    mixed[::9] = 3.5
+    both = words[picks].copy()
+    both[::4], both[1::4] = None, np.nan
+    return {"object": pd.Series(words[picks], dtype=object), "none": pd.Series(with_none, dtype=object),
+            "nan": pd.Series(with_nan, dtype=object), "str": pd.Series(words[picks], dtype="str"),
+            "str_na": pd.Series(with_none, dtype="str"), "mixed": pd.Series(mixed, dtype=object),
+            "none_and_nan": pd.Series(both, dtype=object), "category": pd.Series(words[picks], dtype="category"),
+            "lists": pd.Series([["a"], "=b"] * (n // 2), dtype=object), "short": pd.Series(words, dtype=object)}
+
+
+@pytest.mark.parametrize("name", list(_columns()))
+def test_cells_mapped_once_per_distinct_text_equal_pandas_map(name: str) -> None:
+    """The writer maps each distinct text once (tables._map_distinct): values and dtype are pandas' map."""
+    from stereoprobe.tables import _map_distinct
+
+    col = _columns()[name].set_axis(pd.RangeIndex(5, 5 + len(_columns()[name])))
+    got, want = _map_distinct(col.rename("c"), csv_cell), col.rename("c").map(csv_cell)
+    pd.testing.assert_series_equal(got, want, check_exact=True)
+    assert got.dtype == want.dtype

@@ -22,7 +22,7 @@ from stereoprobe.stereotales.mining.stories_frame import (
     compact_frame,
     normalize_value,
 )
-from stereoprobe.stereotales.mining.release_columns import map_values, profiles_frame
+from stereoprobe.stereotales.mining.release_columns import Coded, coded_frame, join_coded, map_values, profile_codes
 
 RELEASE_REQUIRED = (
     "generator_model",
@@ -181,8 +181,10 @@ def _check_keys(path: Path, keys: set[Any]) -> None:
                            f"so at most {MAX_ATTRIBUTES} are accepted (the paper's release has 19)")
 
 
-def _release_file_stories(path: Path, df: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[dict[str, Any]]]:
-    """Stories of one release table (vectorised), its attribute keys in order, and its issues."""
+def _release_file_stories(path: Path, df: pd.DataFrame
+                          ) -> tuple[pd.DataFrame, dict[str, Coded], list[dict[str, Any]]]:
+    """Stories of one release table (vectorised): the frame without the attribute columns, the attribute
+    columns (in order of first appearance) as codes, and its issues."""
     issues: list[dict[str, Any]] = []
     _require_scalars(df, [c for c in (*RELEASE_REQUIRED, *RELEASE_OPTIONAL) if c != "extracted_attributes_json"],
                      lambda i: f"{path}: row {df.index[i]}")
@@ -210,12 +212,12 @@ def _release_file_stories(path: Path, df: pd.DataFrame) -> tuple[pd.DataFrame, l
         if bad.any():
             i = int(bad.to_numpy().argmax())
             raise StoriesError(f"{path}: row {df.index[i]} (sample_id {df['sample_id'].iloc[i]!r}): empty '{col}'")
-    prof = profiles_frame(df["extracted_attributes_json"])  # columnar; None: parsed row by row
+    prof = profile_codes(df["extracted_attributes_json"])  # columnar; None: parsed row by row
     if prof is None:
-        prof = _profiles_by_row(path, df["extracted_attributes_json"].tolist(), df.index, df["sample_id"].tolist())
+        prof = coded_frame(_profiles_by_row(path, df["extracted_attributes_json"].tolist(), df.index,
+                                            df["sample_id"].tolist()))
     else:
-        _check_keys(path, set(prof.columns))
-    attributes = [str(c) for c in prof.columns]
+        _check_keys(path, set(prof))
     out = pd.DataFrame(
         {
             "model": map_values(df["generator_model"].astype(str), nfc),  # one label per model (NFC)
@@ -228,24 +230,30 @@ def _release_file_stories(path: Path, df: pd.DataFrame) -> tuple[pd.DataFrame, l
             "scenario_group": df["scenario_group"].map(lambda v: None if v is None or v != v else str(v)),
         }
     )
-    # an all-unknown profile is what the pipeline writes for a refusal (flare attribute_extraction/scorer.py)
-    refused = np.full(len(out), len(attributes) > 0)
-    target = out["target_attribute"].to_numpy(dtype=object)
-    prompted = out["attribute_value_key"].to_numpy(dtype=object)
-    values: dict[str, np.ndarray] = {}
-    for a in attributes:
-        col = prof[a].to_numpy(dtype=object, copy=True)
-        refused &= col == UNKNOWN
-        is_base = target == a
-        col[is_base] = prompted[is_base]  # the prompted value replaces it (as upstream)
-        values[a] = col
-    out["refused"] = refused
-    out["refusal_label"] = np.where(refused, "inferred", None)
+    out["refused"], values = _with_prompted(prof, out["target_attribute"], out["attribute_value_key"])
+    out["refusal_label"] = np.where(out["refused"], "inferred", None)
     out["n_extractors_ok"] = np.nan
     out["extraction_failed"] = False
-    # object columns (no per-chunk string conversion): made categorical once, after the chunks are joined
-    out = pd.concat([out, pd.DataFrame(values, index=out.index, columns=attributes, dtype=object)], axis=1)
-    return out, attributes, issues
+    return out, values, issues
+
+
+def _with_prompted(prof: dict[str, Coded], target: pd.Series, prompted: pd.Series) -> tuple[np.ndarray, dict[str, Coded]]:
+    """(refused, the attribute columns with the prompted value in each story's base attribute, as upstream).
+
+    An all-unknown profile is what the pipeline writes for a refusal (flare attribute_extraction/scorer.py)."""
+    refused = np.full(len(target), len(prof) > 0)
+    t_codes, t_names = pd.factorize(target.to_numpy(dtype=object))
+    p_codes, p_names = pd.factorize(prompted.to_numpy(dtype=object))
+    p_values = np.asarray(p_names, dtype=object)
+    where = {str(name): k for k, name in enumerate(t_names)}
+    values: dict[str, Coded] = {}
+    for a, c in prof.items():
+        refused &= (c.values == UNKNOWN)[c.codes]
+        if a in where:
+            is_base = t_codes == where[a]
+            c = Coded(np.where(is_base, len(c.values) + p_codes, c.codes), np.concatenate([c.values, p_values]))
+        values[a] = c
+    return refused, values
 
 
 def read_stories_from_release(paths: Sequence[str | Path], progress: Progress = no_progress) -> Stories:
@@ -270,6 +278,7 @@ def read_stories_from_release(paths: Sequence[str | Path], progress: Progress = 
     if not files:
         raise StoriesError(f"no release tables (.parquet/.csv) in {list(map(str, paths))}")
     frames, issues, sources = [], [], []
+    coded: list[tuple[int, dict[str, Coded]]] = []  # each chunk's attribute columns
     attributes: list[str] = []
     for path, explicit in files:
         chunks = _release_chunks(path)
@@ -283,21 +292,18 @@ def read_stories_from_release(paths: Sequence[str | Path], progress: Progress = 
             continue
         n_read = n_used = 0
         for df in progress(_chain(first, chunks), f"reading {path.name} (chunks of {RELEASE_CHUNK_ROWS:,} rows)"):
-            st, attrs, iss = _release_file_stories(path, df)
+            st, values, iss = _release_file_stories(path, df)
             st["_source"] = str(path)
-            frames.append(compact_frame(st, []))
+            frames.append(st)
+            coded.append((len(st), values))
             issues += iss
-            attributes += [a for a in attrs if a not in attributes]
+            attributes += [a for a in values if a not in attributes]
             n_read += len(df)
             n_used += len(st)
         sources.append({"path": str(path), "kind": "release", "used": True, "rows_read": n_read, "rows_used": n_used})
     if not frames:
         raise StoriesError(_no_stories(paths, sources))
-    # chunks' categoricals differ: concatenated as objects (shared strings), made categorical again at the end
-    frame = pd.concat([f.astype({c: object for c in f.columns if isinstance(f[c].dtype, pd.CategoricalDtype)})
-                       for f in frames], ignore_index=True)
-    for a in attributes:
-        frame[a] = frame[a].where(frame[a].notna(), UNKNOWN)
+    frame = pd.concat(frames, ignore_index=True)  # the attribute columns join as categoricals, after the repeats
     dup = frame.duplicated(["model", "sample_id", "output_id"], keep="first")
     for r in frame.loc[dup, ["_source", "model", "language", "sample_id", "output_id"]].itertuples(index=False):
         issues.append({"source": r._0, "model": r.model, "language": r.language, "sample_id": r.sample_id,
@@ -310,6 +316,7 @@ def read_stories_from_release(paths: Sequence[str | Path], progress: Progress = 
             src["rows_used"] -= int(counts.get(src["path"], 0))
     frame = frame.loc[~dup].reset_index(drop=True)
     frame.insert(3, "epoch", (frame.groupby(["model", "sample_id"], sort=False).cumcount() + 1).astype("int64"))
+    frame = pd.concat([frame, pd.DataFrame(join_coded(coded, attributes, ~dup.to_numpy()), columns=attributes)], axis=1)
     frame = frame[list(ID_COLUMNS) + list(EXTRA_COLUMNS) + attributes]
     frame["refused"] = frame["refused"].astype(bool)
     frame["extraction_failed"] = frame["extraction_failed"].astype(bool)

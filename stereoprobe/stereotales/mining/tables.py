@@ -18,10 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
 # the association id is shared with the harm judge, so association tables, judge ratings and harm labels join on it
 from stereoprobe.stereotales.contract import ALL_SLICE, KEY_COLUMNS, OTHER, UNKNOWN, association_id
+from stereoprobe.stereotales.mining.examples import pick_examples  # noqa: F401  (one columnar pass, :mod:`.examples`)
 
 ASSOCIATION_COLUMNS = [
     "model",
@@ -90,6 +92,23 @@ def _extracted(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[keep]
 
 
+def group_sizes(df: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """``df.groupby(keys, observed=True).size().rename("count").reset_index()``, the same frame, by one
+    ``np.bincount`` over the keys' codes when every key is categorical (the stories frame's are): rows are
+    the combinations present, in code order, the key columns keep their dtype."""
+    cols = [df[k] for k in keys]
+    if not all(isinstance(c.dtype, pd.CategoricalDtype) for c in cols) or df.empty:
+        return df.groupby(list(keys), observed=True).size().rename("count").reset_index()
+    codes = [c.cat.codes.to_numpy() for c in cols]
+    dims = [len(c.cat.categories) for c in cols]
+    present = np.logical_and.reduce([k >= 0 for k in codes])  # groupby drops a missing key
+    flat = np.ravel_multi_index([k[present] for k in codes], dims) if present.any() else np.zeros(0, np.int64)
+    counts = np.bincount(flat, minlength=int(np.prod(dims)))
+    cells = np.flatnonzero(counts)
+    out = {k: pd.Categorical.from_codes(u, dtype=c.dtype) for k, c, u in zip(keys, cols, np.unravel_index(cells, dims))}
+    return pd.DataFrame({**out, "count": counts[cells].astype("int64")})
+
+
 def attribute_distributions(frame: pd.DataFrame, attributes: Sequence[str]) -> pd.DataFrame:
     """Extracted values per (model, language, attribute), languages pooled as ``language = "all"``.
 
@@ -105,7 +124,7 @@ def attribute_distributions(frame: pd.DataFrame, attributes: Sequence[str]) -> p
             continue
         for lang_level in (True, False):
             keys = ["model", "language", a] if lang_level else ["model", a]
-            c = sub.groupby(keys, observed=True).size().rename("count").reset_index()
+            c = group_sizes(sub, keys)
             if not lang_level:
                 c.insert(1, "language", GLOBAL_SLICE)
             c = c.rename(columns={a: "value"})
@@ -133,14 +152,17 @@ def attribute_distributions_by_scenario(frame: pd.DataFrame, attributes: Sequenc
     """
     cols = ["model", "scenario_group", "scenario_key", "attribute", "value", "count", "share", "share_known"]
     complied = _extracted(frame)
+    # no group = "" (every key is written as text below; as a categorical, its values sort as the texts do)
+    groups = complied["scenario_group"].astype(object).fillna("")
+    complied = complied.assign(scenario_group=groups.astype("category") if isinstance(
+        complied["scenario_key"].dtype, pd.CategoricalDtype) else groups)
     parts = []
     for a in attributes:
         sub = complied.loc[complied["target_attribute"] != a, ["model", "scenario_group", "scenario_key", a]]
         if sub.empty:
             continue
-        sub = sub.astype({"scenario_group": object}).fillna({"scenario_group": ""})
-        c = sub.groupby(["model", "scenario_group", "scenario_key", a], observed=True).size().rename("count")
-        c = c[c > 0].reset_index().rename(columns={a: "value"})
+        c = group_sizes(sub, ["model", "scenario_group", "scenario_key", a])
+        c = c[c["count"] > 0].reset_index(drop=True).rename(columns={a: "value"})
         c.insert(3, "attribute", a)
         parts.append(c)
     if not parts:
@@ -235,10 +257,16 @@ def unknown_rates(frame: pd.DataFrame, attributes: Sequence[str]) -> pd.DataFram
         sub = complied.loc[complied["target_attribute"] != a, ["model", "language", a]]
         if sub.empty:
             continue
-        flags = pd.DataFrame(
-            {"model": sub["model"], "language": sub["language"], "n": 1,
-             "unknown": (sub[a] == UNKNOWN).astype(int), "other": (sub[a] == OTHER).astype(int)}
-        )
+        if sub[a].isna().any():  # one row per story
+            flags = pd.DataFrame(
+                {"model": sub["model"], "language": sub["language"], "n": 1,
+                 "unknown": (sub[a] == UNKNOWN).astype(int), "other": (sub[a] == OTHER).astype(int)}
+            )
+        else:  # one row per (model, language, value), weighted by its stories: the same sums
+            c = group_sizes(sub, ["model", "language", a])
+            n = c["count"].to_numpy()
+            flags = pd.DataFrame({"model": c["model"], "language": c["language"], "n": n,
+                                  "unknown": n * (c[a] == UNKNOWN).to_numpy(), "other": n * (c[a] == OTHER).to_numpy()})
         r = _with_rollups(flags, ["model", "language"], {"n": ("n", "sum"), "unknown": ("unknown", "sum"),
                                                          "other": ("other", "sum")})
         r.insert(2, "attribute", a)
@@ -249,40 +277,3 @@ def unknown_rates(frame: pd.DataFrame, attributes: Sequence[str]) -> pd.DataFram
     out["unknown_rate"] = out["unknown"] / out["n"]
     out["other_rate"] = out["other"] / out["n"]
     return out.sort_values(["model", "language", "attribute"]).reset_index(drop=True)
-
-
-def pick_examples(frame: pd.DataFrame, associations: pd.DataFrame, per_association: int = 3) -> pd.DataFrame:
-    """Up to ``per_association`` stories per association row (model, slice, A=a → B=b) that show it.
-
-    A story shows the association when it was prompted with A = a and its extracted B is b (same model; same
-    language unless the slice is global). Chosen deterministically (by sample id and epoch within a language,
-    spread over the languages of a global slice).
-    """
-    cols = ["association_id", "model", "slice", *KEY_COLUMNS, "language", "sample_id", "epoch"]
-    if associations.empty or frame.empty:
-        return pd.DataFrame(columns=cols)
-    complied = frame[~frame["refused"].astype(bool)]
-    out = []
-    for (model, A), assoc in associations.groupby(["model", "base_attribute"], sort=False):
-        sub = complied[(complied["model"] == model) & (complied["target_attribute"] == A)]
-        if sub.empty:
-            continue
-        # deterministic and spread over languages: the first story of each language, then the second, ...
-        sub = sub.sort_values(["sample_id", "epoch"])
-        sub = sub.assign(_rank=sub.groupby("language", observed=True).cumcount()).sort_values(
-            ["_rank", "language"], kind="stable")
-        for rec in assoc.itertuples(index=False):
-            if rec.compared_attribute not in sub.columns:
-                continue
-            m = (sub["attribute_value_key"] == rec.base_value) & (sub[rec.compared_attribute] == rec.compared_value)
-            if rec.slice != GLOBAL_SLICE:
-                m &= sub["language"] == rec.slice
-            hit = sub.loc[m, ["language", "sample_id", "epoch"]].head(per_association)
-            for h in hit.itertuples(index=False):
-                out.append(
-                    {"association_id": association_id(A, rec.base_value, rec.compared_attribute, rec.compared_value),
-                     "model": model, "slice": rec.slice, "base_attribute": A, "base_value": rec.base_value,
-                     "compared_attribute": rec.compared_attribute, "compared_value": rec.compared_value,
-                     "language": h.language, "sample_id": h.sample_id, "epoch": int(h.epoch)}
-                )
-    return pd.DataFrame(out, columns=cols)

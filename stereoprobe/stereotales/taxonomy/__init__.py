@@ -17,13 +17,6 @@ from stereoprobe.stereotales.taxonomy.files import TaxonomyError, check_format_t
 from stereoprobe.stereotales.taxonomy.loading import load_taxonomy, load_taxonomy_file
 from stereoprobe.stereotales.taxonomy.model import Attribute, Scenario, TargetValue, Taxonomy
 from stereoprobe.stereotales.taxonomy.prompts import ExtractionPromptSpec, RefusalPromptSpec
-from stereoprobe.stereotales.taxonomy.samples import (
-    EXTRA_ID_PREFIX,
-    SCENARIO_TEMPLATE,
-    build_samples,
-    extra_sample_id,
-    sample_id,
-)
 from stereoprobe.stereotales.taxonomy.seeds import load_upstream_seeds, upstream_config
 
 __all__ = [
@@ -50,3 +43,15 @@ __all__ = [
     "sample_id",
     "upstream_config",
 ]
+
+_SAMPLES = ("EXTRA_ID_PREFIX", "SCENARIO_TEMPLATE", "build_samples", "extra_sample_id", "sample_id")
+
+
+def __getattr__(name: str) -> object:
+    """The sample builders (:mod:`.samples`) on first use: they import inspect-ai (seconds), which reading the
+    stories of a release table (``stereoprobe associations``, through :mod:`.seeds`) never needs."""
+    if name in _SAMPLES:
+        from stereoprobe.stereotales.taxonomy import samples
+
+        return getattr(samples, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
