@@ -20,6 +20,7 @@ CPU only: on CUDA the fixed micro-batch shapes and CUDA graphs need shapes that 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -27,6 +28,7 @@ from typing import Any
 import torch
 from torch import nn
 
+PACKING_ATTR = "_stereoprobe_row_packing"
 PACKED_NAMES = ("mlp", "feed_forward", "ffn")  # a decoder layer's feed-forward block, packed as one module
 
 
@@ -45,10 +47,7 @@ class RowPacking:
         self.min_rows = min_rows
         self.on = True
         self.status = "on"
-        self._rows: torch.Tensor | None = None
-        self._shape: tuple[int, int] = (0, 0)
-        self._packed: set[int] = set()
-        self._last: tuple[torch.Tensor, torch.Tensor] | None = None  # the last input gathered (q, k, v share it)
+        self._state = threading.local()  # the rows of the forward running on this thread (one worker per provider)
         self.modules = packable_modules(body)
         for m in self.modules:
             m.register_forward_pre_hook(self._pre)
@@ -64,37 +63,39 @@ class RowPacking:
             yield
             return
         mask = torch.arange(width)[None, :] < torch.tensor(list(lengths))[:, None]
-        self._rows, self._shape = mask.reshape(-1).nonzero()[:, 0], (len(lengths), width)
+        st = self._state
+        st.rows, st.shape, st.packed, st.last = mask.reshape(-1).nonzero()[:, 0], (len(lengths), width), set(), None
         try:
             yield
         finally:
-            self._rows, self._last = None, None
-            self._packed.clear()
+            st.rows = st.last = None
+            st.packed = set()
 
     def _pre(self, module: nn.Module, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
-        rows = self._rows
+        st = self._state
+        rows = getattr(st, "rows", None)
         if rows is None or not args or not isinstance(args[0], torch.Tensor):
             return None
         x = args[0]
-        if x.dim() != 3 or tuple(x.shape[:2]) != self._shape:
+        if x.dim() != 3 or tuple(x.shape[:2]) != st.shape:
             return None
-        if self._last is not None and self._last[0] is x:
-            packed = self._last[1]
+        if st.last is not None and st.last[0] is x:  # attention's q, k and v projections share their input
+            packed = st.last[1]
         else:
             packed = x.reshape(-1, x.shape[-1]).index_select(0, rows.to(x.device))
-            self._last = (x, packed)
-        self._packed.add(id(module))
+            st.last = (x, packed)
+        st.packed.add(id(module))
         return (packed, *args[1:])
 
     def _post(self, module: nn.Module, args: tuple[Any, ...], out: Any) -> Any:
-        if id(module) not in self._packed:
+        st = self._state
+        if id(module) not in getattr(st, "packed", ()):
             return None
-        self._packed.discard(id(module))
-        rows = self._rows
-        assert rows is not None and isinstance(out, torch.Tensor)
-        full = out.new_zeros(self._shape[0] * self._shape[1], out.shape[-1])
-        full.index_copy_(0, rows.to(out.device), out)
-        return full.view(*self._shape, out.shape[-1])
+        st.packed.discard(id(module))
+        assert st.rows is not None and isinstance(out, torch.Tensor)
+        full = out.new_zeros(st.shape[0] * st.shape[1], out.shape[-1])
+        full.index_copy_(0, st.rows.to(out.device), out)
+        return full.view(*st.shape, out.shape[-1])
 
 
 def attach_packing(scorer: Any, min_rows: int) -> None:
@@ -102,7 +103,12 @@ def attach_packing(scorer: Any, min_rows: int) -> None:
     products of fewer than ``min_rows`` rows are never packed."""
     if scorer.device.type != "cpu" or not scorer.split:
         return
+    packing = getattr(scorer.body, PACKING_ATTR, None)  # one per model object: scorers sharing a model share it
+    if isinstance(packing, RowPacking) and packing.min_rows == min_rows:
+        scorer.packing = packing
+        return
     packing = RowPacking(scorer.body, min_rows=min_rows)
+    setattr(scorer.body, PACKING_ATTR, packing)
     scorer.packing = packing
     if not packing.modules:
         packing.on, packing.status = False, "off: no per-position modules found"

@@ -95,3 +95,11 @@ def test_packable_modules_are_the_feed_forward_blocks_and_the_other_linears(tiny
     got = sorted(names[id(m)] for m in packable_modules(model.model))
     assert got == sorted(f"layers.{i}.{n}" for i in range(2) for n in
                          ("mlp", "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"))
+
+
+def test_scorers_of_one_model_share_one_packing(tiny_models):
+    first = _scorer(tiny_models["llama"])
+    hooks = len(first.packing.modules[0]._forward_pre_hooks)
+    second = CausalScorer(first.model, pad_id=0)  # a second provider object on the cached model
+    assert second.packing is first.packing
+    assert len(first.packing.modules[0]._forward_pre_hooks) == hooks  # no second set of hooks
