@@ -32,6 +32,7 @@ projection in fixed slices), so no kernel's shape depends on the companions, in 
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ import torch
 import torch.nn.functional as F
 
 from stereoprobe.providers.microbatch import BatchShape
+from stereoprobe.providers.packing import RowPacking, attach_packing
 from stereoprobe.providers.planning import BatchPolicy, bucket_width
 
 __all__ = ["MIN_ROWS", "BatchPolicy", "BatchShape", "CausalScorer", "TokenScores", "masked_pll", "seq2seq_logprobs"]
@@ -107,6 +109,8 @@ class CausalScorer:
         self.graphs: Any = None  # cache-free forwards through CUDA graphs per shape (.graphs.GraphedForward)
         self.cached: Any = None  # continuations of shared prefixes through a fixed cache (.cached_graphs)
         self.cached_off = ""  # why the cached forwards use transformers' dynamic cache (when it differs)
+        self.packing: RowPacking | None = None  # CPU: per-position modules skip the padding (.packing)
+        attach_packing(self, MIN_ROWS)
 
     @property
     def cached_status(self) -> str:
@@ -219,6 +223,10 @@ class CausalScorer:
                 results[i] = res
         return [r for r in results if r is not None]
 
+    def _rows_of(self, lengths: Sequence[int], width: int) -> contextlib.AbstractContextManager[None]:
+        """Within the block, the body's per-position modules run on the real positions only (:mod:`.packing`)."""
+        return self.packing.rows_of(lengths, width) if self.packing is not None else contextlib.nullcontext()
+
     def to_device(self, values: list[Any], dtype: torch.dtype = torch.long) -> torch.Tensor:
         """A host list as a tensor on the model's device (pinned, non-blocking copy on CUDA)."""
         t = torch.tensor(values, dtype=dtype)
@@ -322,7 +330,8 @@ class CausalScorer:
         rows_ids = [list(t) + [self.pad_id] * (prefix_width - len(t)) for t in prefixes]
         rows_ids += [rows_ids[0]] * (n_pre - len(prefixes))
         pids = self.to_device(rows_ids)
-        hidden, cache = self.forward(pids, want_cache=True)
+        with self._rows_of([len(t) for t in prefixes] + [len(prefixes[0])] * (n_pre - len(prefixes)), prefix_width):
+            hidden, cache = self.forward(pids, want_cache=True)
         cache.reorder_cache(self.to_device(member_group))
         return hidden, pids, member_group, [len(t) for t in prefixes], cache
 
@@ -331,17 +340,21 @@ class CausalScorer:
         """(hidden rows, ids) of the members' own tokens, right-padded to ``width``, after their prefixes'
         cache (attention mask hiding the prefix padding, explicit positions)."""
         ids = self.to_device([list(s[p:]) + [self.pad_id] * (width - len(s) + p) for s, p in zip(seqs, starts)])
+        with self._rows_of([len(s) - p for s, p in zip(seqs, starts)], width):
+            return self._run_continuation(ids, starts, width, prefix_width, cache), ids
+
+    def _run_continuation(self, ids: torch.Tensor, starts: list[int], width: int, prefix_width: int, cache: Any
+                          ) -> torch.Tensor:
         if cache is None and self.graphs is not None:
-            return self.graphs(ids), ids
+            return self.graphs(ids)
         extra_kw: dict[str, Any] = {}
         if cache is not None:  # always explicit: the same attention path whatever the other members
             extra_kw["attention_mask"] = self.to_device(
                 [[1] * p + [0] * (prefix_width - p) + [1] * width for p in starts])
             extra_kw["position_ids"] = self.to_device([list(range(p, p + width)) for p in starts])
         if cache is not None and self.cached is not None:  # fixed-shape cache, graphed per plan key
-            return self.cached(ids, cache, extra_kw["attention_mask"], extra_kw["position_ids"]), ids
-        hidden, _ = self.forward(ids, cache=cache, **extra_kw)
-        return hidden, ids
+            return self.cached(ids, cache, extra_kw["attention_mask"], extra_kw["position_ids"])
+        return self.forward(ids, cache=cache, **extra_kw)[0]
 
     @staticmethod
     def _slice_results(flat: list[float], tops_flat: list[Any], seqs: list[Sequence[int]], suffix_lens: list[int],
