@@ -79,13 +79,13 @@ def _drawn_labels(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     import stereoprobe.report.html as report_html
 
     seen: list[str] = []
-    original = report_html.render_figure
+    original = report_html.render_png
 
     def spy(fig):  # type: ignore[no-untyped-def]
         seen.extend(t.get_text() for ax in fig.axes for t in ax.get_yticklabels() + ax.get_xticklabels())
         return original(fig)
 
-    monkeypatch.setattr(report_html, "render_figure", spy)
+    monkeypatch.setattr(report_html, "render_png", spy)
     return seen
 
 
