@@ -192,7 +192,7 @@ def _plot_distributions(dist: pd.DataFrame, max_attributes: int = 19):
     # legends in 9-pt type below each panel, three entries a row: room for the longest one
     legend_rows = max((-(-d.loc[d["attribute"] == a, "value"].nunique() // 3) for a in attrs), default=1)
     fig, axes = plt.subplots(nrow, ncol, figsize=(15, nrow * (0.3 * len(models) + 1.5 + 0.2 * legend_rows)),
-                             squeeze=False)
+                             squeeze=False, sharey="row")  # model names once a row: every panel lists them alike
     cmap = plt.get_cmap("tab20")
     for ax, a in zip(axes.ravel(), attrs):
         sub = d[d["attribute"] == a].pivot_table(index="model", columns="value", values="share", aggfunc="sum").fillna(0)
@@ -210,7 +210,7 @@ def _plot_distributions(dist: pd.DataFrame, max_attributes: int = 19):
         ax.tick_params(labelsize=9)
     for ax in axes.ravel()[len(attrs):]:
         ax.axis("off")
-    fig.tight_layout()
+    fig.tight_layout(w_pad=4)  # the legends of neighbouring panels apart (no model names between them)
     return fig
 
 
