@@ -209,17 +209,60 @@ class Figure:
 
 def render_png(fig: Any) -> tuple[bytes, Any]:
     """``fig`` as PNG bytes and the crop box it was saved with (``fig`` is closed in pyplot but kept drawable:
-    :func:`render_svg` takes the same box)."""
+    :func:`render_svg` takes the same box). One draw: the canvas cropped to its ink plus ``savefig.pad_inches``
+    (what ``bbox_inches="tight"`` keeps, without its second layout pass); a figure drawn up to its canvas's
+    edge (text that may run off it) is saved the tight way, which widens the canvas."""
     import matplotlib.pyplot as plt
 
     from stereoprobe.report.plot_text import bound_figure
 
     bound_figure(fig)  # literal, shortened text; a bounded size
     png = io.BytesIO()
-    box = _tight_box(fig, PNG_DPI)  # one layout pass shared with the SVG (each savefig "tight" makes two)
-    fig.savefig(png, format="png", dpi=PNG_DPI, bbox_inches=box)
+    crop = _drawn_and_cropped(fig, PNG_DPI)
+    if crop is None:
+        box = _tight_box(fig, PNG_DPI)  # one layout pass shared with the SVG (each savefig "tight" makes two)
+        fig.savefig(png, format="png", dpi=PNG_DPI, bbox_inches=box)
+    else:
+        import matplotlib.image
+
+        pixels, box = crop
+        matplotlib.image.imsave(png, pixels, format="png", dpi=PNG_DPI)
     plt.close(fig)
     return png.getvalue(), box
+
+
+CROP_MARGIN = 2.0
+"""Inches drawn around the canvas by :func:`render_png`, for text that runs off it (a long tick label)."""
+
+
+def _drawn_and_cropped(fig: Any, dpi: float) -> tuple[np.ndarray, Any] | None:
+    """``fig`` drawn once at ``dpi`` on a canvas widened by :data:`CROP_MARGIN` on every side: its RGBA pixels
+    cropped to the ink (pixels unlike the background) padded by ``savefig.pad_inches``, and that box in inches;
+    None when ink reaches the widened canvas's edge."""
+    import matplotlib as mpl
+    from matplotlib.transforms import Bbox
+
+    w_in, h_in = fig.get_size_inches()
+    m = CROP_MARGIN
+    wide = Bbox.from_extents(-m, -m, w_in + m, h_in + m)  # a given box: no layout pass, one draw
+    raw = io.BytesIO()
+    fig.savefig(raw, format="rgba", dpi=dpi, bbox_inches=wide)
+    n = len(raw.getvalue()) // 4
+    sizes = [(h, w) for h in {int(wide.height * dpi), round(wide.height * dpi)}
+             for w in {int(wide.width * dpi), round(wide.width * dpi)} if h * w == n]
+    if not sizes:
+        return None
+    rgba = np.frombuffer(raw.getvalue(), dtype=np.uint8).reshape(*sizes[0], 4)
+    ink = (rgba != rgba[0, 0]).any(axis=2)
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    h, w = ink.shape
+    if not rows.size or rows[0] == 0 or cols[0] == 0 or rows[-1] == h - 1 or cols[-1] == w - 1:
+        return None
+    pad = int(round(mpl.rcParams["savefig.pad_inches"] * dpi))
+    r0, r1 = max(rows[0] - pad, 0), min(rows[-1] + 1 + pad, h)
+    c0, c1 = max(cols[0] - pad, 0), min(cols[-1] + 1 + pad, w)
+    box = Bbox.from_extents(c0 / dpi - m, (h - r1) / dpi - m, c1 / dpi - m, (h - r0) / dpi - m)
+    return np.ascontiguousarray(rgba[r0:r1, c0:c1]), box
 
 
 def render_svg(fig: Any, box: Any) -> bytes:
