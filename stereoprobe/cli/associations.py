@@ -120,6 +120,9 @@ def register(subparsers: Any) -> None:
     o.add_argument("--excerpt-chars", type=int_between(1, 100_000), default=400, help="characters of each example excerpt")
     o.add_argument("--note", default="", help="a line shown at the top of the report (e.g. 'demo settings')")
     o.add_argument("--no-report", action="store_true", help="write the tables only")
+    o.add_argument("--svg", action="store_true",
+                   help="also save the report's figures as SVG (figures/*.svg, for papers and slides); PNG only "
+                        "by default")
     p.set_defaults(func=run)
 
 
@@ -142,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
                                  accept_versions=getattr(args, "accept_versions", None))
     result = analyze(args.inputs, options, progress=lambda it, what: progress(it, description=what), step=spinner)
     with atomic_output_dir(args.out) as tmp:
-        write(result, tmp, report=not args.no_report, step=spinner)
+        write(result, tmp, report=not args.no_report, step=spinner, svg=args.svg)
     for name in stale_tables(result):  # an earlier run's tables that this run does not produce
         for suffix in (".csv", ".parquet"):
             (args.out / f"{name}{suffix}").unlink(missing_ok=True)

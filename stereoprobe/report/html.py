@@ -11,8 +11,8 @@ no CDN). The shared conventions of every stereoprobe report live here:
 - an explanatory line (:func:`empty_note`) instead of an empty table, a blank plot or all-zero axes
   (:func:`plot_is_empty` decides);
 - every table file linked from its report (:meth:`Section.files`, ``files=`` of :meth:`Section.table`);
-- every figure also saved beside the report as PNG and SVG (``figures/<report>-<caption>.png|.svg``, linked
-  under the figure) by :func:`write_report`, for papers and slides;
+- every figure also saved beside the report as PNG (``figures/<report>-<caption>.png``, linked under the
+  figure) by :func:`write_report`, and as SVG too on request (``svg=True``, for papers and slides);
 - wide tables keep their first column in view (sticky) and wrap long cells.
 
 The page itself (head, inline styles and script, DEMO banner, navigation, sections) is the jinja2 template
@@ -184,32 +184,98 @@ def table_html(
 
 
 FIGURES = "figures"
-"""Folder beside a report that holds its figures as PNG and SVG files."""
+"""Folder beside a report that holds its figures as PNG files (and SVG files on request)."""
+
+SVG_KEY = "figure_svg"
+"""``run_info.json`` key: true when the folder's report also saves its figures as SVG (``write_report(svg=...)``
+unset reads it, so a report rebuilt from the folder alone keeps the choice)."""
 
 
 @dataclass
 class Figure:
-    """A rendered figure: PNG (embedded in the report and saved) and SVG (saved), with its caption."""
+    """A rendered figure: PNG (embedded in the report and saved), its caption, and the closed matplotlib
+    figure with its crop box, from which :func:`write_report` draws the SVG when asked."""
 
     png: bytes
-    svg: bytes
     caption: str | None
     marker: str  # placeholder in the section's HTML, replaced by the links to the saved files
+    fig: Any = None
+    box: Any = None
+
+    def svg(self) -> bytes:
+        """The figure as SVG, cropped to the PNG's box."""
+        return render_svg(self.fig, self.box)
 
 
-def render_figure(fig: Any) -> tuple[bytes, bytes]:
-    """``fig`` as PNG and SVG bytes (and closed)."""
+def render_png(fig: Any) -> tuple[bytes, Any]:
+    """``fig`` as PNG bytes and the crop box it was saved with (``fig`` is closed in pyplot but kept drawable:
+    :func:`render_svg` takes the same box). One draw: the canvas cropped to its ink plus ``savefig.pad_inches``
+    (what ``bbox_inches="tight"`` keeps, without its second layout pass); a figure drawn up to its canvas's
+    edge (text that may run off it) is saved the tight way, which widens the canvas."""
     import matplotlib.pyplot as plt
 
     from stereoprobe.report.plot_text import bound_figure
 
     bound_figure(fig)  # literal, shortened text; a bounded size
-    png, svg = io.BytesIO(), io.BytesIO()
-    box = _tight_box(fig, PNG_DPI)  # one layout pass for both files (each savefig "tight" makes two)
-    fig.savefig(png, format="png", dpi=PNG_DPI, bbox_inches=box)
-    fig.savefig(svg, format="svg", bbox_inches=box)
+    png = io.BytesIO()
+    crop = _drawn_and_cropped(fig, PNG_DPI)
+    if crop is None:
+        box = _tight_box(fig, PNG_DPI)  # one layout pass shared with the SVG (each savefig "tight" makes two)
+        fig.savefig(png, format="png", dpi=PNG_DPI, bbox_inches=box)
+    else:
+        import matplotlib.image
+
+        pixels, box = crop
+        matplotlib.image.imsave(png, pixels, format="png", dpi=PNG_DPI)
     plt.close(fig)
-    return png.getvalue(), svg.getvalue()
+    return png.getvalue(), box
+
+
+CROP_MARGIN = 2.0
+"""Inches drawn around the canvas by :func:`render_png`, for text that runs off it (a long tick label)."""
+
+
+def _drawn_and_cropped(fig: Any, dpi: float) -> tuple[np.ndarray, Any] | None:
+    """``fig`` drawn once at ``dpi`` on a canvas widened by :data:`CROP_MARGIN` on every side: its RGBA pixels
+    cropped to the ink (pixels unlike the background) padded by ``savefig.pad_inches``, and that box in inches;
+    None when ink reaches the widened canvas's edge."""
+    import matplotlib as mpl
+    from matplotlib.transforms import Bbox
+
+    w_in, h_in = fig.get_size_inches()
+    m = CROP_MARGIN
+    wide = Bbox.from_extents(-m, -m, w_in + m, h_in + m)  # a given box: no layout pass, one draw
+    raw = io.BytesIO()
+    fig.savefig(raw, format="rgba", dpi=dpi, bbox_inches=wide)
+    n = len(raw.getvalue()) // 4
+    sizes = [(h, w) for h in {int(wide.height * dpi), round(wide.height * dpi)}
+             for w in {int(wide.width * dpi), round(wide.width * dpi)} if h * w == n]
+    if not sizes:
+        return None
+    rgba = np.frombuffer(raw.getvalue(), dtype=np.uint8).reshape(*sizes[0], 4)
+    ink = (rgba != rgba[0, 0]).any(axis=2)
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    h, w = ink.shape
+    if not rows.size or rows[0] == 0 or cols[0] == 0 or rows[-1] == h - 1 or cols[-1] == w - 1:
+        return None
+    pad = int(round(mpl.rcParams["savefig.pad_inches"] * dpi))
+    r0, r1 = max(rows[0] - pad, 0), min(rows[-1] + 1 + pad, h)
+    c0, c1 = max(cols[0] - pad, 0), min(cols[-1] + 1 + pad, w)
+    box = Bbox.from_extents(c0 / dpi - m, (h - r1) / dpi - m, c1 / dpi - m, (h - r0) / dpi - m)
+    return np.ascontiguousarray(rgba[r0:r1, c0:c1]), box
+
+
+def render_svg(fig: Any, box: Any) -> bytes:
+    """``fig`` (rendered by :func:`render_png`) as SVG, cropped to ``box``."""
+    svg = io.BytesIO()
+    fig.savefig(svg, format="svg", bbox_inches=box)
+    return svg.getvalue()
+
+
+def render_figure(fig: Any) -> tuple[bytes, bytes]:
+    """``fig`` as PNG and SVG bytes (and closed)."""
+    png, box = render_png(fig)
+    return png, render_svg(fig, box)
 
 
 PNG_DPI = 110
@@ -306,10 +372,11 @@ class Section:
         return self
 
     def figure(self, fig: Any, caption: str | None = None) -> Section:
-        """Embed ``fig`` as PNG; :func:`write_report` also saves it as PNG and SVG and links the files."""
-        png, svg = render_figure(fig)
+        """Embed ``fig`` as PNG; :func:`write_report` also saves it as a PNG file (and SVG on request) and links
+        the files."""
+        png, box = render_png(fig)
         marker = f"<!--stereoprobe-figure-{id(self)}-{len(self.figures)}-->"
-        self.figures.append(Figure(png, svg, caption, marker))
+        self.figures.append(Figure(png, caption, marker, fig, box))
         self.blocks.append(_figure_tag(png, caption) + marker)
         return self
 
@@ -352,10 +419,10 @@ def render_report(title: str, sections: Sequence[Section], subtitle: str | None 
                        sections=page_sections)
 
 
-def save_figures(path: str | Path, sections: Sequence[Section], demo: bool = False) -> dict[str, str]:
-    """Save the figures of ``sections`` as ``figures/<report stem>-<caption slug>.png`` and ``.svg`` beside the
-    report ``path`` (``figures/DEMO-<report stem>-…`` for a page built from demo settings, so a figure file
-    copied on its own still says so); return {marker: HTML links to the two files}."""
+def save_figures(path: str | Path, sections: Sequence[Section], demo: bool = False, svg: bool = False) -> dict[str, str]:
+    """Save the figures of ``sections`` as ``figures/<report stem>-<caption slug>.png`` (and ``.svg`` with
+    ``svg``) beside the report ``path`` (``figures/DEMO-<report stem>-…`` for a page built from demo settings, so
+    a figure file copied on its own still says so); return {marker: HTML links to the files}."""
     p = Path(path)
     links: dict[str, str] = {}
     used: set[str] = set()
@@ -369,24 +436,43 @@ def save_figures(path: str | Path, sections: Sequence[Section], demo: bool = Fal
             folder = p.parent / FIGURES
             folder.mkdir(parents=True, exist_ok=True)
             (folder / f"{name}.png").write_bytes(f.png)
-            (folder / f"{name}.svg").write_bytes(f.svg)
-            links[f.marker] = files_html([f"{FIGURES}/{name}.png", f"{FIGURES}/{name}.svg"], label="figure files: ")
+            files = [f"{FIGURES}/{name}.png"]
+            if svg:
+                (folder / f"{name}.svg").write_bytes(f.svg())
+                files.append(f"{FIGURES}/{name}.svg")
+            links[f.marker] = files_html(files, label="figure files: " if svg else "figure file: ")
     return links
 
 
+def svg_of_folder(folder: str | Path) -> bool:
+    """Whether ``folder/run_info.json`` asks for SVG figures (:data:`SVG_KEY`); False without a readable one."""
+    import json
+
+    from stereoprobe.report.run_info import RUN_INFO
+
+    try:
+        info = json.loads((Path(folder) / RUN_INFO).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(info, dict) and info.get(SVG_KEY) is True
+
+
 def write_report(path: str | Path, title: str, sections: Sequence[Section], subtitle: str | None = None,
-                 nav: bool = True, demo: str | None = None) -> Path:
-    """Write a single-file HTML report and its figures (PNG + SVG under ``figures/`` beside it); return its
-    path. ``nav``: the list of sections at the top (off where the first section must be the first thing seen).
-    ``demo``: why the page is a demo; None: from the ``run_info.json`` already written beside it
-    (:func:`stereoprobe.report.demo.demo_reason_of_folder`), so every probe's page gets the DEMO banner."""
+                 nav: bool = True, demo: str | None = None, svg: bool | None = None) -> Path:
+    """Write a single-file HTML report and its figures (PNG under ``figures/`` beside it, and SVG with ``svg``)
+    and return its path. ``nav``: the list of sections at the top (off where the first section must be the first
+    thing seen). ``demo``: why the page is a demo; None: from the ``run_info.json`` already written beside it
+    (:func:`stereoprobe.report.demo.demo_reason_of_folder`), so every probe's page gets the DEMO banner.
+    ``svg``: also save each figure as SVG (for papers and slides); None: as that ``run_info.json`` says
+    (:func:`svg_of_folder`), PNG only without one."""
     from stereoprobe.report.demo import demo_reason_of_folder
 
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     reason = demo if demo is not None else demo_reason_of_folder(p.parent)
+    with_svg = svg if svg is not None else svg_of_folder(p.parent)
     text = render_report(title, sections, subtitle, nav, reason)
-    for marker, links in save_figures(p, sections, demo=bool(reason)).items():
+    for marker, links in save_figures(p, sections, demo=bool(reason), svg=with_svg).items():
         text = text.replace(marker, links)
     from stereoprobe.redact import redact_html
 

@@ -1,4 +1,4 @@
-"""Model labels (names, never paths), run_info.json's shell-quoted command, figures as PNG + SVG files, the
+"""Model labels (names, never paths), run_info.json's shell-quoted command, figures as PNG files (+ SVG on request), the
 profiles console line without placeholder rows."""
 
 from __future__ import annotations
@@ -75,36 +75,59 @@ def test_run_info_command_is_shell_quoted(tmp_path) -> None:
     assert "command" not in json.loads(write_run_info(tmp_path / "b", probe="x").read_text())  # outside the CLI
 
 
-def test_figures_saved_as_png_and_svg_beside_the_report(tmp_path) -> None:
+def _figure_sections(*titles: str) -> list:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from stereoprobe.report.html import Section, write_report
+    from stereoprobe.report.html import Section
 
     sections = []
-    for title in ("one", "two"):
+    for title in titles:
         fig, ax = plt.subplots()
         ax.plot([0, 1], [1, 0])
-        sections.append(Section(title).figure(fig, caption="P(A) per category"))  # the same caption twice
-    path = write_report(tmp_path / "report.html", "t", sections)
+        sections.append(Section(title).figure(fig, caption="P(A) per category"))  # the same caption each time
+    return sections
+
+
+def test_figures_saved_as_png_beside_the_report_and_svg_on_request(tmp_path) -> None:
+    from stereoprobe.report.html import write_report
+
+    path = write_report(tmp_path / "report.html", "t", _figure_sections("one", "two"))
     names = sorted(p.name for p in (tmp_path / "figures").iterdir())
-    assert names == ["report-p-a-per-category-2.png", "report-p-a-per-category-2.svg",
-                     "report-p-a-per-category.png", "report-p-a-per-category.svg"]
-    svg = (tmp_path / "figures" / "report-p-a-per-category.svg").read_text()
-    assert "<svg" in svg
+    assert names == ["report-p-a-per-category-2.png", "report-p-a-per-category.png"]  # PNG only by default
     assert (tmp_path / "figures" / "report-p-a-per-category.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     html = path.read_text()
     for n in names:
         assert f'href="figures/{n}"' in html
-    assert "stereoprobe-figure-" not in html  # every placeholder replaced by its links
+    assert ".svg" not in html and "stereoprobe-figure-" not in html  # every placeholder replaced by its link
+    both = tmp_path / "svg"
+    html = write_report(both / "report.html", "t", _figure_sections("one", "two"), svg=True).read_text()
+    names = sorted(p.name for p in (both / "figures").iterdir())
+    assert names == ["report-p-a-per-category-2.png", "report-p-a-per-category-2.svg",
+                     "report-p-a-per-category.png", "report-p-a-per-category.svg"]
+    assert "<svg" in (both / "figures" / "report-p-a-per-category.svg").read_text()
+    for n in names:
+        assert f'href="figures/{n}"' in html
     # a page built from demo settings: its figure files say DEMO in their names too (issue 42.10)
     demo = tmp_path / "demo"
-    fig, ax = plt.subplots()
-    ax.plot([0, 1], [1, 0])
-    write_report(demo / "report.html", "t", [Section("one").figure(fig, caption="S")], demo="demo settings")
-    assert sorted(p.name for p in (demo / "figures").iterdir()) == ["DEMO-report-s.png", "DEMO-report-s.svg"]
+    write_report(demo / "report.html", "t", _figure_sections("one"), demo="demo settings", svg=True)
+    assert sorted(p.name for p in (demo / "figures").iterdir()) == ["DEMO-report-p-a-per-category.png",
+                                                                     "DEMO-report-p-a-per-category.svg"]
+
+
+def test_svg_choice_read_from_the_folders_run_info(tmp_path) -> None:
+    """``svg`` unset: the folder's run_info.json decides (a report rebuilt from its folder keeps the choice)."""
+    from stereoprobe.report.html import SVG_KEY, write_report
+
+    (tmp_path / "run_info.json").write_text(json.dumps({"probe": "x", SVG_KEY: True}))
+    write_report(tmp_path / "report.html", "t", _figure_sections("one"))
+    assert sorted(p.suffix for p in (tmp_path / "figures").iterdir()) == [".png", ".svg"]
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "run_info.json").write_text(json.dumps({"probe": "x", SVG_KEY: "yes"}))  # only true asks
+    write_report(tmp_path / "b" / "report.html", "t", _figure_sections("one"))
+    assert [p.suffix for p in (tmp_path / "b" / "figures").iterdir()] == [".png"]
 
 
 def test_profiles_summary_counts_no_placeholder_row() -> None:

@@ -48,13 +48,13 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> list[list[Text]]:
     import stereoprobe.report.html as report_html
 
     figures: list[list[Text]] = []
-    original = report_html.render_figure
+    original = report_html.render_png
 
-    def spy(fig: Any) -> tuple[bytes, bytes]:
+    def spy(fig: Any) -> tuple[bytes, Any]:
         figures.append(_drawn(fig))
         return original(fig)
 
-    monkeypatch.setattr(report_html, "render_figure", spy)
+    monkeypatch.setattr(report_html, "render_png", spy)
     return figures
 
 

@@ -50,3 +50,17 @@ def test_stacked_bars_are_the_bars_barh_draws() -> None:
         assert np.allclose(gb, wb, rtol=0, atol=1e-12) and np.allclose(gf, wf)
     assert np.allclose(b.get_ylim(), a.get_ylim(), rtol=0, atol=1e-9)  # the last bit of the margin may differ
     plt.close(fig)
+
+
+def test_model_names_are_drawn_once_a_row() -> None:
+    """Every panel lists the models in the same order, so only the first panel of a row draws their names
+    (issue 45, the report: two thirds of the figure's text, the largest cost of the report)."""
+    models = ["b/model", "a/model", "c/model"]
+    rows = [{"model": m, "language": "all", "attribute": a, "value": v, "share": 0.5}
+            for m in models for a in ("age", "gender", "religion", "income_level") for v in ("one", "unknown")]
+    fig = _plot_distributions(pd.DataFrame(rows))
+    fig.canvas.draw()
+    shown = [[t.get_text() for t in ax.get_yticklabels() if t.get_visible() and t.get_text()] for ax in fig.axes]
+    assert shown[0] == shown[3] == sorted(models)  # the first panel of each row (three panels a row)
+    assert shown[1] == shown[2] == []  # the same rows, unlabelled
+    assert all(ax.get_ylim() == fig.axes[0].get_ylim() for ax in fig.axes[:4])

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from stereoprobe.inputs import Progress, Step, no_progress, no_step
+from stereoprobe.report.html import SVG_KEY
 from stereoprobe.report.run_info import RUN_INFO
 from stereoprobe.stereotales.contract import ALL_SLICE, TABLES
 from stereoprobe.stereotales.extraction.agreement import extractor_agreement_table
@@ -230,10 +231,12 @@ def _jsonable_columns(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def write(run: AssociationsResult, out_dir: str | Path, *, report: bool = True, step: Step = no_step) -> Path:
+def write(run: AssociationsResult, out_dir: str | Path, *, report: bool = True, step: Step = no_step,
+          svg: bool = False) -> Path:
     """Write every table (CSV + Parquet), ``run_info.json`` and, with ``report``, ``report.html`` into
     ``out_dir`` (created); returns ``out_dir``. ``step`` reports the report's writing (:data:`stereoprobe.inputs.Step`,
-    e.g. the CLI's spinner; default: silent)."""
+    e.g. the CLI's spinner; default: silent). ``svg``: the report's figures also as SVG files (recorded in
+    ``run_info.json``, so a rebuilt report keeps them); PNG only by default."""
     from stereoprobe.redact import redact  # no credential of a run's settings or error messages reaches the file
     from stereoprobe.tables import write_table
 
@@ -242,6 +245,9 @@ def write(run: AssociationsResult, out_dir: str | Path, *, report: bool = True, 
     for name, df in run.tables.items():
         write_table(_jsonable_columns(df), out, name)
     info = run.info
+    info.pop(SVG_KEY, None)
+    if svg:
+        info[SVG_KEY] = True
     (out / RUN_INFO).write_text(json.dumps(redact(info), indent=2, default=str), encoding="utf-8")
     if report:
         t = time.perf_counter()

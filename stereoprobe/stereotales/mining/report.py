@@ -192,9 +192,9 @@ def _plot_distributions(dist: pd.DataFrame, max_attributes: int = 19):
     # legends in 9-pt type below each panel, three entries a row: room for the longest one
     legend_rows = max((-(-d.loc[d["attribute"] == a, "value"].nunique() // 3) for a in attrs), default=1)
     fig, axes = plt.subplots(nrow, ncol, figsize=(15, nrow * (0.3 * len(models) + 1.5 + 0.2 * legend_rows)),
-                             squeeze=False)
+                             squeeze=False, sharey="row")  # model names once a row: every panel lists them alike
     cmap = plt.get_cmap("tab20")
-    for ax, a in zip(axes.ravel(), attrs):
+    for k, (ax, a) in enumerate(zip(axes.ravel(), attrs)):
         sub = d[d["attribute"] == a].pivot_table(index="model", columns="value", values="share", aggfunc="sum").fillna(0)
         sub = sub.reindex(models).fillna(0)
         cols = [c for c in sub.columns if c not in ("unknown", "other")] + [c for c in ("other", "unknown") if c in sub.columns]
@@ -204,13 +204,14 @@ def _plot_distributions(dist: pd.DataFrame, max_attributes: int = 19):
         _stacked_bars(ax, y, sub[cols].to_numpy(dtype=float), colors)
         ax.legend(handles=[Patch(facecolor=col, label=plot_label(c, 28, 1)) for c, col in zip(cols, colors)],
                   fontsize=LEGEND_PT, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, frameon=False)
-        ax.set_yticks(y, [plot_label(m) for m in sub.index])
+        if k % ncol == 0:  # the row's panels share this axis (its ticks and names)
+            ax.set_yticks(y, [plot_label(m) for m in sub.index])
         ax.set_title(plot_label(a, TITLE_WIDTH), fontsize=10)
         ax.set_xlim(0, 1)
         ax.tick_params(labelsize=9)
     for ax in axes.ravel()[len(attrs):]:
         ax.axis("off")
-    fig.tight_layout()
+    fig.tight_layout(w_pad=4)  # the legends of neighbouring panels apart (no model names between them)
     return fig
 
 
