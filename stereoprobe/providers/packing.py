@@ -23,10 +23,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
+
+if TYPE_CHECKING:  # scoring.py imports this module at run time
+    from stereoprobe.providers.scoring import CausalScorer
 
 PACKING_ATTR = "_stereoprobe_row_packing"
 PACKED_NAMES = ("mlp", "feed_forward", "ffn")  # a decoder layer's feed-forward block, packed as one module
@@ -98,7 +101,7 @@ class RowPacking:
         return full.view(*st.shape, out.shape[-1])
 
 
-def attach_packing(scorer: Any, min_rows: int) -> None:
+def attach_packing(scorer: CausalScorer, min_rows: int) -> None:
     """Give a CPU causal scorer in split mode its :class:`RowPacking` (``scorer.packing``), checked once;
     products of fewer than ``min_rows`` rows are never packed."""
     if scorer.device.type != "cpu" or not scorer.split:
@@ -118,7 +121,7 @@ def attach_packing(scorer: Any, min_rows: int) -> None:
 
 
 @torch.inference_mode()
-def check(scorer: Any, packing: RowPacking) -> bool:
+def check(scorer: CausalScorer, packing: RowPacking) -> bool:
     """Whether a padded batch's real positions get the same hidden states and key/value cache, bit for bit,
     with packing as without (a 6-row batch of width 8 with 1 to 8 real positions per row, then its cache
     continued by 2 or 3 positions)."""

@@ -30,11 +30,15 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from markupsafe import Markup
+
+if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn
+    from matplotlib.figure import Figure as MplFigure
+    from matplotlib.transforms import Bbox
 
 from stereoprobe.report.pages import FILES, PAGE, TABLE, render_page
 from stereoprobe.report.plot_text import literal_text
@@ -199,15 +203,15 @@ class Figure:
     png: bytes
     caption: str | None
     marker: str  # placeholder in the section's HTML, replaced by the links to the saved files
-    fig: Any = None
-    box: Any = None
+    fig: MplFigure | None = None
+    box: Bbox | None = None
 
     def svg(self) -> bytes:
         """The figure as SVG, cropped to the PNG's box."""
         return render_svg(self.fig, self.box)
 
 
-def render_png(fig: Any) -> tuple[bytes, Any]:
+def render_png(fig: MplFigure) -> tuple[bytes, Bbox]:
     """``fig`` as PNG bytes and the crop box it was saved with (``fig`` is closed in pyplot but kept drawable:
     :func:`render_svg` takes the same box). One draw: the canvas cropped to its ink plus ``savefig.pad_inches``
     (what ``bbox_inches="tight"`` keeps, without its second layout pass); a figure drawn up to its canvas's
@@ -235,7 +239,7 @@ CROP_MARGIN = 2.0
 """Inches drawn around the canvas by :func:`render_png`, for text that runs off it (a long tick label)."""
 
 
-def _drawn_and_cropped(fig: Any, dpi: float) -> tuple[np.ndarray, Any] | None:
+def _drawn_and_cropped(fig: MplFigure, dpi: float) -> tuple[np.ndarray, Bbox] | None:
     """``fig`` drawn once at ``dpi`` on a canvas widened by :data:`CROP_MARGIN` on every side: its RGBA pixels
     cropped to the ink (pixels unlike the background) padded by ``savefig.pad_inches``, and that box in inches;
     None when ink reaches the widened canvas's edge."""
@@ -265,14 +269,14 @@ def _drawn_and_cropped(fig: Any, dpi: float) -> tuple[np.ndarray, Any] | None:
     return np.ascontiguousarray(rgba[r0:r1, c0:c1]), box
 
 
-def render_svg(fig: Any, box: Any) -> bytes:
+def render_svg(fig: MplFigure, box: Bbox) -> bytes:
     """``fig`` (rendered by :func:`render_png`) as SVG, cropped to ``box``."""
     svg = io.BytesIO()
     fig.savefig(svg, format="svg", bbox_inches=box)
     return svg.getvalue()
 
 
-def render_figure(fig: Any) -> tuple[bytes, bytes]:
+def render_figure(fig: MplFigure) -> tuple[bytes, bytes]:
     """``fig`` as PNG and SVG bytes (and closed)."""
     png, box = render_png(fig)
     return png, render_svg(fig, box)
@@ -281,7 +285,7 @@ def render_figure(fig: Any) -> tuple[bytes, bytes]:
 PNG_DPI = 110
 
 
-def _tight_box(fig: Any, dpi: float) -> Any:
+def _tight_box(fig: MplFigure, dpi: float) -> Bbox:
     """The box ``savefig(bbox_inches="tight", dpi=dpi)`` crops a PNG to (the same layout pass on the same
     Agg renderer, padded by ``savefig.pad_inches``), computed once so that the PNG and the SVG share it."""
     import matplotlib as mpl
