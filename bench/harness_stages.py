@@ -33,46 +33,10 @@ import os  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-
-def process_age() -> float:
-    """Seconds since this process started (from /proc; 0 where there is none)."""
-    try:
-        with open("/proc/self/stat") as f:
-            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
-        with open("/proc/uptime") as f:
-            up = float(f.read().split()[0])
-        return max(0.0, up - start_ticks / os.sysconf("SC_CLK_TCK"))
-    except (OSError, ValueError, IndexError):
-        return 0.0
+from stage_clock import Counter, process_age  # noqa: E402  (bench/, the script's folder)
 
 
 AGE_AT_TOP = process_age()
-
-
-class Clock:
-    """Wraps ``owner.name`` to count its calls and sum their seconds (``is_async``: a coroutine function)."""
-
-    def __init__(self, owner: object, name: str, is_async: bool = False) -> None:
-        self.calls, self.seconds = 0, 0.0
-        inner = getattr(owner, name)
-
-        def wrapped(*a: object, **k: object) -> object:
-            self.calls += 1
-            t0 = time.perf_counter()
-            try:
-                return inner(*a, **k)
-            finally:
-                self.seconds += time.perf_counter() - t0
-
-        async def awrapped(*a: object, **k: object) -> object:
-            self.calls += 1
-            t0 = time.perf_counter()
-            try:
-                return await inner(*a, **k)  # type: ignore[misc]
-            finally:
-                self.seconds += time.perf_counter() - t0
-
-        setattr(owner, name, awrapped if is_async else wrapped)
 
 
 def log_span(log_dir: str) -> tuple[float, float] | None:
@@ -89,12 +53,12 @@ def log_span(log_dir: str) -> tuple[float, float] | None:
             datetime.fromisoformat(str(log.stats.completed_at)).timestamp())
 
 
-def put_clocks() -> dict[str, Clock]:
+def put_clocks() -> dict[str, Counter]:
     """Clocks on the provider's constructor, its worker's ``score_ids``, the grouped requests' preparation and
     the task's sentence build (importing these modules: torch, transformers, the task's package)."""
     import importlib
 
-    clocks: dict[str, Clock] = {}
+    clocks: dict[str, Counter] = {}
     # (stage, module, owner attribute or "", function): an earlier checkout may lack one (run with --compare)
     for stage, module, owner, name in (
             ("model_load", "stereoprobe.providers.transformers_api", "TransformersAPI", "__init__"),
@@ -103,7 +67,7 @@ def put_clocks() -> dict[str, Clock]:
             ("build_sentences", "stereoprobe.tasks.globalbias", "", "build_sentences")):
         try:
             mod = importlib.import_module(module)
-            clocks[stage] = Clock(getattr(mod, owner) if owner else mod, name)
+            clocks[stage] = Counter(getattr(mod, owner) if owner else mod, name)
         except (ImportError, AttributeError):
             continue
     return clocks
