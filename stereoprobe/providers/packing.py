@@ -23,13 +23,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
 from torch import nn
-
-if TYPE_CHECKING:  # scoring.py imports this module at run time
-    from stereoprobe.providers.scoring import CausalScorer
 
 PACKING_ATTR = "_stereoprobe_row_packing"
 PACKED_NAMES = ("mlp", "feed_forward", "ffn")  # a decoder layer's feed-forward block, packed as one module
@@ -101,7 +98,20 @@ class RowPacking:
         return full.view(*st.shape, out.shape[-1])
 
 
-def attach_packing(scorer: CausalScorer, min_rows: int) -> None:
+class PackedScorer(Protocol):
+    """What packing reads of a causal scorer (``scoring.CausalScorer``, which imports this module)."""
+
+    device: torch.device
+    split: bool
+    body: nn.Module
+    model: nn.Module
+    packing: RowPacking | None
+
+    def forward(self, ids: torch.Tensor, cache: Any = None, want_cache: bool = False,
+                **extra: Any) -> tuple[torch.Tensor, Any]: ...
+
+
+def attach_packing(scorer: PackedScorer, min_rows: int) -> None:
     """Give a CPU causal scorer in split mode its :class:`RowPacking` (``scorer.packing``), checked once;
     products of fewer than ``min_rows`` rows are never packed."""
     if scorer.device.type != "cpu" or not scorer.split:
@@ -121,7 +131,7 @@ def attach_packing(scorer: CausalScorer, min_rows: int) -> None:
 
 
 @torch.inference_mode()
-def check(scorer: CausalScorer, packing: RowPacking) -> bool:
+def check(scorer: PackedScorer, packing: RowPacking) -> bool:
     """Whether a padded batch's real positions get the same hidden states and key/value cache, bit for bit,
     with packing as without (a 6-row batch of width 8 with 1 to 8 real positions per row, then its cache
     continued by 2 or 3 positions)."""
