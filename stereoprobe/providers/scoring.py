@@ -44,6 +44,7 @@ import torch.nn.functional as F
 from stereoprobe.providers.microbatch import BatchShape
 from stereoprobe.providers.packing import RowPacking, attach_packing
 from stereoprobe.providers.planning import BatchPolicy, bucket_width
+from stereoprobe.providers.projection import ROW_BLOCK, BlockedHead, blocked_head, row_slices
 
 __all__ = ["MIN_ROWS", "BatchPolicy", "BatchShape", "CausalScorer", "TokenScores", "masked_pll", "seq2seq_logprobs"]
 
@@ -80,13 +81,6 @@ def _scores_from_rows(
     return -F.cross_entropy(logits, targets, reduction="none"), None
 
 
-def _product_rows(n: int, slice_rows: int) -> tuple[int, int]:
-    """(rows per projection product, rows after zero padding) for ``n`` rows: products of ``slice_rows`` rows
-    (fixed shapes), else one product of at least ``MIN_ROWS`` rows."""
-    size = slice_rows or max(n, MIN_ROWS)
-    return size, -(-n // size) * size
-
-
 class CausalScorer:
     """Teacher-forced token log-probabilities of a causal LM, batched, with prefix sharing.
 
@@ -103,6 +97,8 @@ class CausalScorer:
         self.body = getattr(model, getattr(model, "base_model_prefix", ""), None)
         self.head = model.get_output_embeddings() if self.body is not None else None
         self.split = self.body is not None and self.head is not None and self._split_matches()
+        # CPU: the projection in row and vocabulary blocks, logits equal bit for bit (.projection)
+        self.blocked: BlockedHead | None = blocked_head(self.head, self.device) if self.split else None
         forward = (self.body if self.split else model).forward
         # transformers ≥ 5.2x renamed ``past_key_values`` to ``cache``
         self._cache_kw = "cache" if "cache" in inspect.signature(forward).parameters else "past_key_values"
@@ -154,17 +150,24 @@ class CausalScorer:
         """Logits of hidden rows (split mode; logit rows pass through), in the model's dtype."""
         return self.head(rows) if self.split else rows
 
+    def _row_slices(self, n: int, slice_rows: int) -> list[slice]:
+        """The projection's products over ``n`` rows (zero rows appended up to the last one's end)."""
+        return row_slices(n, slice_rows, ROW_BLOCK if self.blocked is not None else 0, MIN_ROWS)
+
     def _slices(self, rows: torch.Tensor, slice_rows: int) -> Iterator[tuple[slice, torch.Tensor]]:
         """The one projection loop: ``(rows' slice, float32 logits)`` of ``rows`` in products of at least
         ``MIN_ROWS`` rows (zero rows appended), so a row's result does not depend on how many rows there are;
         with ``slice_rows``, in products of exactly that many rows (fixed shapes, :mod:`.microbatch`). One
-        slice's logits at a time (a generator: the vocabulary-wide rows are never all held at once)."""
-        n = rows.shape[0]
-        size, padded = _product_rows(n, slice_rows)
-        if padded > n:
-            rows = torch.cat([rows, rows.new_zeros((padded - n, *rows.shape[1:]))])
-        for s in range(0, padded, size):
-            yield slice(s, s + size), self.project(rows[s : s + size]).float()
+        slice's logits at a time (a generator: the vocabulary-wide rows are never all held at once; on CPU in
+        blocks of ``ROW_BLOCK`` rows whose logits, computed in vocabulary blocks by :mod:`.projection`, are
+        valid until the next slice is drawn)."""
+        slices = self._row_slices(rows.shape[0], slice_rows)
+        padded = slices[-1].stop if slices else 0
+        if padded > rows.shape[0]:
+            rows = torch.cat([rows, rows.new_zeros((padded - rows.shape[0], *rows.shape[1:]))])
+        for sl in slices:
+            part = rows[sl]
+            yield sl, (self.blocked.logits(part) if self.blocked is not None else self.project(part).float())
 
     @torch.inference_mode()
     def project_logprobs(self, rows: torch.Tensor, slice_rows: int = 0) -> torch.Tensor:
@@ -181,7 +184,7 @@ class CausalScorer:
         n = rows.shape[0]
         if n == 0:
             return rows.new_empty(0, dtype=torch.float32), [] if top_k else None
-        padded = torch.cat([targets, targets.new_zeros(_product_rows(n, slice_rows)[1] - n)])
+        padded = torch.cat([targets, targets.new_zeros(self._row_slices(n, slice_rows)[-1].stop - n)])
         parts = [_scores_from_rows(logits, padded[sl], top_k) for sl, logits in self._slices(rows, slice_rows)]
         lp = torch.cat([p[0] for p in parts])
         top = [t for p in parts for t in (p[1] or [])] if top_k else None

@@ -1,0 +1,89 @@
+"""The causal scorer's output projection on CPU, in blocks of rows and of the vocabulary (cache-sized products).
+
+Scoring projects every hidden row that predicts a scored token onto the whole vocabulary (49,152 columns for
+SmolLM2) and takes its float32 log-softmax. One product of all a batch's rows writes a logit matrix of hundreds of
+megabytes that leaves the caches, and the log-softmax then reads it back from memory: on a 2-core AVX2 CPU the
+product ran at a quarter of the speed of the same product in blocks (``bench/projection.py``).
+:class:`BlockedHead` computes the logits of ``row_block`` rows at a time into one reused buffer, one product of
+``vocab_block`` vocabulary columns at a time written in place into its columns, so each product's output stays
+in cache; the row block's log-softmax then runs on the buffer while it is still in cache.
+
+**Same numbers.** Each logit is the same dot product over the whole hidden width (the inner dimension is never
+split), computed by the same kernel call (``mm`` without bias, ``addmm`` with one: what ``F.linear`` calls for
+2-D input), so on CPU the logits are the unblocked product's bit for bit, and the log-softmax of a row does
+not depend on the other rows of its block: the log-probabilities equal the unblocked path's exactly
+(``tests/providers/test_projection.py`` checks both against the unblocked ``nn.Linear`` and
+``F.cross_entropy``). Row-count invariance keeps the scorer's rule: every product has at least ``MIN_ROWS``
+rows, or exactly the fixed ``slice_rows`` rows of a :class:`.microbatch.MicroBatchShape`.
+
+CPU only, and only for a plain ``nn.Linear`` head without hooks (a model whose head does more keeps the module
+call); on CUDA the scorer keeps one product per slice (fixed shapes, :mod:`.microbatch`).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import torch
+from torch import nn
+
+__all__ = ["ROW_BLOCK", "VOCAB_BLOCK", "BlockedHead", "blocked_head", "row_slices"]
+
+# Block shapes measured by bench/projection.py on the 2-core AMD EPYC (AVX2, L2 1 MB per core, L3 32 MB), hidden
+# widths 64 and 576 over 49,152 columns: 128-row blocks keep the row block's float32 logits (25 MB) within L3
+# and 1,024 vocabulary columns keep one product's output (512 KB) within L2; see docs/performance.md.
+ROW_BLOCK = 128
+VOCAB_BLOCK = 1024
+
+
+def row_slices(n: int, slice_rows: int, row_block: int, min_rows: int) -> list[slice]:
+    """Slices of ``n`` rows (zero rows appended up to the last slice's end) into products: exactly
+    ``slice_rows`` rows each when given; else ``row_block`` rows each (``0``: one product of all rows), the last
+    one of at least ``min_rows`` rows, so no product has fewer rows than ``min_rows``."""
+    size = slice_rows or row_block or max(n, min_rows)
+    out, start = [], 0
+    while start < n:
+        rows = size if slice_rows else max(min(size, n - start), min_rows)
+        out.append(slice(start, start + rows))
+        start += rows
+    return out
+
+
+class BlockedHead:
+    """Float32 logits of a linear output head, one row block at a time, computed in vocabulary blocks into a
+    reused per-thread buffer (see the module's docstring)."""
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, vocab_block: int = VOCAB_BLOCK) -> None:
+        self.weight = weight
+        self.bias = bias
+        self.vocab_block = vocab_block
+        self._local = threading.local()  # the buffer of the thread projecting (one worker per provider)
+
+    def _buffer(self, rows: int) -> torch.Tensor:
+        buf: torch.Tensor | None = getattr(self._local, "buf", None)
+        if buf is None or buf.shape[0] < rows:
+            buf = torch.empty((rows, self.weight.shape[0]), dtype=self.weight.dtype, device=self.weight.device)
+            self._local.buf = buf
+        return buf[:rows]
+
+    def logits(self, rows: torch.Tensor) -> torch.Tensor:
+        """The logits of ``rows`` (one row block) as float32; a view of the buffer when the head is float32,
+        valid until this thread's next call."""
+        out = self._buffer(rows.shape[0])
+        for v in range(0, self.weight.shape[0], self.vocab_block):
+            w = self.weight[v : v + self.vocab_block].t()
+            if self.bias is None:
+                torch.mm(rows, w, out=out[:, v : v + self.vocab_block])
+            else:
+                torch.addmm(self.bias[v : v + self.vocab_block], rows, w, out=out[:, v : v + self.vocab_block])
+        return out.float()
+
+
+def blocked_head(head: nn.Module | None, device: torch.device) -> BlockedHead | None:
+    """A :class:`BlockedHead` for a plain ``nn.Linear`` head without hooks on CPU, else ``None``."""
+    if device.type != "cpu" or type(head) is not nn.Linear:
+        return None
+    hooks = nn.modules.module
+    if head._forward_hooks or head._forward_pre_hooks or hooks._global_forward_hooks or hooks._global_forward_pre_hooks:
+        return None
+    return BlockedHead(head.weight.detach(), None if head.bias is None else head.bias.detach())
