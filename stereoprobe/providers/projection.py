@@ -8,6 +8,12 @@ product ran at a quarter of the speed of the same product in blocks (``bench/pro
 ``vocab_block`` vocabulary columns at a time written in place into its columns, so each product's output stays
 in cache; the row block's log-softmax then runs on the buffer while it is still in cache.
 
+**Threads.** With torch's 2 intra-op threads, every one of these small products and log-softmaxes is an
+OpenMP parallel region whose threads meet at a barrier; on a busy machine a descheduled thread stalls each
+region, and the many small regions ran twice as slow as the one large product. The row blocks therefore run on
+as many Python threads as torch has intra-op threads, each block's operations on one thread (torch releases the
+GIL inside them), torch set to one intra-op thread meanwhile (:meth:`BlockedHead.map`).
+
 **Same numbers.** Each logit is the same dot product over the whole hidden width (the inner dimension is never
 split), computed by the same kernel call (``mm`` without bias, ``addmm`` with one: what ``F.linear`` calls for
 2-D input), so on CPU the logits are the unblocked product's bit for bit, and the log-softmax of a row does
@@ -23,11 +29,17 @@ call); on CUDA the scorer keeps one product per slice (fixed shapes, :mod:`.micr
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import torch
 from torch import nn
 
 __all__ = ["ROW_BLOCK", "VOCAB_BLOCK", "BlockedHead", "blocked_head", "row_slices"]
+
+T = TypeVar("T")
+_THREADS_LOCK = threading.Lock()  # one pooled projection at a time sets torch's intra-op thread count
 
 # Block shapes measured by bench/projection.py on the 2-core AMD EPYC (AVX2, L2 1 MB per core, L3 32 MB), hidden
 # widths 64 and 576 over 49,152 columns: 128-row blocks keep the row block's float32 logits (25 MB) within L3
@@ -57,7 +69,9 @@ class BlockedHead:
         self.weight = weight
         self.bias = bias
         self.vocab_block = vocab_block
-        self._local = threading.local()  # the buffer of the thread projecting (one worker per provider)
+        self._local = threading.local()  # each projecting thread's buffer
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_size = 0
 
     def _buffer(self, rows: int) -> torch.Tensor:
         buf: torch.Tensor | None = getattr(self._local, "buf", None)
@@ -77,6 +91,28 @@ class BlockedHead:
             else:
                 torch.addmm(self.bias[v : v + self.vocab_block], rows, w, out=out[:, v : v + self.vocab_block])
         return out.float()
+
+    def _run(self, fn: Callable[[slice, torch.Tensor], T], sl: slice, rows: torch.Tensor) -> T:
+        with torch.inference_mode():  # a pool thread: the caller's inference mode is per thread
+            return fn(sl, self.logits(rows[sl]))
+
+    def map(self, rows: torch.Tensor, slices: list[slice], fn: Callable[[slice, torch.Tensor], T]) -> list[T]:
+        """``fn(sl, logits of rows[sl])`` for each slice in order, the slices spread over as many threads as
+        torch has intra-op threads, each running its operations on one thread (module docstring). ``fn`` must
+        be done with the logits when it returns (they are the thread's buffer)."""
+        with _THREADS_LOCK:
+            before = torch.get_num_threads()
+            threads = min(before, len(slices))
+            if threads <= 1:
+                return [fn(sl, self.logits(rows[sl])) for sl in slices]
+            if self._pool is None or self._pool_size < threads:
+                self._pool = ThreadPoolExecutor(threads, thread_name_prefix="stereoprobe-projection")
+                self._pool_size = threads
+            torch.set_num_threads(1)
+            try:
+                return list(self._pool.map(lambda sl: self._run(fn, sl, rows), slices))
+            finally:
+                torch.set_num_threads(before)
 
 
 def blocked_head(head: nn.Module | None, device: torch.device) -> BlockedHead | None:

@@ -36,7 +36,7 @@ import contextlib
 import inspect
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 import torch.nn.functional as F
@@ -48,6 +48,7 @@ from stereoprobe.providers.projection import ROW_BLOCK, BlockedHead, blocked_hea
 
 __all__ = ["MIN_ROWS", "BatchPolicy", "BatchShape", "CausalScorer", "TokenScores", "masked_pll", "seq2seq_logprobs"]
 
+_T = TypeVar("_T")
 MIN_ROWS = 16  # every matrix product of the causal scorer has at least this many rows (see _score_chunk)
 
 
@@ -99,6 +100,7 @@ class CausalScorer:
         self.split = self.body is not None and self.head is not None and self._split_matches()
         # CPU: the projection in row and vocabulary blocks, logits equal bit for bit (.projection)
         self.blocked: BlockedHead | None = blocked_head(self.head, self.device) if self.split else None
+        self.row_block = ROW_BLOCK  # rows per blocked product (bench/projection.py's --sweep)
         forward = (self.body if self.split else model).forward
         # transformers ≥ 5.2x renamed ``past_key_values`` to ``cache``
         self._cache_kw = "cache" if "cache" in inspect.signature(forward).parameters else "past_key_values"
@@ -152,40 +154,40 @@ class CausalScorer:
 
     def _row_slices(self, n: int, slice_rows: int) -> list[slice]:
         """The projection's products over ``n`` rows (zero rows appended up to the last one's end)."""
-        return row_slices(n, slice_rows, ROW_BLOCK if self.blocked is not None else 0, MIN_ROWS)
+        return row_slices(n, slice_rows, self.row_block if self.blocked is not None else 0, MIN_ROWS)
 
-    def _slices(self, rows: torch.Tensor, slice_rows: int) -> Iterator[tuple[slice, torch.Tensor]]:
-        """The one projection loop: ``(rows' slice, float32 logits)`` of ``rows`` in products of at least
-        ``MIN_ROWS`` rows (zero rows appended), so a row's result does not depend on how many rows there are;
-        with ``slice_rows``, in products of exactly that many rows (fixed shapes, :mod:`.microbatch`). One
-        slice's logits at a time (a generator: the vocabulary-wide rows are never all held at once; on CPU in
-        blocks of ``ROW_BLOCK`` rows whose logits, computed in vocabulary blocks by :mod:`.projection`, are
-        valid until the next slice is drawn)."""
+    def _map_slices(self, rows: torch.Tensor, slice_rows: int, fn: Callable[[slice, torch.Tensor], _T]) -> list[_T]:
+        """The one projection loop: ``fn(rows' slice, float32 logits)`` for the products of :meth:`_row_slices`
+        over ``rows`` (zero rows appended): at least ``MIN_ROWS`` rows each, so a row's result does not depend on
+        how many rows there are; with ``slice_rows``, exactly that many rows each (fixed shapes,
+        :mod:`.microbatch`). One slice's logits at a time per thread (the vocabulary-wide rows are never all
+        held at once); on CPU in blocks of ``ROW_BLOCK`` rows computed in vocabulary blocks and spread over
+        torch's intra-op threads by :mod:`.projection`."""
         slices = self._row_slices(rows.shape[0], slice_rows)
         padded = slices[-1].stop if slices else 0
         if padded > rows.shape[0]:
             rows = torch.cat([rows, rows.new_zeros((padded - rows.shape[0], *rows.shape[1:]))])
-        for sl in slices:
-            part = rows[sl]
-            yield sl, (self.blocked.logits(part) if self.blocked is not None else self.project(part).float())
+        if self.blocked is not None:
+            return self.blocked.map(rows, slices, fn)
+        return [fn(sl, self.project(rows[sl]).float()) for sl in slices]
 
     @torch.inference_mode()
     def project_logprobs(self, rows: torch.Tensor, slice_rows: int = 0) -> torch.Tensor:
         """Float32 log-softmax over the vocabulary of each hidden (or logit) row, in the products of
-        :meth:`_slices` (the next-token distributions of the one-token generation route)."""
+        :meth:`_map_slices` (the next-token distributions of the one-token generation route)."""
         n = rows.shape[0]
-        return torch.cat([torch.log_softmax(logits, dim=-1) for _, logits in self._slices(rows, slice_rows)])[:n]
+        return torch.cat(self._map_slices(rows, slice_rows, lambda _, logits: torch.log_softmax(logits, dim=-1)))[:n]
 
     @torch.inference_mode()
     def project_scores(self, rows: torch.Tensor, targets: torch.Tensor, top_k: int, slice_rows: int = 0
                        ) -> tuple[torch.Tensor, list[list[tuple[int, float]]] | None]:
         """Float32 log-probabilities of ``targets`` under hidden rows (split mode) or logit rows, and the
-        ``top_k`` most likely tokens per row when asked; in the products of :meth:`_slices`."""
+        ``top_k`` most likely tokens per row when asked; in the products of :meth:`_map_slices`."""
         n = rows.shape[0]
         if n == 0:
             return rows.new_empty(0, dtype=torch.float32), [] if top_k else None
         padded = torch.cat([targets, targets.new_zeros(self._row_slices(n, slice_rows)[-1].stop - n)])
-        parts = [_scores_from_rows(logits, padded[sl], top_k) for sl, logits in self._slices(rows, slice_rows)]
+        parts = self._map_slices(rows, slice_rows, lambda sl, logits: _scores_from_rows(logits, padded[sl], top_k))
         lp = torch.cat([p[0] for p in parts])
         top = [t for p in parts for t in (p[1] or [])] if top_k else None
         return lp[:n], (top[:n] if top is not None else None)

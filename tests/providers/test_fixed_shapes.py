@@ -65,7 +65,7 @@ def test_fixed_plan_bounds_the_prefixes_of_every_batch():
 
 
 class _ShapeLog:
-    """Records the input shape of every body forward and every head product of a scorer."""
+    """Records the input shape of every body forward and the row count of every head product of a scorer."""
 
     def __init__(self, scorer: CausalScorer) -> None:
         self.forwards: list[tuple[int, ...]] = []
@@ -73,6 +73,14 @@ class _ShapeLog:
         scorer.body.register_forward_hook(lambda m, a, kw, out: self.forwards.append(tuple(kw["input_ids"].shape)),
                                           with_kwargs=True)
         scorer.head.register_forward_hook(lambda m, a, out: self.heads.append(int(a[0].shape[0])))
+        if scorer.blocked is not None:  # CPU: the head's products in vocabulary blocks (.projection)
+            blocked_logits = scorer.blocked.logits
+
+            def logits(rows: torch.Tensor) -> torch.Tensor:
+                self.heads.append(int(rows.shape[0]))
+                return blocked_logits(rows)
+
+            scorer.blocked.logits = logits  # type: ignore[method-assign]
 
 
 @torch.inference_mode()

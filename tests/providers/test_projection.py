@@ -107,3 +107,19 @@ def test_a_rows_score_does_not_depend_on_the_row_count(scorer):
         # fixed product shapes (slice_rows) give the same scores
         fixed, _ = scorer.project_scores(rows, targets, 0, slice_rows=48)
     assert torch.equal(fixed, full)
+
+
+def test_threads_give_the_same_scores_and_the_thread_count_is_restored(scorer):
+    rows, targets = _rows(4 * ROW_BLOCK + 3, seed=11)
+    before = torch.get_num_threads()
+    try:
+        with torch.inference_mode():
+            torch.set_num_threads(1)
+            one, _ = scorer.project_scores(rows, targets, 0)  # serial: one thread, no pool
+            torch.set_num_threads(2)
+            two, _ = scorer.project_scores(rows, targets, 0)  # two pool threads, one intra-op thread each
+            assert torch.get_num_threads() == 2
+            want = -F.cross_entropy(scorer.head(rows).float(), targets, reduction="none")
+    finally:
+        torch.set_num_threads(before)
+    assert torch.equal(one, want) and torch.equal(two, want)
