@@ -27,9 +27,10 @@ scorer never runs (its widths are multiples of 4: :func:`.planning.bucket_width`
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import torch
 
@@ -37,6 +38,7 @@ from stereoprobe.providers.packing import cache_tensors
 from stereoprobe.providers.planning import BatchPolicy
 
 SMALL_FORWARD_MACS = 1 << 26  # about 1 ms of one core's float32 multiply-adds
+T = TypeVar("T")
 
 
 class ThreadedScorer(Protocol):
@@ -119,3 +121,34 @@ def same_bits(scorer: ThreadedScorer, rule: BodyThreads) -> bool:
     one, many = run(1), run(max(2, threads))
     return all(torch.equal(a, b) for a, b in zip(one, many))
 
+
+
+def on_main_thread() -> bool:
+    """Whether the caller is the process's main thread."""
+    return threading.current_thread() is threading.main_thread()
+
+
+def off_main_thread(fn: Callable[[], T]) -> T:
+    """``fn()`` run on a helper thread while the main thread waits (called from any other thread: run there).
+
+    The process's main thread pays for torch's intra-op barriers far more than any other thread: the default model
+    scored 192 bundled sentences in 93.7 and 234.7 s wall (39.8 and 59.9 CPU s) on the main thread, 29.2 and 34.9 s
+    (10.1 and 10.2 CPU s) on a second thread, alternating, identical bits (load 9 to 11; docs/performance.md, "Issue
+    44, fourth session"). The provider's worker is such a thread already; this gives direct callers
+    (``score_texts``, the scorer process) the same."""
+    if not on_main_thread():
+        return fn()
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as ex:  # handed to the caller
+            box["error"] = ex
+
+    helper = threading.Thread(target=run, name="stereoprobe-scoring", daemon=True)
+    helper.start()
+    helper.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

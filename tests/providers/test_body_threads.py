@@ -116,3 +116,34 @@ def test_the_check_refuses_a_body_whose_bits_depend_on_the_threads(monkeypatch, 
     bt.attach_body_threads(scorer)
     assert scorer.body_threads is not None and not scorer.body_threads.on
     assert scorer.body_threads.status.startswith("off")
+
+
+def test_scoring_called_on_the_main_thread_runs_off_it_with_the_same_bits(tiny_models):
+    import threading
+
+    from transformers import AutoModelForCausalLM
+
+    assert threading.current_thread() is threading.main_thread()  # pytest runs tests on the main thread
+    model = AutoModelForCausalLM.from_pretrained(tiny_models["llama"], dtype=torch.float32).eval()
+    scorer = CausalScorer(model, pad_id=0)
+    where: list[bool] = []
+    hook = scorer.body.register_forward_pre_hook(lambda m, a: where.append(bt.on_main_thread()))
+    seqs, groups = _seqs(7)
+    got = scorer.score(seqs, BatchPolicy(64), groups=groups)
+    assert where and not any(where)  # every forward ran on the helper thread
+    ref: dict[str, list] = {}
+    worker = threading.Thread(target=lambda: ref.setdefault("r", scorer.score(seqs, BatchPolicy(64), groups=groups)))
+    worker.start()
+    worker.join()
+    hook.remove()
+    assert [g.logprobs for g in got] == [r.logprobs for r in ref["r"]]  # bit for bit
+
+
+def test_off_main_thread_hands_back_the_value_and_the_error():
+    assert bt.off_main_thread(lambda: bt.on_main_thread()) is False
+
+    def boom() -> None:
+        raise ValueError("bad row 3")
+
+    with pytest.raises(ValueError, match="bad row 3"):
+        bt.off_main_thread(boom)
