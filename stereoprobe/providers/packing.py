@@ -144,7 +144,7 @@ def check(scorer: PackedScorer, packing: RowPacking) -> bool:
         packing.on = pack
         with packing.rows_of(lengths, 8):
             hidden, cache = scorer.forward(ids, want_cache=True)
-        kv = [t for layer in cache_tensors(cache) for t in layer]
+        kv = [t for layer in _cache_tensors(cache) for t in layer]
         nxt = ((torch.arange(18).reshape(6, 3) * 5 + 3) % vocab).to(scorer.device)
         mask = torch.tensor([[1] * n + [0] * (8 - n) + [1] * 3 for n in lengths], device=scorer.device)
         pos = torch.tensor([list(range(n, n + 3)) for n in lengths], device=scorer.device)
@@ -164,7 +164,7 @@ def check(scorer: PackedScorer, packing: RowPacking) -> bool:
     return same
 
 
-def cache_tensors(cache: Any) -> list[tuple[torch.Tensor, ...]]:
+def _cache_tensors(cache: Any) -> list[tuple[torch.Tensor, ...]]:
     """Each layer's (keys, values) of a transformers cache (``layers`` of recent versions, else the legacy tuple)."""
     layers = getattr(cache, "layers", None)
     if layers is not None:

@@ -41,7 +41,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from stereoprobe.providers.body_threads import BodyThreads, attach_body_threads, off_main_thread, on_main_thread
+from stereoprobe.providers.main_thread import off_main_thread, on_main_thread
 from stereoprobe.providers.microbatch import BatchShape
 from stereoprobe.providers.packing import RowPacking, attach_packing
 from stereoprobe.providers.planning import BatchPolicy, bucket_width
@@ -111,9 +111,7 @@ class CausalScorer:
         self.cached: Any = None  # continuations of shared prefixes through a fixed cache (.cached_graphs)
         self.cached_off = ""  # why the cached forwards use transformers' dynamic cache (when it differs)
         self.packing: RowPacking | None = None  # CPU: per-position modules skip the padding (.packing)
-        self.body_threads: BodyThreads | None = None  # CPU: a small forward runs on one thread (.body_threads)
         attach_packing(self, MIN_ROWS)
-        attach_body_threads(self)
 
     @property
     def cached_status(self) -> str:
@@ -148,8 +146,7 @@ class CausalScorer:
         kwargs: dict[str, Any] = {"input_ids": ids, "use_cache": want_cache or cache is not None, **extra}
         if cache is not None:
             kwargs[self._cache_kw] = cache
-        with self.body_threads.around(ids.numel()) if self.body_threads is not None else contextlib.nullcontext():
-            out = self.body(**kwargs) if self.split else self.model(**kwargs)
+        out = self.body(**kwargs) if self.split else self.model(**kwargs)
         # read the output under the name the forward takes (the old name only warns on recent transformers)
         new_cache = getattr(out, self._cache_kw, None)
         return (out.last_hidden_state if self.split else out.logits), new_cache
@@ -205,7 +202,7 @@ class CausalScorer:
         ``groups[i]``: the planning group (request) of sequence ``i``; prefixes are shared within a group only
         (``None``: all sequences are one group). ``policy``: the forward batches' size or token budget, or fixed
         micro-batches (:class:`stereoprobe.providers.planning.BatchPolicy`). Runs off the process's main thread
-        (:func:`.body_threads.off_main_thread`)."""
+        (:func:`.main_thread.off_main_thread`)."""
         if on_main_thread():
             return off_main_thread(lambda: self.score(seqs, policy, prefix_sharing, top_k, groups))
         results: list[TokenScores | None] = [None] * len(seqs)
