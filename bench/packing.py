@@ -4,8 +4,8 @@ The GlobalBias task's texts (bundled set by default: 1,152 sentences in 24 group
 model's scorer in one merged plan, as the provider's worker scores the task's requests (each grouped request its
 own planning group, batch 64), alternately with the per-position modules packed (the default on CPU) and on the
 padded batch. Prints, per round, the process's CPU seconds (the scorer scores on a helper thread, never the main
-thread: stereoprobe.providers.main_thread) and the wall, then the ratio unpacked/packed of
-the CPU seconds (with one torch thread, the scoring's own time: far less sensitive to the other processes of a shared machine than the
+thread: stereoprobe.providers.main_thread) and the wall, then the ratio unpacked/packed of the CPU seconds (with
+one torch thread, the scoring's own time: far less sensitive to the other processes of a shared machine than the
 wall), the padded and real positions through the body, and whether every log-probability is the same bit for bit
 (exit 1 if not).
 
