@@ -3,8 +3,9 @@
 The GlobalBias task's texts (bundled set by default: 1,152 sentences in 24 grouped requests) scored by the default
 model's scorer in one merged plan, as the provider's worker scores the task's requests (each grouped request its
 own planning group, batch 64), alternately with the per-position modules packed (the default on CPU) and on the
-padded batch. Prints, per round, the worker thread's CPU seconds and the wall, then the ratio unpacked/packed of
-the CPU seconds (the thread's own time: far less sensitive to the other processes of a shared machine than the
+padded batch. Prints, per round, the process's CPU seconds (the scorer scores on a helper thread, never the main
+thread: stereoprobe.providers.main_thread) and the wall, then the ratio unpacked/packed of the CPU seconds (with
+one torch thread, the scoring's own time: far less sensitive to the other processes of a shared machine than the
 wall), the padded and real positions through the body, and whether every log-probability is the same bit for bit
 (exit 1 if not).
 
@@ -54,9 +55,9 @@ def main() -> int:
     for r in range(args.rounds):
         for on in ((True, False) if r % 2 == 0 else (False, True)):
             scorer.packing.on = on
-            t, c = time.perf_counter(), time.thread_time()
+            t, c = time.perf_counter(), time.process_time()
             results[on] = scorer.score(seqs, policy, True, 0, groups)
-            cpu[on].append(time.thread_time() - c)
+            cpu[on].append(time.process_time() - c)
             print(f"  round {r + 1} packing {'on ' if on else 'off'}: {cpu[on][-1]:6.1f} CPU s, "
                   f"{time.perf_counter() - t:6.1f} s wall", flush=True)
     scorer.packing.on = True

@@ -41,6 +41,7 @@ from typing import Any, TypeVar
 import torch
 import torch.nn.functional as F
 
+from stereoprobe.providers.main_thread import off_main_thread, on_main_thread
 from stereoprobe.providers.microbatch import BatchShape
 from stereoprobe.providers.packing import RowPacking, attach_packing
 from stereoprobe.providers.planning import BatchPolicy, bucket_width
@@ -205,7 +206,10 @@ class CausalScorer:
 
         ``groups[i]``: the planning group (request) of sequence ``i``; prefixes are shared within a group only
         (``None``: all sequences are one group). ``policy``: the forward batches' size or token budget, or fixed
-        micro-batches (:class:`stereoprobe.providers.planning.BatchPolicy`)."""
+        micro-batches (:class:`stereoprobe.providers.planning.BatchPolicy`). Runs off the process's main thread
+        (:func:`.main_thread.off_main_thread`)."""
+        if on_main_thread():
+            return off_main_thread(lambda: self.score(seqs, policy, prefix_sharing, top_k, groups))
         results: list[TokenScores | None] = [None] * len(seqs)
         for i, s in enumerate(seqs):
             if len(s) < 2:
