@@ -147,8 +147,7 @@ def install_excepthook() -> None:
 
 def install() -> None:
     """Run the checks of this process's inspect command line, if it is one (called when inspect loads
-    stereoprobe's entry point); a refusal ends the process with its line on stderr and exit code 1. The
-    command's exit is made cheaper too (:func:`stereoprobe.process_exit.freeze_at_exit`)."""
+    stereoprobe's entry point); a refusal ends the process with its line on stderr and exit code 1."""
     try:
         import click
     except ImportError:
@@ -158,9 +157,6 @@ def install() -> None:
     if ctx is None or not str(getattr(root.callback, "__module__", "")).startswith("inspect_ai."):
         return  # not inspect's command line (a script calling inspect_ai.eval, a test)
     install_excepthook()
-    from stereoprobe.process_exit import freeze_at_exit
-
-    freeze_at_exit()  # the command's shutdown without the collector's full passes (not a check: nothing said)
     from stereoprobe.preflight import stops
 
     stops.install(ctx.find_root())
