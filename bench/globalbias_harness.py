@@ -23,6 +23,7 @@ ratios. It also checks that grouped and per-sentence totals agree (largest diffe
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -199,6 +200,10 @@ def e2e(model_path: Path, source: str, n_desc: int, work: Path, pythonpath: str 
     print(done.stdout.replace(stages[-1], "").strip() if stages else done.stdout.strip(), flush=True)
     if stages:
         print(f"  stages of inspect eval ({label}): {stages[-1].removeprefix('STAGES ')}", flush=True)
+        # the command's wall less the stages' (which end when inspect's main returns): the log's header read
+        # back, and the interpreter's shutdown
+        after = t1 - t0 - json.loads(stages[-1].removeprefix("STAGES "))["wall"]
+        print(f"  after the stages (shutdown): {after:.2f} s", flush=True)
     subprocess.run([str(bin_dir / "stereoprobe"), "--quiet", "globalbias", str(logs), "--out", str(out)], check=True,
                    env=env)
     t2, cpu2 = time.perf_counter(), _children_cpu()

@@ -8,14 +8,18 @@ process after putting clocks on the stages, and prints one line ``STAGES {json}`
 - ``imports_cli``: importing inspect's command line (what ``inspect`` imports before parsing its arguments);
 - ``imports_provider_task``: importing the provider and the task's module (torch, transformers, stereoprobe),
   which the command would otherwise import while resolving the task and the model;
-- ``task_build``: the task function (``globalbias()``: the sentences, the samples), and its count;
+- ``preflight``: stereoprobe's check of the command line before any model loads (it builds the task once);
+- ``build_sentences``: the task's sentence build (inside the check's task build), and its count;
 - ``model_load``: the provider's constructor (weights and tokenizer), and its count;
 - ``worker_scoring``: the seconds the provider's worker spends in ``score_ids`` (the model's forwards), and
   ``tokenize``: the grouped requests' preparation on inspect's thread (``prepare_items``);
 - ``eval_span``: inspect's own ``started_at`` to ``completed_at`` (read back from the log), ``before_started``
   (from the command's start to ``started_at``: imports, entry points, task build, model load) and
   ``after_completed`` (log finish, exit);
-- ``wall``: the whole command, from the process's start.
+- ``wall``: the whole command, from the process's start;
+- ``<stage>_at``: when a clocked stage was first entered, in seconds from the command's start (the order of
+  the fixed costs: the check, the model load, then ``worker_scoring_at``, the first sample's first forward),
+  and ``after_last_scoring``: from the worker's last ``score_ids`` to the command's end.
 
 The clocks wrap functions (a counter and a ``perf_counter`` pair per call): they add microseconds per call,
 and the calls counted here happen at most a few hundred times per run.
@@ -64,7 +68,8 @@ def put_clocks() -> dict[str, Counter]:
             ("model_load", "stereoprobe.providers.transformers_api", "TransformersAPI", "__init__"),
             ("worker_scoring", "stereoprobe.providers.transformers_api", "TransformersAPI", "score_ids"),
             ("tokenize", "stereoprobe.providers.transformers_api", "", "prepare_items"),
-            ("build_sentences", "stereoprobe.tasks.globalbias", "", "build_sentences")):
+            ("build_sentences", "stereoprobe.tasks.globalbias", "", "build_sentences"),
+            ("preflight", "stereoprobe.preflight", "", "check")):
         try:
             mod = importlib.import_module(module)
             clocks[stage] = Counter(getattr(mod, owner) if owner else mod, name)
@@ -117,6 +122,11 @@ def main() -> int:
                                       "imports_provider_task": imports_stereoprobe}
     for name, c in clocks.items():
         stages[name], stages[f"{name}_calls"] = c.seconds, c.calls
+        if getattr(c, "first_start", None) is not None:  # (an older bench/stage_clock.py has none)
+            stages[f"{name}_at"] = c.first_start - t_cmd
+    last = getattr(clocks.get("worker_scoring"), "last_end", None)
+    if last is not None:
+        stages["after_last_scoring"] = t_end - last
     if span is not None:
         cmd_epoch = WALL_TOP + (t_cmd - T_TOP)
         stages["before_started"] = span[0] - cmd_epoch

@@ -20,26 +20,38 @@ def process_age() -> float:
 
 
 class Counter:
-    """Wraps ``owner.name`` (a function) to count its calls and their seconds."""
+    """Wraps ``owner.name`` (a function) to count its calls and their seconds; ``first_start`` and ``last_end``
+    are the ``perf_counter`` of the first call's start and the last call's end (None before a call)."""
 
     def __init__(self, owner: object, name: str, is_async: bool = False) -> None:
         self.calls, self.seconds = 0, 0.0
+        self.first_start: float | None = None
+        self.last_end: float | None = None
         inner = getattr(owner, name)
 
         def wrapped(*a: object, **k: object) -> object:
-            self.calls += 1
-            t0 = time.perf_counter()
+            t0 = self._start()
             try:
                 return inner(*a, **k)
             finally:
-                self.seconds += time.perf_counter() - t0
+                self._end(t0)
 
         async def awrapped(*a: object, **k: object) -> object:
-            self.calls += 1
-            t0 = time.perf_counter()
+            t0 = self._start()
             try:
                 return await inner(*a, **k)  # type: ignore[misc]
             finally:
-                self.seconds += time.perf_counter() - t0
+                self._end(t0)
 
         setattr(owner, name, awrapped if is_async else wrapped)
+
+    def _start(self) -> float:
+        self.calls += 1
+        t0 = time.perf_counter()
+        if self.first_start is None:
+            self.first_start = t0
+        return t0
+
+    def _end(self, t0: float) -> None:
+        self.last_end = time.perf_counter()
+        self.seconds += self.last_end - t0

@@ -50,3 +50,16 @@ def test_entry_point_registers_tasks_and_provider() -> None:
         assert f"stereoprobe/{name}" in tasks, sorted(tasks)
     apis = {getattr(t, "__registry_info__").name for t in registry_find(lambda i: i.type == "modelapi")}
     assert any(a.endswith("transformers") for a in apis), apis
+
+
+def test_entry_point_and_globalbias_live_metric_leave_scipy_stats_unimported() -> None:
+    """``inspect eval`` imports the entry point before the first sample and the GlobalBias live metrics'
+    modules during the run; neither needs ``scipy.stats`` (about a second of imports on the critical path
+    before the first sample, issue 44), so they import it only inside the functions that use it."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import stereoprobe._registry, stereoprobe.globalbias.apx, stereoprobe.scorers.globalbias; "
+            "print(sorted(m for m in sys.modules if m == 'scipy.stats' or m.startswith('scipy.stats.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+    assert done.stdout.strip() == "[]", done.stdout

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import math
 
-from scipy import stats
-
 from stereoprobe.stats.common import NAN_INTERVAL, ConfidenceInterval, check_confidence_level
 
 __all__ = ["COUNT_METHOD", "count_interval", "poisson_exact_interval"]
@@ -47,6 +45,8 @@ def poisson_exact_interval(k: float, confidence_level: float = 0.95) -> Confiden
         return NAN_INTERVAL
     if not math.isfinite(k) or k < 0 or k != int(k):
         return NAN_INTERVAL
+    from scipy import stats  # on first use: importing this module does not import scipy.stats
+
     low = 0.0 if k == 0 else float(stats.chi2.ppf(alpha / 2, 2 * k)) / 2
     high = float(stats.chi2.ppf(1 - alpha / 2, 2 * k + 2)) / 2
     return ConfidenceInterval(low, high)

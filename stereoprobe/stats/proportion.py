@@ -28,8 +28,6 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from scipy import stats
-
 from stereoprobe.stats.common import NAN_INTERVAL, ConfidenceInterval, check_confidence_level
 
 __all__ = [
@@ -137,6 +135,7 @@ def newcombe_pvalue(k1: float, n1: float, k2: float, n2: float) -> float:
     >>> round(p, 4), at(0.999 * p) < 0 < at(1.001 * p)
     (0.0293, True)
     """
+    from scipy import stats  # on first use: importing this module does not import scipy.stats
     from scipy.optimize import brentq
 
     if n1 <= 0 or n2 <= 0:
@@ -177,5 +176,7 @@ def two_proportion_ztest(k1: float, n1: float, k2: float, n2: float) -> ZTestRes
     pooled = (k1 + k2) / (n1 + n2)
     if pooled <= 0 or pooled >= 1:
         return ZTestResult(0.0, 1.0)
+    from scipy import stats  # on first use: importing this module does not import scipy.stats
+
     z = (k1 / n1 - k2 / n2) / math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
     return ZTestResult(float(z), float(2 * stats.norm.sf(abs(z))))

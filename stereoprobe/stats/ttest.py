@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import stats
 
 from stereoprobe.stats.common import NAN_INTERVAL, ConfidenceInterval, check_confidence_level
 
@@ -42,11 +41,15 @@ class TTestResult:
         level = check_confidence_level(confidence_level)
         if math.isnan(self.estimate) or math.isnan(self.df) or math.isnan(self.standard_error):
             return NAN_INTERVAL
+        from scipy import stats  # on first use: importing this module does not import scipy.stats
+
         half = float(stats.t.ppf(0.5 + level / 2, self.df)) * self.standard_error
         return ConfidenceInterval(self.estimate - half, self.estimate + half)
 
 
 def _pvalue(t: float, df: float, alternative: Alternative) -> float:
+    from scipy import stats  # on first use: importing this module does not import scipy.stats
+
     if alternative == "two-sided":
         return float(2 * stats.t.sf(abs(t), df))
     if alternative == "less":
