@@ -38,7 +38,7 @@ from stereoprobe.globalbias.apx import byte_perplexity, token_perplexity
 from stereoprobe.globalbias import table_checks as TC
 from stereoprobe.globalbias.completeness import ExpectedCells
 from stereoprobe.globalbias.contract import GROUP_SCORER, SENTENCE_COLUMNS, SENTENCE_SCORER, TASK_LIKELIHOOD, TEMPLATES
-from stereoprobe.likelihood import IDS, N_BYTES, N_TOKENS, SUM_LOGPROB, TEXTS_METADATA, read_results
+from stereoprobe.likelihood_scores import IDS, N_BYTES, N_TOKENS, SUM_LOGPROB, TEXTS_METADATA, read_results
 from stereoprobe.model_labels import nfc
 
 COLUMNS = SENTENCE_COLUMNS
