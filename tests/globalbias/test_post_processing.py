@@ -65,3 +65,19 @@ def test_reading_a_log_imports_no_inspect(grouped_log: Path, tmp_path: Path) -> 
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
     assert (tmp_path / "o" / "bias_scores.csv").is_file()
+
+
+@pytest.mark.parametrize("measure", ["token", "byte"])
+def test_perplexities_at_once_are_the_per_sentence_perplexities_bit_for_bit(measure: str) -> None:
+    import numpy as np
+
+    from stereoprobe.globalbias.inputs import _perplexities, _ppl
+
+    rng = np.random.default_rng(4)
+    lp = -rng.gamma(2.0, 12.0, 5000)
+    nt = rng.integers(1, 40, 5000).astype(float)
+    nb = rng.integers(1, 200, 5000).astype(float)
+    nb[::97] = np.nan  # a sentence log without byte counts
+    at_once = _perplexities(lp, nt, nb, measure)
+    one_by_one = np.array([_ppl(a, b, c, measure) for a, b, c in zip(lp, nt, nb)])
+    assert at_once.tobytes() == one_by_one.tobytes()
