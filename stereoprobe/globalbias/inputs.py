@@ -390,8 +390,10 @@ def _drop_repeats(out: pd.DataFrame, rep: LoadReport) -> pd.DataFrame:
     the row."""
     key = ["model", "group", "name", "descriptor", "template"]
     value = "ppl" if "ppl" in out.columns and out["ppl"].notna().any() else "apx"
-    keyed = pd.DataFrame({k: [str(v) if v is not None and v == v else "" for v in out[k]] for k in key},
-                         index=out.index)  # text keys (a missing name is "", never a float NaN)
+    # text keys (a missing name is "", never a float NaN); tolist(): the column's values at once, the same
+    # Python scalars as iterating over it (which converts an Arrow string column one value at a time)
+    keyed = pd.DataFrame({k: [str(v) if v is not None and v == v else "" for v in out[k].tolist()] for k in key},
+                         index=out.index)
     dup = keyed.duplicated(keep=False)
     if not dup.any():
         return out
