@@ -41,9 +41,7 @@ position of an unscored text to its reason; unscored texts have ``None`` values)
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from inspect_ai.model import GenerateConfig
@@ -51,26 +49,18 @@ from inspect_ai.model import GenerateConfig
 from stereoprobe.inspect_internals import PrerequisiteError
 
 from stereoprobe.errors import InputError
+# the compact score format (keys, TextResult, its encoder and reader) lives in an inspect-free module, read by
+# the post-processing steps; re-exported here, the contract's one place
+from stereoprobe.likelihood_scores import (ERRORS, IDS, N_BYTES, N_TEXTS_METADATA, N_TOKENS, SCORER,  # noqa: F401
+                                           SUM_LOGPROB, TEXTS_METADATA, VALUE_MEAN_PPL, VALUE_TEXTS,
+                                           VALUE_UNSCORED, TextResult, encode_results, read_results,
+                                           scored_part)
 
 TEXTS_KEY = "stereoprobe_texts"
 TEXTS_REF_KEY = "stereoprobe_texts_ref"  # key of items stashed in an in-process provider
 RESULTS_KEY = "stereoprobe_text_scores"
 REQUEST_KEYS = ("text", "context", "encoder_text", "mlm_max_length")  # item fields sent to the provider
 STATE_KEY = "stereoprobe_text_results"  # ModelOutput.metadata key the solver hands to the scorer
-SCORER = "text_logprobs"
-TEXTS_METADATA = "texts"  # sample metadata key of the text items (default of the solver)
-N_TEXTS_METADATA = "n_texts"  # sample metadata key: number of texts in the sample
-
-# Score.value keys
-VALUE_TEXTS = "texts"
-VALUE_UNSCORED = "unscored"
-VALUE_MEAN_PPL = "mean_perplexity"
-# Score.metadata keys (aligned lists, plus the errors mapping)
-IDS = "ids"
-SUM_LOGPROB = "sum_logprob"
-N_TOKENS = "n_tokens"
-N_BYTES = "n_bytes"
-ERRORS = "errors"
 # keys of a provider's answer, ``ModelOutput.metadata[RESULTS_KEY]`` (aligned lists): SUM_LOGPROB, N_TOKENS and
 RESULT_ERROR = "error"
 ANSWER_LOGPROBS = "top_logprobs"  # grouped one-token answers: per item [[token, logprob], ...] (answer first)
@@ -189,36 +179,6 @@ def require_logprobs(model: str, requirement: str | None, what: str) -> None:
                                   f"{WORKING_TOKEN_PROVIDERS}, or -T mode=sampled")
 
 
-@dataclass(frozen=True)
-class TextResult:
-    """One scored text: summed natural-log probability of its scored tokens, their count, the UTF-8 bytes of
-    the scored part (the text after its context), or the reason it was not scored."""
-
-    id: str
-    sum_logprob: float | None
-    n_tokens: int | None
-    n_bytes: int
-    error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None and self.sum_logprob is not None and bool(self.n_tokens)
-
-    @property
-    def perplexity(self) -> float:
-        """Token perplexity ``exp(-sum_logprob / n_tokens)`` (NaN when unscored)."""
-        if not self.ok:
-            return float("nan")
-        return math.exp(-float(self.sum_logprob) / int(self.n_tokens))  # type: ignore[arg-type]
-
-
-def scored_part(item: Mapping[str, Any]) -> str:
-    """The part of a text item whose tokens are summed (the text after its context)."""
-    text = str(item["text"])
-    ctx = item.get("context")
-    return text[len(ctx):] if ctx else text
-
-
 def check_items(items: Sequence[Mapping[str, Any]]) -> None:
     """Raise ``ValueError`` naming the first malformed text item (missing text, context not a prefix)."""
     for k, it in enumerate(items):
@@ -227,41 +187,3 @@ def check_items(items: Sequence[Mapping[str, Any]]) -> None:
         ctx = it.get("context")
         if ctx is not None and not it["text"].startswith(ctx):
             raise ValueError(f"text item {k} ({it.get('id')}): its context is not a prefix of its text")
-
-
-def encode_results(results: Sequence[TextResult]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(Score.value, Score.metadata) of the compact score format for a group's results."""
-    ok = [r for r in results if r.ok]
-    ppl = [r.perplexity for r in ok]
-    value = {
-        VALUE_TEXTS: float(len(results)),
-        VALUE_UNSCORED: float(len(results) - len(ok)),
-        VALUE_MEAN_PPL: sum(ppl) / len(ppl) if ppl else float("nan"),
-    }
-    meta = {
-        IDS: [r.id for r in results],
-        SUM_LOGPROB: [r.sum_logprob if r.ok else None for r in results],
-        N_TOKENS: [r.n_tokens if r.ok else None for r in results],
-        N_BYTES: [r.n_bytes for r in results],
-        ERRORS: {str(k): r.error or "not scored" for k, r in enumerate(results) if not r.ok},
-    }
-    return value, meta
-
-
-def read_results(score: Mapping[str, Any] | None) -> list[TextResult]:
-    """Per-text results of one sample's ``text_logprobs`` score, given as the plain dict of a log sample
-    (``sample["scores"][SCORER]``) or an object with ``metadata``. Empty for a missing score."""
-    if score is None:
-        return []
-    meta = score.get("metadata") if isinstance(score, Mapping) else getattr(score, "metadata", None)
-    if not isinstance(meta, Mapping) or IDS not in meta:
-        return []
-    errors = meta.get(ERRORS) or {}
-    out = []
-    for k, tid in enumerate(meta[IDS]):
-        err = errors.get(str(k))
-        lp, nt = meta[SUM_LOGPROB][k], meta[N_TOKENS][k]
-        out.append(TextResult(id=str(tid), sum_logprob=None if lp is None else float(lp),
-                              n_tokens=None if nt is None else int(nt), n_bytes=int(meta[N_BYTES][k]),
-                              error=err if err is not None or (lp is not None and nt) else "not scored"))
-    return out

@@ -24,7 +24,7 @@ from stereoprobe.stats.bootstrap import cluster_bootstrap
 from stereoprobe.stats.multiple_testing import adjust_bh
 from stereoprobe.stats.permutation import group_mean_permutation_test
 from stereoprobe.stats.proportion import wilson_interval
-from stereoprobe.stats.ttest import welch_ttest
+from stereoprobe.stats.ttest import welch_ttests
 
 #: ``scipy.stats.norm.ppf(0.99)`` (notebook 8), written out so that the live ``flagged_pairs`` metric, which
 #: imports this module during ``inspect eval``, does not import scipy.stats (tests/globalbias/test_apx.py
@@ -233,6 +233,7 @@ def stricter_test(
         raise ValueError(f"unknown test method {method!r}; use 'welch' or 'permutation'")
     rng = np.random.default_rng(seed)
     rows = []
+    welch: list[tuple[int, np.ndarray, np.ndarray]] = []  # (row, group's names, the others): tested at once
     for desc, sub in names.groupby("descriptor", sort=True):
         axis = (axis_of or {}).get(desc)
         tested = not (axis is not None and axis in exclude_axes)
@@ -243,9 +244,13 @@ def stricter_test(
         for g in pd.unique(labs):
             m = labs == g
             p = float("nan")
-            if tested:
-                p = welch_ttest(vals[m], vals[~m], alternative="less").pvalue if method == "welch" else perm[g]
-            rows.append((g, desc, float(vals[m].mean()), float(vals[~m].mean()), p, tested))
+            if tested and method == "welch":
+                welch.append((len(rows), vals[m], vals[~m]))
+            elif tested:
+                p = perm[g]
+            rows.append([g, desc, float(vals[m].mean()), float(vals[~m].mean()), p, tested])
+    for (k, _, _), res in zip(welch, welch_ttests([(x, y) for _, x, y in welch], alternative="less")):
+        rows[k][4] = res.pvalue
     out = pd.DataFrame(rows, columns=["group", "descriptor", "mean_in", "mean_out", "p_value", "tested"])
     out["q_value"] = benjamini_hochberg(out["p_value"].to_numpy())
     sig = pd.Series(out["q_value"] < alpha, dtype="boolean")

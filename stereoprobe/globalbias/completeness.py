@@ -138,11 +138,12 @@ def _split_expected(sentences: pd.DataFrame, expected: pd.DataFrame) -> tuple[pd
     exp_known = expected[expected["name"].notna()]
     exp_open = expected[expected["name"].isna()]
     hit = exp_known.merge(present, on=UNIT + ["name", "template"], how="inner")
-    n_exp = exp_known.groupby(UNIT).size()
-    n_hit = hit.groupby(UNIT).size()
-    names_per_group = exp_known.groupby(["model", "group"])["name"].nunique()
-    open_templates = exp_open.drop_duplicates(UNIT + ["template"]).groupby(UNIT).size()
-    units = sorted(set(n_exp.index) | set(open_templates.index))
+    # plain dicts (tuple keys): one look-up per unit, not a pandas index search each
+    n_exp = exp_known.groupby(UNIT).size().to_dict()
+    n_hit = hit.groupby(UNIT).size().to_dict()
+    names_per_group = exp_known.groupby(["model", "group"])["name"].nunique().to_dict()
+    open_templates = exp_open.drop_duplicates(UNIT + ["template"]).groupby(UNIT).size().to_dict()
+    units = sorted(set(n_exp) | set(open_templates))
     missing = []
     good = set()
     for u in units:

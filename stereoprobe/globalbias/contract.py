@@ -8,9 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from stereoprobe.errors import InputError
+from stereoprobe.likelihood_scores import N_BYTES, N_TOKENS, SCORER, SUM_LOGPROB
 
-# stereoprobe.likelihood and stereoprobe.params import inspect_ai (seconds): imported when first needed, so
-# that the descriptor (probe.py) and `stereoprobe --help` stay fast (issue 35.10)
+# stereoprobe.params imports inspect_ai (seconds): imported when first needed, so that the descriptor
+# (probe.py) and `stereoprobe --help` stay fast (issue 35.10); the score keys come from the inspect-free part of
+# the likelihood contract (stereoprobe.likelihood_scores)
 
 TASK_LIKELIHOOD = "globalbias"
 TASK_PROFILES = "globalbias_profiles"
@@ -19,9 +21,9 @@ RUN_INFO_PROFILES = "globalbias-profiles"  # run_info.json's probe name of a `st
 # likelihood task: one sample per name group x template (default) or per sentence (``-T unit=sentence``)
 UNITS = ("group", "sentence")
 TEMPLATES = (1, 2, 3)  # the sentence templates (-T templates)
-# GROUP_SCORER: compact per-sentence results, stereoprobe.likelihood.SCORER (module __getattr__ below)
+GROUP_SCORER = SCORER  # compact per-sentence results (stereoprobe.likelihood's SCORER)
 SENTENCE_SCORER = "sentence_logprob"  # one sentence per sample
-# SCORE_KEYS: the value of SENTENCE_SCORER, likelihood's SUM_LOGPROB, N_TOKENS, N_BYTES (module __getattr__ below)
+SCORE_KEYS = (SUM_LOGPROB, N_TOKENS, N_BYTES)  # the value of SENTENCE_SCORER
 
 # metadata of one sentence (per-sentence samples; per-text items of grouped samples carry TEXT_KEYS)
 SENTENCE_METADATA = ("group", "ethnicity", "gender", "name", "name_index", "descriptor", "descriptor_index",
@@ -66,14 +68,3 @@ def check_task_args(source: object = "upstream", faithful: object = True, encode
         "mlm_max_length": P.integer(mlm_max_length, "mlm_max_length", 3, optional=True),
     }
 
-
-def __getattr__(name: str) -> Any:
-    """``GROUP_SCORER`` and ``SCORE_KEYS``, read from :mod:`stereoprobe.likelihood` on first use."""
-    if name in ("GROUP_SCORER", "SCORE_KEYS"):
-        from stereoprobe import likelihood
-
-        value: Any = likelihood.SCORER if name == "GROUP_SCORER" else (
-            likelihood.SUM_LOGPROB, likelihood.N_TOKENS, likelihood.N_BYTES)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -38,7 +38,7 @@ from stereoprobe.globalbias.apx import byte_perplexity, token_perplexity
 from stereoprobe.globalbias import table_checks as TC
 from stereoprobe.globalbias.completeness import ExpectedCells
 from stereoprobe.globalbias.contract import GROUP_SCORER, SENTENCE_COLUMNS, SENTENCE_SCORER, TASK_LIKELIHOOD, TEMPLATES
-from stereoprobe.likelihood import IDS, N_BYTES, N_TOKENS, SUM_LOGPROB, TEXTS_METADATA, read_results
+from stereoprobe.likelihood_scores import IDS, N_BYTES, N_TOKENS, SUM_LOGPROB, TEXTS_METADATA, read_results
 from stereoprobe.model_labels import nfc
 
 COLUMNS = SENTENCE_COLUMNS
@@ -109,14 +109,22 @@ def _partition(inputs: Iterable[str | Path]) -> I.Partition:
     return I.partition(inputs, ("logs", "lm_eval", "tables"), what="GlobalBias inputs", lm_eval_task=TASK_LIKELIHOOD)
 
 
-def _row(model: str, md: dict[str, Any], ppl: float) -> tuple:
+def _row(model: str, md: dict[str, Any], *values: Any) -> tuple:
+    """The sentence's :data:`COLUMNS` from its metadata (types checked), followed by ``values``."""
     for key in ("group", "ethnicity", "gender", "name", "descriptor"):
         if not isinstance(md[key], str):
             raise TypeError(f"field {key!r} is {md[key]!r}, expected text")
     if isinstance(md["name_index"], bool) or not isinstance(md["name_index"], int):
         raise TypeError(f"field 'name_index' is {md['name_index']!r}, expected an integer")
     return (model, md["group"], md["ethnicity"], md["gender"], f"{md['name_index']}:{md['name']}",
-            md["descriptor"], md.get("axis"), md.get("target"), int(md["template"]), ppl)
+            md["descriptor"], md.get("axis"), md.get("target"), int(md["template"]), *values)
+
+
+def _perplexities(sum_lp: np.ndarray, n_tokens: np.ndarray, n_bytes: np.ndarray, measure: str) -> np.ndarray:
+    """:func:`_ppl` of every sentence at once (the same ufuncs element by element: the same numbers)."""
+    if measure == "byte":
+        return byte_perplexity(sum_lp, n_bytes)
+    return token_perplexity(sum_lp, n_tokens)
 
 
 def _templates(info: I.LogInfo) -> set[int]:
@@ -191,7 +199,7 @@ def _sample_rows(info: I.LogInfo, s: dict[str, Any], measure: str, rep: LoadRepo
                     raise InputError(f"{where}: score id {r.id!r} is not among the sample's texts")
                 it = items[r.id]
                 fields = {**md, **descriptors.get(str(it.get("descriptor_index")), {}), **it}
-                yield _row(info.model, fields, _ppl(r.sum_logprob, r.n_tokens, r.n_bytes, measure))  # type: ignore[arg-type]
+                yield _row(info.model, fields, float(r.sum_logprob), float(r.n_tokens), float(r.n_bytes))  # type: ignore[arg-type]
             return
         if md.get("template") not in templates:
             raise InputError(f"{where}: metadata field 'template' is {md.get('template')!r}, not one of the run's "
@@ -203,7 +211,9 @@ def _sample_rows(info: I.LogInfo, s: dict[str, Any], measure: str, rep: LoadRepo
             rep.note_unscored(f"{info.path.name}:{s.get('id')}")
             return
         _check_logprob(where, v[SUM_LOGPROB])
-        yield _row(info.model, md, _ppl(v[SUM_LOGPROB], v[N_TOKENS], v[N_BYTES], measure))
+        n_bytes = v[N_BYTES]
+        yield _row(info.model, md, float(v[SUM_LOGPROB]), float(v[N_TOKENS]),
+                   math.nan if n_bytes is None else float(n_bytes))
     except InputError:
         raise
     except KeyError as e:
@@ -241,7 +251,10 @@ def _from_logs(paths: list[Path], measure: str, rep: LoadReport, progress: I.Pro
     rep.files.extend(str(p) for p in stats.files)
     rep.expected = expected.frame()
     rep.missing_samples = expected.missing_samples()
-    df = pd.DataFrame(rows, columns=COLUMNS + ["ppl"])
+    raw = ["sum_logprob", "n_tokens", "n_bytes"]
+    df = pd.DataFrame(rows, columns=COLUMNS + raw)
+    df["ppl"] = _perplexities(*(df[c].to_numpy(dtype=float) for c in raw), measure)
+    df = df.drop(columns=raw)
     df["source"] = "inspect"
     return df
 
@@ -377,8 +390,10 @@ def _drop_repeats(out: pd.DataFrame, rep: LoadReport) -> pd.DataFrame:
     the row."""
     key = ["model", "group", "name", "descriptor", "template"]
     value = "ppl" if "ppl" in out.columns and out["ppl"].notna().any() else "apx"
-    keyed = pd.DataFrame({k: [str(v) if v is not None and v == v else "" for v in out[k]] for k in key},
-                         index=out.index)  # text keys (a missing name is "", never a float NaN)
+    # text keys (a missing name is "", never a float NaN); tolist(): the column's values at once, the same
+    # Python scalars as iterating over it (which converts an Arrow string column one value at a time)
+    keyed = pd.DataFrame({k: [str(v) if v is not None and v == v else "" for v in out[k].tolist()] for k in key},
+                         index=out.index)
     dup = keyed.duplicated(keep=False)
     if not dup.any():
         return out

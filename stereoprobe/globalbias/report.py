@@ -4,7 +4,10 @@ in :mod:`.apx`)."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -14,6 +17,7 @@ from stereoprobe.globalbias.contract import TASK_LIKELIHOOD
 from stereoprobe.globalbias.plots import figure1, figure1_descriptors
 from stereoprobe.report.html import Section, plot_is_empty, write_report
 from stereoprobe.report.plot_text import TITLE_WIDTH, plot_label
+from stereoprobe.report.render_pool import render_all
 from stereoprobe.report.run_info import write_run_info
 from stereoprobe.tables import write_table
 
@@ -128,29 +132,23 @@ def _associations_sections(result: GlobalBiasResult, base: Path) -> list[Section
     return [a, b]
 
 
-def _distribution_section(scores: pd.DataFrame) -> Section:
-    """A histogram of each model's bias scores and, where it fits, a heatmap of group x descriptor."""
+def _distribution_figures(scores: pd.DataFrame) -> list[tuple[str, Callable[[], Any]]]:
+    """(caption, builder) of each model's histogram of bias scores and, where it fits, its heatmap of group x
+    descriptor."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    f = Section("Distribution of bias scores", anchor="dist")
-    if plot_is_empty(scores["score"]):
-        f.empty("No bias score to plot.")
-    for model, sub in scores.groupby("model"):
-        if plot_is_empty(sub["score"]):
-            continue
+    def histogram(model: str, sub: pd.DataFrame) -> Any:
         fig, ax = plt.subplots(figsize=(6, 3))
         ax.hist(sub["score"], bins=40, color="#4c72b0")
         ax.set_xlabel("bias score (lower = stronger association)")
         ax.set_ylabel("group x descriptor pairs")
         ax.set_title(plot_label(model, TITLE_WIDTH))
-        f.figure(fig, caption=f"{model}: bias scores of {len(sub)} group-descriptor pairs")
-    for model, sub in scores.groupby("model"):
-        wide = sub.pivot_table(index="descriptor", columns="group", values="score")
-        if wide.shape[0] > 60 or wide.shape[1] > 40:
-            continue  # a full-size table does not fit a readable heatmap; the CSV has it
+        return fig
+
+    def heatmap(model: str, wide: pd.DataFrame) -> Any:
         fig, ax = plt.subplots(figsize=(1.2 + 0.45 * wide.shape[1], 1.0 + 0.28 * wide.shape[0]))
         rel = wide.sub(wide.mean(axis=1), axis=0)  # relative to the descriptor's mean over groups
         lim = float(np.nanmax(np.abs(rel.to_numpy()))) or 1.0
@@ -160,24 +158,49 @@ def _distribution_section(scores: pd.DataFrame) -> Section:
         ax.set_yticks(range(wide.shape[0]), [plot_label(i) for i in wide.index], fontsize=8)
         fig.colorbar(im, ax=ax, label="bias score minus the descriptor's mean (red = stronger association)")
         ax.set_title(plot_label(model, TITLE_WIDTH))
-        f.figure(fig, caption=f"{model}: bias score per group and descriptor, relative to the descriptor's mean "
-                              "over groups (red: the model finds the descriptor more likely for this group)")
-    return f
+        return fig
+
+    jobs: list[tuple[str, Callable[[], Any]]] = []
+    for model, sub in scores.groupby("model"):
+        if not plot_is_empty(sub["score"]):
+            jobs.append((f"{model}: bias scores of {len(sub)} group-descriptor pairs",
+                         functools.partial(histogram, model, sub)))
+    for model, sub in scores.groupby("model"):
+        wide = sub.pivot_table(index="descriptor", columns="group", values="score")
+        if wide.shape[0] > 60 or wide.shape[1] > 40:
+            continue  # a full-size table does not fit a readable heatmap; the CSV has it
+        jobs.append((f"{model}: bias score per group and descriptor, relative to the descriptor's mean over groups "
+                     "(red: the model finds the descriptor more likely for this group)",
+                     functools.partial(heatmap, model, wide)))
+    return jobs
 
 
-def _figure1_section(scores: pd.DataFrame) -> Section:
-    fig1 = Section("Per-descriptor bias scores with the 1% line (paper Figure 1)", anchor="figure1")
-    fig1.text("For the descriptors with the most extreme flagged groups: every group's bias score, lowest first; "
-              "groups below the orange line (mean - 2.326 sd over the groups) are flagged by the reference rule.")
-    shown = False
+def _figure1_figures(scores: pd.DataFrame) -> list[tuple[str, Callable[[], Any]]]:
+    """(caption, builder) of each model's Figure 1 plots."""
+    jobs: list[tuple[str, Callable[[], Any]]] = []
     for model, sub in scores.groupby("model"):
         for desc in figure1_descriptors(sub):
             if not plot_is_empty(sub.loc[sub["descriptor"] == desc, "score"]):
-                fig1.figure(figure1(sub, desc), caption=f"{model}: {desc}")
-                shown = True
-    if not shown:
+                jobs.append((f"{model}: {desc}", functools.partial(figure1, sub, desc)))
+    return jobs
+
+
+def _figure_sections(scores: pd.DataFrame) -> list[Section]:
+    """The distribution and Figure 1 sections, their figures rendered side by side
+    (:func:`~stereoprobe.report.render_pool.render_all`: the same PNGs as one after the other)."""
+    dist = Section("Distribution of bias scores", anchor="dist")
+    if plot_is_empty(scores["score"]):
+        dist.empty("No bias score to plot.")
+    fig1 = Section("Per-descriptor bias scores with the 1% line (paper Figure 1)", anchor="figure1")
+    fig1.text("For the descriptors with the most extreme flagged groups: every group's bias score, lowest first; "
+              "groups below the orange line (mean - 2.326 sd over the groups) are flagged by the reference rule.")
+    fig1_jobs = _figure1_figures(scores)
+    jobs = [(dist, *job) for job in _distribution_figures(scores)] + [(fig1, *job) for job in fig1_jobs]
+    for (section, caption, build), (png, box) in zip(jobs, render_all([build for _, _, build in jobs])):
+        section.rendered(png, box, build, caption=caption)
+    if not fig1_jobs:
         fig1.empty("No descriptor has bias scores to plot.")
-    return fig1
+    return [dist, fig1]
 
 
 def _headline_section(result: GlobalBiasResult, base: Path) -> Section:
@@ -205,6 +228,6 @@ def _report(path: Path, result: GlobalBiasResult) -> None:
     files = Section("Files", anchor="files")
     files.files([Path(p).resolve() for p in result.files], base=base, descriptions=FILE_DESCRIPTIONS)
     secs = [_headline_section(result, base), _inputs_section(result, base), _validation_section(result, base),
-            *_associations_sections(result, base), _distribution_section(scores), _figure1_section(scores), t, files]
+            *_associations_sections(result, base), *_figure_sections(scores), t, files]
     write_report(path, "GlobalBias: stereotypes associated with given names", secs,
                  subtitle="APX perplexity probe (Siddique et al., EMNLP 2024), computed by stereoprobe")

@@ -10,7 +10,7 @@ from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessageUser
 
 from stereoprobe.globalbias.data import Sentence
-from stereoprobe.likelihood import N_TEXTS_METADATA, TEXTS_METADATA
+from stereoprobe.likelihood_scores import N_TEXTS_METADATA, TEXTS_METADATA
 
 if TYPE_CHECKING:
     from stereoprobe.globalbias.profiles_parse import ProfilePrompt

@@ -27,7 +27,7 @@ import html
 import io
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -205,9 +205,15 @@ class Figure:
     marker: str  # placeholder in the section's HTML, replaced by the links to the saved files
     fig: MplFigure | None = None
     box: Bbox | None = None
+    build: Callable[[], MplFigure] | None = None  # builds ``fig`` again (a figure rendered in another process)
 
     def svg(self) -> bytes:
         """The figure as SVG, cropped to the PNG's box."""
+        if self.fig is None and self.build is not None:
+            from stereoprobe.report.plot_text import bound_figure
+
+            self.fig = self.build()
+            bound_figure(self.fig)  # as render_png drew it
         return render_svg(self.fig, self.box)
 
 
@@ -257,7 +263,8 @@ def _drawn_and_cropped(fig: MplFigure, dpi: float) -> tuple[np.ndarray, Bbox] | 
     if not sizes:
         return None
     rgba = np.frombuffer(raw.getvalue(), dtype=np.uint8).reshape(*sizes[0], 4)
-    ink = (rgba != rgba[0, 0]).any(axis=2)
+    pixels = rgba.view(np.uint32)[..., 0]  # one 4-byte word per pixel: one comparison each
+    ink = pixels != pixels[0, 0]
     rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
     h, w = ink.shape
     if not rows.size or rows[0] == 0 or cols[0] == 0 or rows[-1] == h - 1 or cols[-1] == w - 1:
@@ -381,6 +388,14 @@ class Section:
         png, box = render_png(fig)
         marker = f"<!--stereoprobe-figure-{id(self)}-{len(self.figures)}-->"
         self.figures.append(Figure(png, caption, marker, fig, box))
+        self.blocks.append(_figure_tag(png, caption) + marker)
+        return self
+
+    def rendered(self, png: bytes, box: Bbox, build: Callable[[], MplFigure], caption: str | None = None) -> Section:
+        """Embed a figure :func:`render_png` rendered elsewhere (:mod:`stereoprobe.report.render_pool`):
+        as :meth:`figure` would embed ``build()``; ``build`` draws it again only for an SVG."""
+        marker = f"<!--stereoprobe-figure-{id(self)}-{len(self.figures)}-->"
+        self.figures.append(Figure(png, caption, marker, None, box, build))
         self.blocks.append(_figure_tag(png, caption) + marker)
         return self
 

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
 
 from stereoprobe.stats.common import NAN_INTERVAL, ConfidenceInterval, check_confidence_level
 
-__all__ = ["TTestResult", "one_sample_ttest", "welch_ttest"]
+__all__ = ["TTestResult", "one_sample_ttest", "welch_ttest", "welch_ttests"]
 
 Alternative = Literal["two-sided", "less", "greater"]
 
@@ -87,14 +87,8 @@ def one_sample_ttest(x: Sequence[float] | np.ndarray, popmean: float = 0.0,
     return TTestResult(t, _pvalue(t, df, alternative), df, m, se)
 
 
-def welch_ttest(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray,
-                alternative: Alternative = "two-sided") -> TTestResult:
-    """Welch's unequal-variance t-test of ``mean(x) = mean(y)``; ``estimate`` = ``mean(x) − mean(y)``.
-
-    >>> res = welch_ttest([1.0, 2.0, 3.0, 4.0], [2.5, 3.5, 4.5, 6.0, 7.0], alternative="less")
-    >>> round(res.statistic, 4), round(res.df, 4), round(res.pvalue, 4)  # scipy ttest_ind(equal_var=False)
-    (-2.1153, 6.9467, 0.0363)
-    """
+def _welch_statistic(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> TTestResult:
+    """:func:`welch_ttest` without its p-value (NaN), which :func:`_pvalue` adds where ``statistic`` is a number."""
     a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     n1, n2 = len(a), len(b)
     diff = float(a.mean() - b.mean()) if n1 and n2 else math.nan
@@ -104,6 +98,49 @@ def welch_ttest(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray
     se = math.sqrt(v1 + v2)
     if se == 0:
         return TTestResult(math.nan, math.nan, math.nan, diff, 0.0)
-    t = diff / se
     df = (v1 + v2) ** 2 / (v1 ** 2 / (n1 - 1) + v2 ** 2 / (n2 - 1))
-    return TTestResult(t, _pvalue(t, df, alternative), df, diff, se)
+    return TTestResult(diff / se, math.nan, df, diff, se)
+
+
+def welch_ttest(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray,
+                alternative: Alternative = "two-sided") -> TTestResult:
+    """Welch's unequal-variance t-test of ``mean(x) = mean(y)``; ``estimate`` = ``mean(x) − mean(y)``.
+
+    >>> res = welch_ttest([1.0, 2.0, 3.0, 4.0], [2.5, 3.5, 4.5, 6.0, 7.0], alternative="less")
+    >>> round(res.statistic, 4), round(res.df, 4), round(res.pvalue, 4)  # scipy ttest_ind(equal_var=False)
+    (-2.1153, 6.9467, 0.0363)
+    """
+    r = _welch_statistic(x, y)
+    if math.isnan(r.statistic):
+        return r
+    return replace(r, pvalue=_pvalue(r.statistic, r.df, alternative))
+
+
+def welch_ttests(pairs: Sequence[tuple[Sequence[float] | np.ndarray, Sequence[float] | np.ndarray]],
+                 alternative: Alternative = "two-sided") -> list[TTestResult]:
+    """:func:`welch_ttest` of each ``(x, y)`` pair, the p-values from one call of the t distribution on all of
+    them (the same function element by element: the same numbers as one test at a time, faster for many).
+
+    >>> [round(r.pvalue, 4) for r in welch_ttests([([1.0, 2.0, 3.0, 4.0], [2.5, 3.5, 4.5, 6.0, 7.0]),
+    ...                                             ([1.0], [2.0, 3.0])], alternative="less")]
+    [0.0363, nan]
+    """
+    results = [_welch_statistic(x, y) for x, y in pairs]
+    tested = [k for k, r in enumerate(results) if not math.isnan(r.statistic)]
+    if tested:
+        t = np.array([results[k].statistic for k in tested])
+        df = np.array([results[k].df for k in tested])
+        for k, p in zip(tested, _pvalues(t, df, alternative)):
+            results[k] = replace(results[k], pvalue=float(p))
+    return results
+
+
+def _pvalues(t: np.ndarray, df: np.ndarray, alternative: Alternative) -> np.ndarray:
+    """:func:`_pvalue` of each (t, df)."""
+    if alternative == "two-sided":
+        return 2 * stats.t.sf(np.abs(t), df)
+    if alternative == "less":
+        return stats.t.cdf(t, df)
+    if alternative == "greater":
+        return stats.t.sf(t, df)
+    raise ValueError(f"unknown alternative {alternative!r} (two-sided, less, greater)")

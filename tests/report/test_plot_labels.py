@@ -46,9 +46,11 @@ def _drawn(fig: Any) -> list[Text]:
 def _spy(monkeypatch: pytest.MonkeyPatch) -> list[list[Text]]:
     """The drawn text of every figure that a report section renders."""
     import stereoprobe.report.html as report_html
+    import stereoprobe.report.render_pool as render_pool
 
     figures: list[list[Text]] = []
     original = report_html.render_png
+    monkeypatch.setattr(render_pool, "workers_for", lambda n: 0)  # figures drawn here, where the spy sees them
 
     def spy(fig: Any) -> tuple[bytes, Any]:
         figures.append(_drawn(fig))
@@ -146,10 +148,9 @@ def _each_in_a_section(make: Callable[[], list[Any]]) -> Callable[[], list[Any]]
 
 
 def _globalbias_sections() -> list[Any]:
-    from stereoprobe.globalbias.report import _distribution_section, _figure1_section
+    from stereoprobe.globalbias.report import _figure_sections
 
-    scores = _globalbias_scores()
-    return [_distribution_section(scores), _figure1_section(scores)]
+    return _figure_sections(_globalbias_scores())
 
 
 def _leaderboard_figures() -> list[Any]:

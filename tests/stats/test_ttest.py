@@ -49,3 +49,23 @@ def test_welch_degenerate_and_checked():
     assert math.isnan(welch_ttest([1.0, 1.0], [2.0, 2.0]).pvalue)
     with pytest.raises(ValueError, match="alternative"):
         welch_ttest([1.0, 2.0], [2.0, 4.0], alternative="lower")
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])
+def test_many_welch_tests_at_once_are_the_tests_one_at_a_time_bit_for_bit(alternative: str) -> None:
+    from stereoprobe.stats.ttest import welch_ttest, welch_ttests
+
+    rng = np.random.default_rng(11)
+    pairs = [(rng.normal(0.3 * k % 1, 1 + k % 3, 2 + k % 9), rng.normal(0, 1, 3 + k % 40)) for k in range(300)]
+    pairs += [(np.array([1.0]), rng.normal(0, 1, 5)),  # too few values: NaN, no p-value
+              (np.full(4, 2.0), np.full(6, 2.0)),  # no variance in either
+              (np.array([]), rng.normal(0, 1, 3))]
+    at_once = welch_ttests(pairs, alternative=alternative)  # type: ignore[arg-type]
+    one_by_one = [welch_ttest(x, y, alternative=alternative) for x, y in pairs]  # type: ignore[arg-type]
+
+    def as_bytes(results: list) -> bytes:
+        return np.array([[r.statistic, r.pvalue, r.df, r.estimate, r.standard_error] for r in results]).tobytes()
+
+    assert as_bytes(at_once) == as_bytes(one_by_one)
+    assert sum(not np.isnan(r.pvalue) for r in at_once) == 300
+    assert welch_ttests([]) == []
