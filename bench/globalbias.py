@@ -36,6 +36,10 @@ import time
 
 
 def main() -> int:
+    return run(parser().parse_args())
+
+
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--source", default="bundled")
     ap.add_argument("--groups", default=None, help="comma-separated groups or ethnicities")
@@ -48,7 +52,7 @@ def main() -> int:
                     help="exit 1 when the task's wall time is above this multiple of the provider direct")
     ap.add_argument("--main-thread-peer", action="store_true",
                     help="also time score_texts per sample on the main thread (not guarded)")
-    return run(ap.parse_args())
+    return ap
 
 
 def run(args: argparse.Namespace) -> int:
