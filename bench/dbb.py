@@ -78,10 +78,12 @@ def harness(model: str, templates: int, categories: str) -> None:
 
 def direct(model_name: str, templates: int, categories: str, max_ratio: float) -> int:
     """Task/direct per likelihood task (logprob MCQ, DBB-SG; their default grouped layout): the ``inspect eval``
-    wall over the same requests replayed straight to the same provider object (``bench/replay.py``), one line
-    each; exit 1 when a ratio is above ``max_ratio``."""
+    wall over the same requests replayed straight to the same provider object (``bench/replay.py``, on the
+    provider's worker thread as in the task), one line each, and the eval split by inspect's own
+    ``started_at``/``completed_at``; exit 1 (the regression guard) when a ratio is above ``max_ratio``."""
     import os
     import sys
+    from datetime import datetime
 
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
@@ -98,10 +100,10 @@ def direct(model_name: str, templates: int, categories: str, max_ratio: float) -
         for warm in (True, False):  # the first run of each warms the model and the chat template up
             task = make()
             rec = Recorder(model.api)
-            t0 = time.perf_counter()
+            t0, epoch0 = time.perf_counter(), time.time()
             [log] = inspect_eval(task, model=model, display="none", log_dir="/tmp/stereoprobe-bench-dbb",
                                  max_connections=512, max_samples=512)
-            wall = time.perf_counter() - t0
+            wall, epoch1 = time.perf_counter() - t0, time.time()
             rec.stop()
             if log.status != "success":
                 raise SystemExit(f"{name} failed: {log.error}")
@@ -113,6 +115,11 @@ def direct(model_name: str, templates: int, categories: str, max_ratio: float) -
             print(f"  {name:12s} {len(task.dataset)} samples, {len(rec.requests)} requests: task {wall:6.1f} s, "
                   f"provider direct {replay:6.1f} s, task/direct = {wall / replay:.2f} (load {la[0]:.1f})",
                   flush=True)
+            started, completed = (datetime.fromisoformat(str(t)).timestamp()
+                                  for t in (log.stats.started_at, log.stats.completed_at))
+            print(f"  {'':12s} task = {started - epoch0:5.2f} s before inspect's started_at (task and model "
+                  f"resolve) + {completed - started:6.2f} s samples and metrics + {epoch1 - completed:5.2f} s "
+                  f"after completed_at (log finish)", flush=True)
     print(f"guard: task/direct at most {max_ratio}: {'ok' if worst <= max_ratio else 'TOO SLOW'}")
     return 0 if worst <= max_ratio else 1
 

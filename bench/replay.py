@@ -25,6 +25,7 @@ class Recorder:
     def __init__(self, api: Any) -> None:
         self.api = api
         self.requests: list[tuple[list[ChatMessage], GenerateConfig]] = []
+        self.outputs: list[Any] = []  # the replay's answers, in request order
         self._inner = api.generate
 
         async def recording(input: list[ChatMessage], tools: Any, tool_choice: Any, config: GenerateConfig) -> Any:
@@ -46,10 +47,12 @@ class Recorder:
         self.api.generate = self._inner
 
     def replay(self) -> float:
-        """Seconds to send every recorded request to the provider again, concurrently (one event loop)."""
+        """Seconds to send every recorded request to the provider again, concurrently (one event loop); the
+        answers are kept in :attr:`outputs`. The provider's worker thread runs them, as it ran the task's."""
 
         async def all_at_once() -> None:
-            await asyncio.gather(*(self._inner(msgs, [], "none", cfg) for msgs, cfg in self.requests))
+            self.outputs = list(await asyncio.gather(*(self._inner(msgs, [], "none", cfg)
+                                                       for msgs, cfg in self.requests)))
 
         t0 = time.perf_counter()
         asyncio.run(all_at_once())
