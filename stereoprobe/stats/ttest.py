@@ -137,6 +137,8 @@ def welch_ttests(pairs: Sequence[tuple[Sequence[float] | np.ndarray, Sequence[fl
 
 def _pvalues(t: np.ndarray, df: np.ndarray, alternative: Alternative) -> np.ndarray:
     """:func:`_pvalue` of each (t, df)."""
+    from scipy import stats  # on first use: importing this module does not import scipy.stats
+
     if alternative == "two-sided":
         return 2 * stats.t.sf(np.abs(t), df)
     if alternative == "less":
