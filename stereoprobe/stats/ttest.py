@@ -48,15 +48,7 @@ class TTestResult:
 
 
 def _pvalue(t: float, df: float, alternative: Alternative) -> float:
-    from scipy import stats  # on first use: importing this module does not import scipy.stats
-
-    if alternative == "two-sided":
-        return float(2 * stats.t.sf(abs(t), df))
-    if alternative == "less":
-        return float(stats.t.cdf(t, df))
-    if alternative == "greater":
-        return float(stats.t.sf(t, df))
-    raise ValueError(f"unknown alternative {alternative!r} (two-sided, less, greater)")
+    return float(_pvalues(np.asarray(t, dtype=float), np.asarray(df, dtype=float), alternative))
 
 
 def one_sample_ttest(x: Sequence[float] | np.ndarray, popmean: float = 0.0,
@@ -136,13 +128,14 @@ def welch_ttests(pairs: Sequence[tuple[Sequence[float] | np.ndarray, Sequence[fl
 
 
 def _pvalues(t: np.ndarray, df: np.ndarray, alternative: Alternative) -> np.ndarray:
-    """:func:`_pvalue` of each (t, df)."""
-    from scipy import stats  # on first use: importing this module does not import scipy.stats
+    """:func:`_pvalue` of each (t, df): ``scipy.stats.t``'s values, from ``scipy.special`` (no ``scipy.stats``
+    import: :mod:`stereoprobe.stats.distributions`)."""
+    from stereoprobe.stats.distributions import t_cdf, t_sf
 
     if alternative == "two-sided":
-        return 2 * stats.t.sf(np.abs(t), df)
+        return 2 * t_sf(np.abs(t), df)
     if alternative == "less":
-        return stats.t.cdf(t, df)
+        return t_cdf(t, df)
     if alternative == "greater":
-        return stats.t.sf(t, df)
+        return t_sf(t, df)
     raise ValueError(f"unknown alternative {alternative!r} (two-sided, less, greater)")
