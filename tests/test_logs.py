@@ -174,6 +174,51 @@ def test_truncated_and_invalid_logs_are_clear_errors(logs, tmp_path):
         list(iter_raw_samples(bad))
 
 
+JSON_EDGES = [
+    '{"a": NaN, "b": Infinity, "c": -Infinity, "d": -0.0, "e": 1e-320, "f": 123456789012345678901234567890,'
+    ' "g": 0.1000000000000000055511151231257827, "h": 1E5, "i": "\\ud83d\\ude00", "j": "\\u00e9\\n", "a": 2,'
+    ' "k": [true, false, null, 1, 1.0, -7, 2.2250738585072014e-308, 1.7976931348623157e308, 4.9e-324]}',
+    '{"lone": "\\ud800"}', '\ufeff{"bom": 1}', '{"x": 1e400, "y": -1e-400}', '"\u00e9\u4e2d"', '[' * 3000 + ']' * 3000,
+]
+
+
+@pytest.mark.parametrize("text", JSON_EDGES)
+def test_member_parser_is_json_loads(text):
+    """The sample parser (pydantic-core, falling back to ``json``) gives ``json.loads``' objects: the same
+    types, doubles (signed zero, subnormals, infinities, NaN), big integers, strings and last repeated key;
+    what pydantic-core refuses (BOM, lone surrogate, deep nesting) is ``json``'s result or error."""
+    from stereoprobe.logs import _parse_json
+
+    data = text.encode("utf-8", "surrogatepass")
+    try:
+        want: object = json.loads(data)
+    except RecursionError:
+        with pytest.raises(RecursionError):
+            _parse_json(data)
+        return
+    got = _parse_json(data)
+    assert repr(got) == repr(want) and _types(got) == _types(want)
+
+
+def _types(v):
+    if isinstance(v, dict):
+        return {k: _types(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_types(x) for x in v]
+    return type(v).__name__
+
+
+def test_member_parser_on_a_real_log(logs):
+    from stereoprobe.logs import _parse_json
+
+    with zipfile.ZipFile(logs["eval"]) as z:
+        members = [n for n in z.namelist() if n.endswith(".json")]
+        assert len(members) > 5
+        for name in members:
+            data = z.read(name)
+            assert repr(_parse_json(data)) == repr(json.loads(data)), name
+
+
 def test_iter_samples_dedup(tmp_path):
     """Newest log wins; a successful copy beats a newer errored one; an error everywhere is counted once
     (the de-duplication lives in :func:`stereoprobe.inputs.iter_samples`; more cases in tests/test_inputs.py)."""
