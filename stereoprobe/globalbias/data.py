@@ -19,6 +19,7 @@ lazily by :func:`iter_sentences`.
 from __future__ import annotations
 
 import ast
+import csv
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -26,7 +27,6 @@ from functools import cache
 from typing import Any
 from pathlib import Path
 
-import pandas as pd
 import yaml
 
 from stereoprobe.globalbias.templates import Template, own_templates, template_set
@@ -107,10 +107,27 @@ def _upstream_path(source: str | os.PathLike[str], relpath: str, verify: bool) -
         raise UpstreamDataError(f"{e}; or run stereoprobe's small demo set with -T source=bundled") from e
 
 
-def _require(df: pd.DataFrame, cols: Sequence[str], path: Path) -> None:
-    missing = [c for c in cols if c not in df.columns]
-    if missing:
-        raise ValueError(f"{path}: missing column(s) {', '.join(missing)} (has {', '.join(map(str, df.columns))})")
+def _read_csv(path: Path, cols: Sequence[str]) -> list[dict[str, str]]:
+    """The rows of a CSV file as text cells (``cols`` required), read as ``pandas.read_csv(path, dtype=str,
+    keep_default_na=False)`` reads them: a leading byte-order mark dropped, blank lines skipped, a repeated
+    column name read from its first column. A short row's missing cells are empty (pandas: NaN); a row longer
+    than the header is an error naming the file and row. No pandas: the task's build (inside ``inspect eval``)
+    does not import it (docs/performance.md, issue 44 fifth session)."""
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader, [])
+        first = {c: i for i, c in reversed(list(enumerate(header)))}
+        missing = [c for c in cols if c not in first]
+        if missing:
+            raise ValueError(f"{path}: missing column(s) {', '.join(missing)} (has {', '.join(header)})")
+        rows = []
+        for cells in reader:
+            if not cells:
+                continue
+            if len(cells) > len(header):
+                raise ValueError(f"{path}: row {len(rows)}: {len(cells)} fields, the header has {len(header)}")
+            rows.append({c: cells[i] if i < len(cells) else "" for c, i in first.items()})
+    return rows
 
 
 def load_names(source: str | os.PathLike[str] = "bundled", faithful: bool = False, verify: bool = True) -> list[Name]:
@@ -120,23 +137,20 @@ def load_names(source: str | os.PathLike[str] = "bundled", faithful: bool = Fals
     """
     if str(source) == "bundled":
         path = dataset_file("globalbias", "names.csv")
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
-        _require(df, ["name", "ethnicity", "gender"], path)
-        rows = [(r.name.strip(), r.ethnicity.strip(), r.gender.strip()) for r in df.itertuples()]
+        rows = [(r["name"].strip(), r["ethnicity"].strip(), r["gender"].strip())
+                for r in _read_csv(path, ["name", "ethnicity", "gender"])]
     else:
         path = _upstream_path(source, NAMES_FILE, verify)
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
-        _require(df, ["firstname", "Ethnicity", "Gender", "Group"], path)
         rows = []
-        for i, r in enumerate(df.itertuples()):
-            eth, gen = r.Ethnicity.strip(), r.Gender.strip()
+        for i, r in enumerate(_read_csv(path, ["firstname", "Ethnicity", "Gender", "Group"])):
+            eth, gen, group = r["Ethnicity"].strip(), r["Gender"].strip(), r["Group"]
             try:
-                parsed = ast.literal_eval(r.Group)
+                parsed = ast.literal_eval(group)
             except (ValueError, SyntaxError):
-                raise ValueError(f"{path}: row {i}: unreadable Group {r.Group!r}") from None
+                raise ValueError(f"{path}: row {i}: unreadable Group {group!r}") from None
             if tuple(parsed) != (eth, gen):
-                raise ValueError(f"{path}: row {i}: Group {r.Group!r} disagrees with Ethnicity/Gender {eth}/{gen}")
-            rows.append((r.firstname.strip(), eth, gen))
+                raise ValueError(f"{path}: row {i}: Group {group!r} disagrees with Ethnicity/Gender {eth}/{gen}")
+            rows.append((r["firstname"].strip(), eth, gen))
     out: list[Name] = []
     counters: dict[str, int] = {}
     seen: set[tuple[str, str]] = set()
@@ -164,14 +178,13 @@ def load_descriptors(
         path = dataset_file("globalbias", "descriptors.csv")
     else:
         path = _upstream_path(source, DESCRIPTORS_FILE, verify)
-    df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    _require(df, ["partial_1", "partial_2", "partial_3", "descriptor", "dataset", "axis", "group"], path)
     out = []
-    for i, r in enumerate(df.itertuples()):
-        partials = (r.partial_1.strip(), r.partial_2.strip(), r.partial_3.strip())
-        if not all(partials) or not r.descriptor.strip():
-            raise ValueError(f"{path}: row {i} ({r.descriptor!r}): empty descriptor or partial")
-        target = _opt(r.group)
+    rows = _read_csv(path, ["partial_1", "partial_2", "partial_3", "descriptor", "dataset", "axis", "group"])
+    for i, r in enumerate(rows):
+        partials = (r["partial_1"].strip(), r["partial_2"].strip(), r["partial_3"].strip())
+        if not all(partials) or not r["descriptor"].strip():
+            raise ValueError(f"{path}: row {i} ({r['descriptor']!r}): empty descriptor or partial")
+        target = _opt(r["group"])
         if not faithful and target == "nonce" and partials[0].startswith("am a "):
             art = partials[0].split()[1]
             partials = (
@@ -180,8 +193,8 @@ def load_descriptors(
                   for p in partials[1:]),
             )
         out.append(
-            Descriptor(index=i, descriptor=r.descriptor.strip(), partials=partials, dataset=r.dataset.strip(),
-                       axis=_opt(r.axis), target=target)
+            Descriptor(index=i, descriptor=r["descriptor"].strip(), partials=partials, dataset=r["dataset"].strip(),
+                       axis=_opt(r["axis"]), target=target)
         )
     return out
 

@@ -112,3 +112,71 @@ def test_bundled_set():
         list(D.build_sentences(templates=[4]))
     with pytest.raises(ValueError, match="subset must be one of"):
         list(D.build_sentences(subset="xyz"))
+
+
+def _pandas_rows(path, cols):
+    """The independent reading: pandas, as the loaders read before (NaN of a short row's missing cell -> "")."""
+    import pandas as pd
+
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    return [{c: ("" if isinstance(v, float) else v) for c, v in zip(cols, row)} for row in df[cols].itertuples(index=False)]
+
+
+def test_read_csv_reads_as_pandas(tmp_path):
+    """The loaders' CSV reader gives every cell pandas' ``read_csv(dtype=str, keep_default_na=False)`` gives:
+    byte-order mark, CRLF, quoted commas, quotes and line breaks, blank lines, empty and "NA" cells, a repeated
+    column (the first one is read), a short row."""
+    path = tmp_path / "t.csv"
+    text = ('\ufeffname,ethnicity,gender,name\r\n"Smith, Jo",ARAB,F,x\r\n\r\n"say ""hi""",NA,M,y\r\n'
+            '"two\r\nlines",, F ,z\r\n  Ann ,N/A,F,w\r\nBo,EAST\r\n')
+    path.write_bytes(text.encode("utf-8"))
+    cols = ["name", "ethnicity", "gender"]
+    ours = [{c: r[c] for c in cols} for r in D._read_csv(path, cols)]
+    assert ours == _pandas_rows(path, cols)
+    assert len(ours) == 5 and ours[0]["name"] == "Smith, Jo" and ours[1]["ethnicity"] == "NA"
+    assert ours[4] == {"name": "Bo", "ethnicity": "EAST", "gender": ""}
+
+
+def test_read_csv_bad_files(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("name,ethnicity\nA,B\n")
+    with pytest.raises(ValueError, match=r"t\.csv: missing column\(s\) gender \(has name, ethnicity\)"):
+        D._read_csv(path, ["name", "gender"])
+    path.write_text("name,ethnicity\nA,B\nC,D,E\n")
+    with pytest.raises(ValueError, match=r"t\.csv: row 1: 3 fields, the header has 2"):
+        D._read_csv(path, ["name"])
+
+
+def test_read_csv_bundled_files_as_pandas():
+    from stereoprobe.paths import dataset_file
+
+    for name, cols in (("names.csv", ["name", "ethnicity", "gender"]),
+                       ("descriptors.csv", ["partial_1", "partial_2", "partial_3", "descriptor", "dataset", "axis",
+                                            "group"])):
+        path = dataset_file("globalbias", name)
+        assert [{c: r[c] for c in cols} for r in D._read_csv(path, cols)] == _pandas_rows(path, cols)
+
+
+@pytest.mark.refdata
+def test_read_csv_upstream_files_as_pandas(refdata):
+    src = refdata / "GlobalBias"
+    for rel, cols in ((D.NAMES_FILE, ["firstname", "Ethnicity", "Gender", "Group"]),
+                      (D.DESCRIPTORS_FILE, ["partial_1", "partial_2", "partial_3", "descriptor", "dataset", "axis",
+                                            "group"])):
+        path = src / rel
+        if not path.exists():
+            pytest.skip(f"no upstream copy of {rel}")
+        rows = D._read_csv(path, cols)
+        assert len(rows) in (400, 730)
+        assert [{c: r[c] for c in cols} for r in rows] == _pandas_rows(path, cols)
+
+
+def test_task_build_imports_no_pandas():
+    """Building the GlobalBias sentences (what ``inspect eval`` does before the first sample) imports no pandas."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from stereoprobe.globalbias import data as D; "
+            "n = sum(1 for _ in D.build_sentences('bundled')); "
+            "assert n > 0 and 'pandas' not in sys.modules, n")
+    subprocess.run([sys.executable, "-c", code], check=True)
