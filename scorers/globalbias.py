@@ -131,7 +131,8 @@ class _GroupedRowCache:
     and pydantic copies their dicts), but the lists inside are the sample's own: an entry is reused only while
     the sample's texts list, descriptors and the score's result lists are the very objects it was read from,
     and its group and template are equal. The entry holds those objects, so their ids cannot be reused while
-    it exists; entries of samples a call does not pass are dropped."""
+    it exists; entries of samples a call does not pass are dropped. A result list changed in place between calls
+    would not be seen: a completed sample's score is final in inspect's run (a retried sample gets new lists)."""
 
     def __init__(self) -> None:
         self._entries: dict[tuple[int, ...], tuple[tuple[Any, ...], tuple[Any, Any], list[Row]]] = {}
