@@ -19,12 +19,15 @@ with the reason, and counted by the ``unscored_sentences`` metric (the grouped p
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
 from stereoprobe.globalbias.contract import PERPLEXITY, SCORE_KEYS
-from stereoprobe.likelihood import N_BYTES, N_TOKENS, SUM_LOGPROB, TEXTS_METADATA, malformed_reply, read_results
+from stereoprobe.likelihood import (ERRORS, IDS, N_BYTES, N_TOKENS, SUM_LOGPROB, TEXTS_METADATA, malformed_reply,
+                                    read_results)
 from stereoprobe.metric_values import live_figure
 from stereoprobe.scorers.likelihood import mean_perplexity, text_logprobs, texts, unscored
 
@@ -103,19 +106,66 @@ def sentence_logprob() -> Scorer:
     return score
 
 
-def _sentence_rows(scores: list[SampleScore]) -> list[tuple[str, str, object, int, float | None]]:
+Row = tuple[str, str, object, int, float | None]
+_SCORE_LISTS = (IDS, SUM_LOGPROB, N_TOKENS, N_BYTES, ERRORS)
+
+
+def _grouped_rows(md: Mapping[str, Any], score: Any) -> list[Row]:
+    """The rows of one grouped sample (``text_logprobs``): one per text result, in the score's order."""
+    items = {str(it["id"]): it for it in md[TEXTS_METADATA]}
+    descriptors = md.get("descriptors") or {}
+    rows: list[Row] = []
+    for r in read_results(score):
+        d = descriptors.get(str(items[r.id].get("descriptor_index")), {})
+        ppl = math.exp(-float(r.sum_logprob) / int(r.n_tokens)) if r.ok else None  # type: ignore[arg-type]
+        rows.append((md["group"], d.get("descriptor"), d.get("axis"), int(md["template"]), ppl))
+    return rows
+
+
+class _GroupedRowCache:
+    """The rows of the grouped samples of the previous call, so that inspect's live recomputes of
+    :func:`flagged_pairs` (about once a second during a run, each over every sample completed so far) read
+    each sample's texts and results once instead of at every call (issue 44: 250 texts a sample).
+
+    inspect hands the metric new ``SampleScore`` and ``Score`` objects at each call (its reducers rebuild them,
+    and pydantic copies their dicts), but the lists inside are the sample's own: an entry is reused only while
+    the sample's texts list, descriptors and the score's result lists are the very objects it was read from,
+    and its group and template are equal. The entry holds those objects, so their ids cannot be reused while
+    it exists; entries of samples a call does not pass are dropped. A result list changed in place between calls
+    would not be seen: a completed sample's score is final in inspect's run (a retried sample gets new lists)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[int, ...], tuple[tuple[Any, ...], tuple[Any, Any], list[Row]]] = {}
+
+    def rows(self, scores: list[SampleScore]) -> list[Row]:
+        kept: dict[tuple[int, ...], tuple[tuple[Any, ...], tuple[Any, Any], list[Row]]] = {}
+        out: list[Row] = []
+        for s in scores:
+            md = s.sample_metadata or {}
+            meta = getattr(s.score, "metadata", None)
+            if not isinstance(md.get(TEXTS_METADATA), list) or not isinstance(meta, Mapping):
+                out += _sentence_rows([s])
+                continue
+            refs = (md[TEXTS_METADATA], md.get("descriptors"), *(meta.get(k) for k in _SCORE_LISTS))
+            label = (md.get("group"), md.get("template"))
+            key = tuple(map(id, refs))
+            hit = self._entries.get(key) or kept.get(key)
+            if hit is None or label != hit[1] or any(a is not b for a, b in zip(refs, hit[0])):
+                hit = (refs, label, _grouped_rows(md, s.score))
+            kept[key] = hit
+            out += hit[2]
+        self._entries = kept
+        return out
+
+
+def _sentence_rows(scores: list[SampleScore]) -> list[Row]:
     """``(group, descriptor, axis, template, token perplexity or None when unscored)`` per sentence of the
     scored samples: grouped samples (``text_logprobs``) and per-sentence samples (``sentence_logprob``)."""
-    rows: list[tuple[str, str, object, int, float | None]] = []
+    rows: list[Row] = []
     for s in scores:
         md = s.sample_metadata or {}
         if isinstance(md.get(TEXTS_METADATA), list):
-            items = {str(it["id"]): it for it in md[TEXTS_METADATA]}
-            descriptors = md.get("descriptors") or {}
-            for r in read_results(s.score):
-                d = descriptors.get(str(items[r.id].get("descriptor_index")), {})
-                ppl = math.exp(-float(r.sum_logprob) / int(r.n_tokens)) if r.ok else None  # type: ignore[arg-type]
-                rows.append((md["group"], d.get("descriptor"), d.get("axis"), int(md["template"]), ppl))
+            rows += _grouped_rows(md, s.score)
         elif "descriptor" in md:
             v = s.score.value if isinstance(s.score.value, dict) else {}
             nt, lp = v.get(N_TOKENS), v.get(SUM_LOGPROB)
@@ -131,14 +181,16 @@ def flagged_pairs() -> Metric:
     ``stereoprobe globalbias`` with its defaults (token perplexity, the reference rounding, age not tested),
     computed by :func:`stereoprobe.globalbias.apx.score_table` from the complete units of the samples (a group
     x descriptor with an unscored sentence or a missing template is left out, as the post-processing leaves
-    it out). NaN where fewer than two groups are complete or the selection cannot be scored."""
+    it out). NaN where fewer than two groups are complete or the selection cannot be scored. Each metric
+    instance reads a grouped sample's rows once (:class:`_GroupedRowCache`)."""
+    cache = _GroupedRowCache()
 
     def compute(scores: list[SampleScore]) -> float:
         import pandas as pd
 
         from stereoprobe.globalbias import apx as A
 
-        df = pd.DataFrame(_sentence_rows(scores), columns=["group", "descriptor", "axis", "template", PERPLEXITY])
+        df = pd.DataFrame(cache.rows(scores), columns=["group", "descriptor", "axis", "template", PERPLEXITY])
         if df.empty:
             return float("nan")
         templates = df["template"].nunique()

@@ -14,7 +14,7 @@ from inspect_ai.scorer import SampleScore, Score
 from fake_model import FakeModel
 from inspect_ai.model import ModelOutput, get_model, modelapi
 from stereoprobe.cli import main
-from stereoprobe.likelihood import N_BYTES, N_TOKENS, SUM_LOGPROB
+from stereoprobe.likelihood import ERRORS, IDS, N_BYTES, N_TOKENS, SUM_LOGPROB, TEXTS_METADATA
 from stereoprobe.scorers.globalbias import flagged_pairs
 
 
@@ -92,3 +92,44 @@ def test_flagged_pairs_equal_the_post_processing_count(unit, tmp_path):
     table = pd.read_csv(tmp_path / "out" / "bias_scores.csv")
     expected = int(table["flagged"].fillna(False).astype(bool).sum())
     assert metric == expected and expected > 0
+
+
+def _grouped(group: str, ppl_x: float, ppl_y: float, texts: list | None = None) -> SampleScore:
+    """One grouped sample (``text_logprobs``) of ``group``: descriptor x and y, one template, one token each.
+    ``texts``: the sample's texts list (its own object, as inspect keeps a sample's metadata), else a new one."""
+    md = {"group": group, "template": 1, "descriptors": {"0": {"descriptor": "x", "axis": "trait"},
+                                                         "1": {"descriptor": "y", "axis": "trait"}},
+          TEXTS_METADATA: texts if texts is not None else [{"id": "a", "descriptor_index": 0},
+                                                           {"id": "b", "descriptor_index": 1}]}
+    meta = {IDS: ["a", "b"], SUM_LOGPROB: [-math.log(ppl_x), -math.log(ppl_y)], N_TOKENS: [1, 1],
+            N_BYTES: [10, 10], ERRORS: {}}
+    return SampleScore(score=Score(value={}, metadata=meta), sample_id=group, sample_metadata=md)
+
+
+def _as_inspect_hands_them(scores: list[SampleScore]) -> list[SampleScore]:
+    """New SampleScore and Score objects around the same inner lists, as inspect's reducers rebuild them at
+    every live recompute (pydantic copies the outer dicts)."""
+    return [SampleScore(score=Score(value=s.score.value, metadata=s.score.metadata), sample_id=s.sample_id,
+                        sample_metadata=s.sample_metadata) for s in scores]
+
+
+def test_grouped_samples_by_hand_and_across_live_recomputes():
+    """The hand-worked example of test_flagged_pairs_by_hand as grouped samples; one metric instance called as
+    inspect calls it during a run (growing prefixes, rebuilt objects) gives at each call what a fresh
+    instance gives, and a sample whose results changed is read again."""
+    groups = [_grouped("G0_F", 2.0, 18.0)] + [_grouped(f"G{g}_F", 10.0, 10.0) for g in range(1, 8)]
+    live = flagged_pairs()
+    assert math.isnan(live(_as_inspect_hands_them(groups[:1])))  # one group: nothing to compare
+    for n in (2, 5, 8, 8):
+        assert live(_as_inspect_hands_them(groups[:n])) == flagged_pairs()(groups[:n])
+    assert live(_as_inspect_hands_them(groups)) == 1.0
+    # G0 scored again (new result lists, the same texts list): all groups alike now, nothing flagged
+    texts0 = groups[0].sample_metadata[TEXTS_METADATA]
+    assert live(_as_inspect_hands_them([_grouped("G0_F", 10.0, 10.0, texts0)] + groups[1:])) == 0.0
+    assert live(_as_inspect_hands_them(groups)) == 1.0
+    # one of G1's results unscored (an error on its text): that unit leaves, G0/x still flagged
+    bad = _grouped("G1_F", 10.0, 10.0, groups[1].sample_metadata[TEXTS_METADATA])
+    bad.score.metadata[SUM_LOGPROB][1] = None
+    bad.score.metadata[ERRORS] = {"1": "ValueError: too long"}
+    mixed = [groups[0], bad] + groups[2:]
+    assert live(_as_inspect_hands_them(mixed)) == flagged_pairs()(mixed) == 1.0

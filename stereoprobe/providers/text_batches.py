@@ -2,9 +2,9 @@
 
 A grouped request (the texts of one inspect sample) is prepared on the event-loop thread while the worker
 thread runs the model on earlier requests: the texts (and their contexts) are tokenized in one batch call of
-the fast tokenizer, checked, and queued as **one** worker request with one future. The worker plans the texts
-of each grouped request on their own (:mod:`.planning`), so a text's result does not depend on the requests
-it happened to be queued with. The answer carries per-text sums only (no per-token data).
+the fast tokenizer (its backend's ids alone, :mod:`.token_ids`), checked, and queued as **one** worker request
+with one future. The worker plans the texts of each grouped request on their own (:mod:`.planning`), so a
+text's result does not depend on the requests it happened to be queued with. The answer carries per-text sums only (no per-token data).
 
 A grouped **one-token** request (DBB's logprob mode: every question x option order of a template) carries
 conversations instead of texts: each is rendered and checked as a single chat request would be
@@ -33,6 +33,7 @@ from stereoprobe.providers.graphs import CUDA_GRAPHS_KEY
 from stereoprobe.providers.protocol import TransformersProvider
 from stereoprobe.providers.sampling import EFFECTIVE_SETTINGS_KEY, settings_record
 from stereoprobe.providers.scoring import TokenScores
+from stereoprobe.providers.token_ids import encode_ids
 
 
 def prepare_items(api: TransformersProvider, items: list[dict[str, Any]], config: GenerateConfig
@@ -44,22 +45,20 @@ def prepare_items(api: TransformersProvider, items: list[dict[str, Any]], config
     texts = [str(it.get("text") or "") for it in items]
     with_ctx = [k for k, it in enumerate(items) if it.get("context")]
     if with_ctx:  # the context's tokens must be a prefix of the text's (both without special tokens)
-        tok = api.tokenizer
-        full = tok([texts[k] for k in with_ctx], add_special_tokens=False).input_ids
-        ctx = tok([str(items[k]["context"]) for k in with_ctx], add_special_tokens=False).input_ids
+        full = encode_ids(api.tokenizer, [texts[k] for k in with_ctx], add_special_tokens=False)
+        ctx = encode_ids(api.tokenizer, [str(items[k]["context"]) for k in with_ctx], add_special_tokens=False)
         for k, f, c in zip(with_ctx, full, ctx):
             n_conts[k] = len(f) - len(c)
-            if n_conts[k] <= 0 or list(f[: len(c)]) != list(c):
+            if n_conts[k] <= 0 or f[: len(c)] != c:
                 errors[k] = "ValueError: the context's tokens are not a prefix of the text's tokens"
     payloads: list[dict[str, Any]] = []
     positions: list[int] = []
     if api.kind == "causal":
-        ids_all = api.tokenizer(texts, add_special_tokens=True).input_ids
+        ids_all = encode_ids(api.tokenizer, texts, add_special_tokens=True)
         prefix = api.prefix_token_id if api.score_first_token else None
         for k, ids in enumerate(ids_all):
             if errors[k] is not None:
                 continue
-            ids = list(ids)
             if prefix is not None and (not ids or ids[0] != prefix):
                 ids.insert(0, int(prefix))
             try:
