@@ -123,9 +123,13 @@ class BlockedHead:
             torch.amax(out, 1, out=maxima[j])
             torch.sub(out, maxima[j][:, None], out=out).exp_()
             torch.sum(out, 1, out=sums[j])
-        top = maxima.amax(0)
-        total = sums.mul_(maxima.sub_(top).exp_()).sum(0)
-        return (target.gather(0, torch.div(targets, chunk, rounding_mode="floor")[None])[0] - top) - total.log_()
+        # the combination reduces along each row's own contiguous values ([rows, chunks]): a reduction over the
+        # outer dimension would vectorize across rows, its order then depending on the row count
+        maxima, sums, target = maxima.t().contiguous(), sums.t().contiguous(), target.t().contiguous()
+        top = maxima.amax(1, keepdim=True)
+        total = sums.mul_(maxima.sub_(top).exp_()).sum(1)
+        own = target.gather(1, torch.div(targets, chunk, rounding_mode="floor")[:, None])
+        return (own - top)[:, 0] - total.log_()
 
     def _chunk_buffer(self, rows: int) -> torch.Tensor:
         buf: torch.Tensor | None = getattr(self._local, "chunk", None)

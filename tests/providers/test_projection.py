@@ -136,7 +136,9 @@ def test_project_logprobs_equal_torch_log_softmax(scorer):
     assert torch.equal(got, want)
 
 
-def test_a_rows_score_does_not_depend_on_the_row_count(scorer):
+@pytest.mark.parametrize("chunk", [1024, 64])  # 3 chunks, the last partial; 41 chunks (combined across chunks)
+def test_a_rows_score_does_not_depend_on_the_row_count(scorer, chunk, monkeypatch):
+    monkeypatch.setattr(scorer.blocked, "chunk", chunk)
     rows, targets = _rows(3 * ROW_BLOCK + 11, seed=10)
     with torch.inference_mode():
         full, _ = scorer.project_scores(rows, targets, 0)
