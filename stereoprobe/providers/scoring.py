@@ -83,6 +83,13 @@ def _scores_from_rows(
     return -F.cross_entropy(logits, targets, reduction="none"), None
 
 
+def _pad_rows(rows: torch.Tensor, n: int) -> torch.Tensor:
+    """``rows`` with zero rows appended up to ``n`` rows."""
+    if n <= rows.shape[0]:
+        return rows
+    return torch.cat([rows, rows.new_zeros((n - rows.shape[0], *rows.shape[1:]))])
+
+
 class CausalScorer:
     """Teacher-forced token log-probabilities of a causal LM, batched, with prefix sharing.
 
@@ -165,9 +172,7 @@ class CausalScorer:
         held at once); on CPU in blocks of ``ROW_BLOCK`` rows computed in vocabulary blocks and spread over
         torch's intra-op threads by :mod:`.projection`."""
         slices = self._row_slices(rows.shape[0], slice_rows)
-        padded = slices[-1].stop if slices else 0
-        if padded > rows.shape[0]:
-            rows = torch.cat([rows, rows.new_zeros((padded - rows.shape[0], *rows.shape[1:]))])
+        rows = _pad_rows(rows, slices[-1].stop if slices else 0)
         if self.blocked is not None:
             return self.blocked.map(rows, slices, fn)
         return [fn(sl, self.project(rows[sl]).float()) for sl in slices]
@@ -187,7 +192,13 @@ class CausalScorer:
         n = rows.shape[0]
         if n == 0:
             return rows.new_empty(0, dtype=torch.float32), [] if top_k else None
-        padded = torch.cat([targets, targets.new_zeros(self._row_slices(n, slice_rows)[-1].stop - n)])
+        slices = self._row_slices(n, slice_rows)
+        padded = _pad_rows(targets, slices[-1].stop)
+        blocked = self.blocked
+        if top_k == 0 and blocked is not None and blocked.fused:  # CPU: fused per vocabulary chunk (.projection)
+            prows = _pad_rows(rows, slices[-1].stop)
+            return torch.cat(blocked.map_slices(slices, lambda sl: blocked.target_logprobs(prows[sl], padded[sl])))[
+                :n], None
         parts = self._map_slices(rows, slice_rows, lambda sl, logits: _scores_from_rows(logits, padded[sl], top_k))
         lp = torch.cat([p[0] for p in parts])
         top = [t for p in parts for t in (p[1] or [])] if top_k else None

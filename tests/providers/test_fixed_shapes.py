@@ -81,6 +81,13 @@ class _ShapeLog:
                 return blocked_logits(rows)
 
             scorer.blocked.logits = logits  # type: ignore[method-assign]
+            fused = scorer.blocked.target_logprobs  # no top-k: the products fused per vocabulary chunk
+
+            def target_logprobs(rows: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+                self.heads.append(int(rows.shape[0]))
+                return fused(rows, targets)
+
+            scorer.blocked.target_logprobs = target_logprobs  # type: ignore[method-assign]
 
 
 @torch.inference_mode()

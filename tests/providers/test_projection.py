@@ -1,5 +1,7 @@
-"""The blocked CPU projection (stereoprobe.providers.projection): the same logits and log-probabilities as the
-unblocked head and torch's own cross-entropy / log-softmax, bit for bit, whatever the row count."""
+"""The blocked CPU projection (stereoprobe.providers.projection): the same logits, log-softmax and top-k as the
+unblocked head and torch's own log-softmax, bit for bit, whatever the row count; the fused target log-probabilities
+(no top-k) within a stated float32 bound of a float64 log-softmax of the same logits, independent of the row count
+and the threads bit for bit."""
 
 from __future__ import annotations
 
@@ -58,7 +60,7 @@ def scorer():
                                          max_position_embeddings=32, pad_token_id=0)).eval()
     s = CausalScorer(model)
     assert s.split and s.blocked is not None  # the blocked path is the one under test
-    s.blocked.vocab_block = 1024  # several vocabulary blocks on a small vocabulary
+    s.blocked.vocab_block = s.blocked.chunk = 1024  # several vocabulary blocks and chunks on a small vocabulary
     return s
 
 
@@ -67,13 +69,53 @@ def _rows(n: int, seed: int = 7) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.randn(n, 64, generator=g) * 3, torch.randint(0, VOCAB, (n,), generator=g)
 
 
-def test_scores_equal_torch_cross_entropy_on_the_whole_product(scorer):
+EPS = torch.finfo(torch.float32).eps
+
+
+def _float64_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The exact reference: float64 log-softmax of the same float32 logits at the targets, and each row's bound
+    ``4 eps32 max(|log-sum-exp|, |log-probability|, 1)`` (a few float32 ulp of the values involved)."""
+    wide = logits.double()
+    exact = torch.log_softmax(wide, dim=-1).gather(1, targets[:, None])[:, 0]
+    scale = torch.maximum(torch.logsumexp(wide, dim=-1).abs(), exact.abs()).clamp(min=1.0)
+    return exact, 4 * EPS * scale
+
+
+def test_scores_within_float32_rounding_of_a_float64_log_softmax(scorer):
     rows, targets = _rows(2 * ROW_BLOCK + 37)
     with torch.inference_mode():
-        want = -F.cross_entropy(scorer.head(rows).float(), targets, reduction="none")  # the unblocked head
+        logits = scorer.head(rows).float()  # the unblocked head
         got, top = scorer.project_scores(rows, targets, 0)
-    assert top is None and got.shape == want.shape
-    assert torch.equal(got, want)
+        old = -F.cross_entropy(logits, targets, reduction="none")  # the path before the fused chunks
+    exact, bound = _float64_logprobs(logits, targets)
+    assert top is None and got.shape == exact.shape and got.dtype == torch.float32
+    assert bool(((got.double() - exact).abs() <= bound).all())
+    assert bool(((old.double() - exact).abs() <= 2 * bound).all())  # the old path's error: the same size
+    assert not torch.equal(got, old)  # the fused path is the one under test (its own rounding)
+
+
+@pytest.mark.parametrize("hidden, scale", [(64, 1.0), (64, 30.0), (576, 1.0)])
+def test_fused_log_probabilities_on_the_default_vocabulary(hidden, scale):
+    """49,152 columns in 48 chunks (the default tokenizer's vocabulary), large logits included (scale 30: log-sum-
+    exps near 300, where a chunk's maxima differ by far more than exp's range)."""
+    torch.manual_seed(hidden)
+    head = nn.Linear(hidden, 49_152, bias=True)
+    with torch.no_grad():
+        head.weight.mul_(scale)
+    rows, targets = torch.randn(ROW_BLOCK, hidden) * 3, torch.randint(0, 49_152, (ROW_BLOCK,))
+    targets[:3] = torch.tensor([0, 1023, 49_151])  # a chunk's first and last columns, the vocabulary's last
+    with torch.inference_mode():
+        logits = head(rows).float()
+        targets[3] = int(logits[3].argmax())  # the row's most likely token (log-probability near 0)
+        got = BlockedHead(head.weight, head.bias).target_logprobs(rows, targets)
+    exact, bound = _float64_logprobs(logits, targets)
+    assert bool(((got.double() - exact).abs() <= bound).all())
+
+
+def test_a_bfloat16_head_keeps_the_full_log_softmax():
+    head = nn.Linear(64, VOCAB, bias=False).to(torch.bfloat16)
+    assert not BlockedHead(head.weight, None).fused
+    assert BlockedHead(head.weight.float(), None).fused
 
 
 def test_top_k_equals_torch_log_softmax_topk(scorer):
@@ -94,7 +136,9 @@ def test_project_logprobs_equal_torch_log_softmax(scorer):
     assert torch.equal(got, want)
 
 
-def test_a_rows_score_does_not_depend_on_the_row_count(scorer):
+@pytest.mark.parametrize("chunk", [1024, 64])  # 3 chunks, the last partial; 41 chunks (combined across chunks)
+def test_a_rows_score_does_not_depend_on_the_row_count(scorer, chunk, monkeypatch):
+    monkeypatch.setattr(scorer.blocked, "chunk", chunk)
     rows, targets = _rows(3 * ROW_BLOCK + 11, seed=10)
     with torch.inference_mode():
         full, _ = scorer.project_scores(rows, targets, 0)
@@ -119,7 +163,9 @@ def test_threads_give_the_same_scores_and_the_thread_count_is_restored(scorer):
             torch.set_num_threads(2)
             two, _ = scorer.project_scores(rows, targets, 0)  # two pool threads, one intra-op thread each
             assert torch.get_num_threads() == 2
-            want = -F.cross_entropy(scorer.head(rows).float(), targets, reduction="none")
+            logits = scorer.head(rows).float()
     finally:
         torch.set_num_threads(before)
-    assert torch.equal(one, want) and torch.equal(two, want)
+    assert torch.equal(one, two)
+    exact, bound = _float64_logprobs(logits, targets)
+    assert bool(((one.double() - exact).abs() <= bound).all())
