@@ -4,7 +4,8 @@ A grouped request (the texts of one inspect sample) is prepared on the event-loo
 thread runs the model on earlier requests: the texts (and their contexts) are tokenized in one batch call of
 the fast tokenizer (its backend's ids alone, :mod:`.token_ids`), checked, and queued as **one** worker request
 with one future. The worker plans the texts of each grouped request on their own (:mod:`.planning`), so a
-text's result does not depend on the requests it happened to be queued with. The answer carries per-text sums only (no per-token data).
+text's result does not depend on the requests it happened to be queued with. The answer carries per-text sums
+only (no per-token data).
 
 A grouped **one-token** request (DBB's logprob mode: every question x option order of a template) carries
 conversations instead of texts: each is rendered and checked as a single chat request would be

@@ -14,21 +14,22 @@ themselves; ``q`` outside [0, 1] gives NaN. ``tests/stats/test_distributions.py`
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 __all__ = ["chi2_ppf", "t_cdf", "t_sf"]
 
 
-def _args(x, df) -> tuple[np.ndarray, np.ndarray]:
+def _args(x: ArrayLike, df: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     x, df = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(df, dtype=float))
     return x, df
 
 
-def _out(values: np.ndarray):
+def _out(values: np.ndarray) -> np.ndarray | np.float64:
     return values[()] if values.ndim == 0 else values
 
 
-def t_cdf(x, df):
+def t_cdf(x: ArrayLike, df: ArrayLike) -> np.ndarray | np.float64:
     """``scipy.stats.t.cdf(x, df)``, the same doubles (module docstring).
 
     >>> round(float(t_cdf(-2.1153, 6.9467)), 4)  # scipy.stats.t.cdf: 0.036261
@@ -42,7 +43,7 @@ def t_cdf(x, df):
     return _out(np.where(good, out, np.nan))
 
 
-def t_sf(x, df):
+def t_sf(x: ArrayLike, df: ArrayLike) -> np.ndarray | np.float64:
     """``scipy.stats.t.sf(x, df)``, the same doubles (module docstring).
 
     >>> round(float(2 * t_sf(2.1153, 6.9467)), 4)  # two-sided p, scipy: 2 * stats.t.sf = 0.072523
@@ -56,7 +57,7 @@ def t_sf(x, df):
     return _out(np.where(good, out, np.nan))
 
 
-def chi2_ppf(q, df):
+def chi2_ppf(q: ArrayLike, df: ArrayLike) -> np.ndarray | np.float64:
     """``scipy.stats.chi2.ppf(q, df)``, the same doubles (module docstring).
 
     >>> round(float(chi2_ppf(0.975, 2)) / 2, 6)  # Garwood's upper bound for a count of 0: 3.688879
@@ -66,8 +67,9 @@ def chi2_ppf(q, df):
     with np.errstate(invalid="ignore"):
         good = df > 0
         inner = good & (q > 0) & (q < 1)
-        out = np.where(inner, 2 * special.gammaincinv(np.where(inner, df, 2.0) / 2, np.where(inner, q, 0.5)) * 1.0
-                       + 0.0, np.nan)
+        # `* 1.0 + 0.0`: scipy's `_ppf(q) * scale + loc` with scale 1 and loc 0, kept for the same doubles
+        ppf = 2 * special.gammaincinv(np.where(inner, df, 2.0) / 2, np.where(inner, q, 0.5))
+        out = np.where(inner, ppf * 1.0 + 0.0, np.nan)
     out = np.where(good & (q == 0), 0.0, out)
     out = np.where(good & (q == 1), np.inf, out)
     return _out(out)
