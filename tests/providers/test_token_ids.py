@@ -5,13 +5,10 @@ sentences, hand-written edge cases, with and without special tokens; tokenizers 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from stereoprobe.providers.token_ids import direct_backend, encode_ids
 
-REFDATA = Path(__file__).resolve().parents[3] / "shared" / "refdata" / "GlobalBias"
 EDGES = ["", " ", "Hi", "  two  spaces ", "tab\there", "line\nbreak", "<|im_start|>user\nhello<|im_end|>",
          "<|endoftext|>", "Zoë and Đorđe café — naïve “quotes”", "日本語のテキスト", "emoji 🙂👍🏽", "a" * 300,
          "Mohammed is kind.", "[CLS] alice [SEP]"]
@@ -59,9 +56,9 @@ def test_default_tokenizer_takes_the_direct_route_with_the_same_ids(smollm, spec
     assert encode_ids(smollm, texts, special) == _reference(smollm, texts, special)
 
 
-@pytest.mark.skipif(not REFDATA.is_dir(), reason="upstream GlobalBias files not present (../shared/refdata)")
-def test_upstream_globalbias_sentences_same_ids(smollm):
-    texts = _globalbias_texts(str(REFDATA))
+@pytest.mark.refdata
+def test_upstream_globalbias_sentences_same_ids(smollm, refdata):
+    texts = _globalbias_texts(str(refdata / "GlobalBias"))
     assert len(texts) == 30_000
     for special in (True, False):
         assert encode_ids(smollm, texts, special) == _reference(smollm, texts, special)
