@@ -25,10 +25,11 @@ rows, or exactly the fixed ``slice_rows`` rows of a :class:`.microbatch.MicroBat
 **Fused log-probabilities.** Without top-k, a row block's 25 MB of logits written and read back by the
 cross-entropy cost memory traffic the two threads share; :meth:`BlockedHead.target_logprobs` takes each chunk's
 row maxima and sums of exponentials while the chunk is in L2 and combines them once (an online log-sum-exp). It
-rounds differently from torch's ``cross_entropy`` (same quantity, float32): both stay within
-``4 eps32 max(|log-sum-exp|, |log p|, 1)`` of a float64 log-softmax of the same logits, and each row's value
-depends on that row alone (per-row reductions over a fixed chunking), bit for bit whatever the row count and the
-threads (``tests/providers/test_projection.py``). Top-k and the one-token route keep the full log-softmax.
+rounds differently from torch's ``cross_entropy`` (same quantity, float32): it stays within
+``4 eps32 max(|log-sum-exp|, |log p|, 1)`` of a float64 log-softmax of the same logits (``cross_entropy``
+within 8), and each row's value depends on that row alone (per-row reductions over a fixed chunking), bit for
+bit whatever the row count and the threads (``tests/providers/test_projection.py``). Top-k and the one-token
+route keep the full log-softmax.
 
 CPU only, and only for a plain ``nn.Linear`` head without hooks (a model whose head does more keeps the module
 call); on CUDA the scorer keeps one product per slice (fixed shapes, :mod:`.microbatch`).
